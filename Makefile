@@ -1,0 +1,134 @@
+# ebprof — one entry point. See README.md.
+#   make          build ebprof (build/ebprof)
+#   make run      install missing packages, build, run the profiler on its defaults
+#   make test     install missing packages, build, run every test (root needed)
+#   make deps     install missing Debian packages only
+#   make bench    benchmarks (bench/)
+
+BUILD ?= build
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
+CFLAGS ?= -O2 -g
+override CFLAGS += -std=gnu11 $(WARN) -Iinclude -Iuserspace -Isymbolizer -I$(BUILD) \
+	-D_GNU_SOURCE -DEBPROF_VERSION='"$(VERSION)"' -DEBPROF_GIT_REV='"$(GIT_REV)"' \
+	-fno-omit-frame-pointer -MMD -MP
+LDLIBS := -lbpf -ldw -lelf -lprotobuf-c -lz -liberty -lpthread -lm
+
+# Debian packages the build, the tests and `make run` need.
+DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
+	protobuf-c-compiler libprotobuf-c-dev libcriterion-dev libiberty-dev pkg-config \
+	elfutils binutils golang-go postgresql postgresql-client procps util-linux
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+
+PROTO_C := $(BUILD)/proto/profile.pb-c.c
+PROTO_H := $(BUILD)/proto/profile.pb-c.h
+
+SYM_SRCS := $(wildcard symbolizer/*.c)
+SYM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SYM_SRCS))
+US_SRCS := $(filter-out userspace/main.c,$(wildcard userspace/*.c))
+US_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(US_SRCS)) $(BUILD)/proto/profile.pb-c.o
+LIB_OBJS := $(US_OBJS) $(SYM_OBJS)
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+INTEG_SRCS := $(wildcard tests/integration/test_*.c)
+INTEG_BINS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(INTEG_SRCS))
+TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
+TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
+
+.SECONDARY:
+.PHONY: all run test unit-test integration-test deps bench clean format
+all: $(BUILD)/ebprof
+
+# Fixture programs for tests (tests/fixtures/fixtures.mk defines FIXTURES).
+-include $(wildcard tests/fixtures/*.mk)
+
+$(BUILD)/ebprof: $(BUILD)/userspace/main.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# --- BPF: vmlinux.h from the running kernel's BTF, object, skeleton --------
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(@D)
+	@test -r /sys/kernel/btf/vmlinux || { echo "error: /sys/kernel/btf/vmlinux missing: this kernel has no BTF (CONFIG_DEBUG_INFO_BTF)" >&2; exit 1; }
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c include/ebprof/bpf_shared.h $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(BUILD) -c $< -o $@.tmp
+	llvm-strip -g $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# --- protobuf ------------------------------------------------------------
+$(PROTO_C) $(PROTO_H) &: proto/profile.proto
+	@mkdir -p $(BUILD)/proto
+	protoc-c --proto_path=proto --c_out=$(BUILD)/proto proto/profile.proto
+
+$(BUILD)/proto/profile.pb-c.o: $(PROTO_C)
+	$(CC) $(filter-out -Wextra,$(CFLAGS)) -c $< -o $@
+
+# --- C objects -----------------------------------------------------------
+$(BUILD)/%.o: %.c | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# --- tests ---------------------------------------------------------------
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+
+$(BUILD)/tests/integration/%: tests/integration/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+
+test: deps
+	$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES)
+	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS) $(INTEG_BINS)
+
+unit-test: all $(UNIT_BINS) $(FIXTURES)
+	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS)
+
+integration-test: all $(INTEG_BINS) $(FIXTURES)
+	BUILD=$(BUILD) tests/run.sh $(INTEG_BINS)
+
+run: deps
+	$(MAKE) --no-print-directory all
+	BUILD=$(BUILD) ./tools/run-default.sh
+
+bench: deps
+	$(MAKE) --no-print-directory all
+	BUILD=$(BUILD) ./bench/record-overhead.sh
+
+# Install the Debian packages that are missing (needs root; prints the
+# command otherwise).
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing missing packages:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "error: not root; run: sudo apt-get install" $$missing >&2; exit 1; \
+		fi; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
+	fi
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

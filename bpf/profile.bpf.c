@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ebprof sampler: a perf_event program run on every CPU at F Hz (cpu-clock,
+ * frequency mode) that counts {tgid, tid, comm, kernel stack, user stack}
+ * for targeted processes, plus BTF tracepoints that follow targets through
+ * fork, exec and exit so a process is targeted from its first instruction.
+ *
+ * Configuration is in const volatile globals set by userspace before load
+ * (libbpf-tools habit); the target set lives in the `targets` map, seeded
+ * by userspace from a /proc scan and grown here on fork and exec.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "ebprof/bpf_shared.h"
+
+#define EEXIST 17
+#define EFAULT 14
+#define E2BIG 7
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile bool filter_targets = true; /* false: every task (-a) */
+const volatile bool want_kernel = true;
+const volatile bool want_user = true;
+const volatile bool follow_forks = true;
+const volatile __u32 ncomms = 0;
+const volatile char comms[EBPROF_MAX_COMMS][EBPROF_TASK_COMM_LEN] = {};
+
+/* Which counts map the sampler writes to; userspace flips it to drain the
+ * other one while sampling goes on. */
+__u32 active_counts = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);   /* tgid */
+	__type(value, __u8);  /* 1 = targeted */
+} targets SEC(".maps");
+
+/* tgids already announced with EVENT_FIRST since their last exec. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, __u8);
+} seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, EBPROF_MAX_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct counts_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct sample_key);
+	__type(value, __u64);
+};
+struct counts_map counts0 SEC(".maps");
+struct counts_map counts1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid)
+{
+	struct ebprof_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(STAT_EVENTS_LOST);
+		return;
+	}
+	e->type = type;
+	e->pid = pid;
+	e->ppid = ppid;
+	e->pad = 0;
+	e->ktime_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(&e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void stack_error(long err, bool user)
+{
+	if (err == -EEXIST)
+		stat_inc(user ? STAT_USTACK_EEXIST : STAT_KSTACK_EEXIST);
+	else if (err == -EFAULT)
+		stat_inc(user ? STAT_USTACK_EFAULT : STAT_KSTACK_EFAULT);
+	else
+		stat_inc(STAT_STACK_OTHER);
+}
+
+static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	return (ctx->regs.cs & 3) != 0;
+#elif defined(__TARGET_ARCH_arm64)
+	return (ctx->regs.pstate & 0xf) == 0;
+#else
+	return false;
+#endif
+}
+
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct task_struct *task;
+	struct sample_key key = {};
+	__u64 one = 1, *count;
+	void *counts;
+	__u8 yes = 1;
+	long ret;
+
+	if (tid == 0) /* the idle task is not CPU use */
+		return 0;
+	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	stat_inc(STAT_SAMPLES);
+
+	key.tgid = tgid;
+	key.tid = tid;
+	key.kstack_id = EBPROF_STACK_NONE;
+	key.ustack_id = EBPROF_STACK_NONE;
+	bpf_get_current_comm(&key.comm, sizeof(key.comm));
+
+	if (want_kernel && !in_user_mode(ctx)) {
+		ret = bpf_get_stackid(ctx, &stacks, 0);
+		if (ret < 0)
+			stack_error(ret, false);
+		key.kstack_id = ret;
+	}
+	task = bpf_get_current_task_btf();
+	if (want_user && task->mm) { /* kernel threads have no user stack */
+		ret = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		if (ret < 0)
+			stack_error(ret, true);
+		key.ustack_id = ret;
+	}
+
+	counts = active_counts ? (void *)&counts1 : (void *)&counts0;
+	count = bpf_map_lookup_elem(counts, &key);
+	if (count) {
+		__sync_fetch_and_add(count, 1);
+	} else {
+		ret = bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST);
+		if (ret == -EEXIST) { /* another CPU inserted it meanwhile */
+			count = bpf_map_lookup_elem(counts, &key);
+			if (count)
+				__sync_fetch_and_add(count, 1);
+		} else if (ret) {
+			stat_inc(STAT_COUNTS_FULL);
+		}
+	}
+
+	if (!bpf_map_lookup_elem(&seen, &tgid) &&
+	    !bpf_map_update_elem(&seen, &tgid, &yes, BPF_NOEXIST))
+		emit(EVENT_FIRST, tgid, 0);
+	return 0;
+}
+
+static __always_inline bool comm_matches(const char *comm)
+{
+	for (__u32 i = 0; i < EBPROF_MAX_COMMS; i++) {
+		bool same = true;
+
+		if (i >= ncomms)
+			break;
+		for (int j = 0; j < EBPROF_TASK_COMM_LEN; j++) {
+			if (comm[j] != comms[i][j]) {
+				same = false;
+				break;
+			}
+			if (!comm[j])
+				break;
+		}
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 yes = 1;
+
+	if (ptgid == ctgid) /* a new thread: targeted through its tgid */
+		return 0;
+	if (filter_targets) {
+		if (!follow_forks || !bpf_map_lookup_elem(&targets, &ptgid))
+			return 0;
+		if (bpf_map_update_elem(&targets, &ctgid, &yes, BPF_ANY)) {
+			stat_inc(STAT_TARGETS_FULL);
+			return 0;
+		}
+	}
+	emit(EVENT_FORK, ctgid, ptgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+	char comm[EBPROF_TASK_COMM_LEN];
+	__u8 yes = 1;
+
+	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid)) {
+		if (!ncomms)
+			return 0;
+		bpf_probe_read_kernel_str(comm, sizeof(comm), p->comm);
+		if (!comm_matches(comm))
+			return 0;
+		if (bpf_map_update_elem(&targets, &tgid, &yes, BPF_ANY)) {
+			stat_inc(STAT_TARGETS_FULL);
+			return 0;
+		}
+	}
+	/* New address space: the next sample announces the tgid again so
+	 * userspace takes a fresh snapshot of its maps. */
+	bpf_map_delete_elem(&seen, &tgid);
+	emit(EVENT_EXEC, tgid, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+
+	if (p->pid != p->tgid) /* a thread, not the process */
+		return 0;
+	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	if (!filter_targets && !bpf_map_lookup_elem(&seen, &tgid))
+		return 0; /* -a: only processes we sampled are of interest */
+	bpf_map_delete_elem(&targets, &tgid);
+	bpf_map_delete_elem(&seen, &tgid);
+	emit(EVENT_EXIT, tgid, 0);
+	return 0;
+}

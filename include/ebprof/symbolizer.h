@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ebprof symbolizer: (binary, file offset) -> inline chain of
+ * {function, file, line}, and kernel addresses -> symbol.
+ *
+ * Backed by elfutils (libdwfl/libdw/libelf): DWARF when present, else
+ * .symtab, else .dynsym. Separate debug files are found through
+ * .gnu_debuglink and /usr/lib/debug/.build-id/xx/yyyy.debug (and the
+ * configured debug directories). Binaries are opened through
+ * /proc/PID/map_files/START-END first, then /proc/PID/root/PATH, then PATH,
+ * so deleted/upgraded binaries and other mount namespaces resolve.
+ *
+ * One cache entry per binary, keyed by GNU build-id (fallback:
+ * device+inode+size+mtime), shared by every process that maps the file.
+ * The cache is bounded by an estimate of its memory use; entries that are
+ * not pinned (see sym_elf_get/sym_elf_put) are evicted least recently used
+ * first.
+ *
+ * Not thread-safe: one symbolizer per thread.
+ */
+#ifndef EBPROF_SYMBOLIZER_H
+#define EBPROF_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer;
+struct sym_elf;
+
+struct sym_opts {
+	/* Upper bound of the binary cache, bytes (estimate); 0 = 64 MiB. */
+	size_t max_cache_bytes;
+	/* Colon-separated debug directories; NULL = "/usr/lib/debug". */
+	const char *debug_dirs;
+	/* kallsyms file; NULL = "/proc/kallsyms". For tests. */
+	const char *kallsyms_path;
+	/* Do not demangle C++/Rust names when true. */
+	bool no_demangle;
+};
+
+/*
+ * One frame of an inline chain. All strings are owned by the symbolizer
+ * and stay valid until the next call into the symbolizer that takes the
+ * same struct symbolizer (copy them to keep them).
+ */
+struct sym_frame {
+	const char *function; /* demangled name; NULL when unknown */
+	const char *system_name; /* name as in the binary (mangled); NULL = same */
+	const char *file;     /* source file, NULL when unknown */
+	int line;	      /* 0 when unknown */
+	int column;	      /* 0 when unknown */
+	bool inlined;	      /* true for every frame but the last (outermost) */
+};
+
+/* Which binary a mapping refers to; what /proc/PID/maps says. */
+struct sym_binary {
+	const char *path; /* path from maps, without " (deleted)" */
+	int pid;	  /* process to open it through; 0 = open path as is */
+	uint64_t map_start, map_end; /* for /proc/PID/map_files/START-END */
+	uint64_t dev;	  /* makedev(major, minor) from maps; 0 if unknown */
+	uint64_t inode;	  /* from maps; 0 if unknown */
+};
+
+/* Counters for tests, benchmarks and the self-report. */
+struct sym_stats {
+	uint64_t binaries_opened;  /* cache misses that opened an ELF */
+	uint64_t binaries_cached;  /* entries in the cache now */
+	uint64_t cache_hits;	   /* sym_elf_get answered from the cache */
+	uint64_t evictions;
+	uint64_t cache_bytes;	   /* current estimate */
+	uint64_t resolve_calls;
+	uint64_t resolve_failures; /* addresses with no symbol at all */
+};
+
+/* Returns 0 or a negative errno; *out is freed with sym_free(). */
+int sym_new(const struct sym_opts *opts, struct symbolizer **out);
+void sym_free(struct symbolizer *sym);
+
+/*
+ * Find (or open and cache) the binary behind a mapping and pin it.
+ * Returns 0 and a pinned handle, or a negative errno (-ENOENT: no such
+ * file anywhere; -ENOEXEC: not an ELF file). Each successful get is
+ * matched by one sym_elf_put().
+ */
+int sym_elf_get(struct symbolizer *sym, const struct sym_binary *bin, struct sym_elf **out);
+void sym_elf_put(struct symbolizer *sym, struct sym_elf *elf);
+
+/* Lower-case hex GNU build-id, or "" when the binary has none. Owned by
+ * the handle, valid while it is pinned. */
+const char *sym_elf_build_id(const struct sym_elf *elf);
+
+/* Has this binary DWARF line info (itself or through a debug file)? */
+bool sym_elf_has_lines(const struct sym_elf *elf);
+
+/*
+ * Resolve a file offset (address - map_start + map_offset) inside the
+ * binary. Fills frames[0..n) innermost first (frames[n-1] is the real,
+ * non-inlined function) and returns n; 0 when nothing is known of the
+ * address; a negative errno on error. n <= max.
+ */
+int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_offset,
+		    struct sym_frame *frames, int max);
+
+/*
+ * Resolve a kernel address through kallsyms (loaded on first use, module
+ * symbols included). Returns 1 and fills *frame (function; file = module
+ * name such as "ext4", or NULL for the core kernel), 0 when the address
+ * is not covered, or a negative errno (e.g. -EPERM when kallsyms shows
+ * only zero addresses).
+ */
+int sym_kernel_resolve(struct symbolizer *sym, uint64_t addr, struct sym_frame *frame);
+
+void sym_get_stats(const struct symbolizer *sym, struct sym_stats *out);
+
+#endif /* EBPROF_SYMBOLIZER_H */

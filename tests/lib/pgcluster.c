@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pgcluster.h"
+#include "testlib.h"
+
+/* The cluster is made by tools/pgcluster.sh, shared with `make run` and
+ * the benchmarks. */
+int pg_start(struct pgcluster *pg)
+{
+	char cmd[1024], *out = NULL, *dir;
+	int rc;
+
+	memset(pg, 0, sizeof(*pg));
+	dir = tl_tmpdir("pg");
+	if (!dir)
+		return -errno;
+	snprintf(pg->dir, sizeof(pg->dir), "%s", dir);
+	free(dir);
+	snprintf(cmd, sizeof(cmd), "tools/pgcluster.sh start %s 2>&1", pg->dir);
+	rc = tl_sh(cmd, &out);
+	if (rc || sscanf(out, "port=%d pid=%d", &pg->port, &pg->postmaster) != 2) {
+		fprintf(stderr, "cannot start PostgreSQL (%d): %s\n", rc, out);
+		free(out);
+		return -EIO;
+	}
+	free(out);
+	return 0;
+}
+
+int pg_bench_init(struct pgcluster *pg, int scale)
+{
+	char cmd[1024], *out = NULL;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "tools/pgcluster.sh init-bench %s %d 2>&1", pg->dir, scale);
+	rc = tl_sh(cmd, &out);
+	if (rc)
+		fprintf(stderr, "pgbench -i failed: %s\n", out);
+	free(out);
+	return rc;
+}
+
+pid_t pg_bench_start(struct pgcluster *pg, const char *args)
+{
+	char cmd[1024];
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		snprintf(cmd, sizeof(cmd),
+			 "exec pgbench -n %s -h %s -p %d -U postgres postgres >%s/pgbench.log 2>&1",
+			 args, pg->dir, pg->port, pg->dir);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+void pg_stop(struct pgcluster *pg)
+{
+	char cmd[1024];
+
+	if (!pg->dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "tools/pgcluster.sh stop %s >/dev/null 2>&1", pg->dir);
+	tl_sh(cmd, NULL);
+	pg->dir[0] = '\0';
+}

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pprof.h"
+#include "testlib.h"
+
+const char *tl_build(void)
+{
+	const char *b = getenv("BUILD");
+
+	return b && *b ? b : "build";
+}
+
+const char *tl_path(const char *rel)
+{
+	static char bufs[8][512];
+	static int slot;
+	char *b = bufs[slot++ % 8];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", tl_build(), rel);
+	return b;
+}
+
+int tl_spawn(struct tl_proc *p, char *const argv[], bool pipe_in, bool pipe_out, bool pipe_err)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+
+	memset(p, 0, sizeof(*p));
+	if ((pipe_in && pipe2(in, O_CLOEXEC)) || (pipe_out && pipe2(out, O_CLOEXEC)) ||
+	    (pipe_err && pipe2(err, O_CLOEXEC)))
+		return -errno;
+	fflush(NULL);
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	if (p->pid == 0) {
+		if (pipe_in)
+			dup2(in[0], 0);
+		if (pipe_out)
+			dup2(out[1], 1);
+		if (pipe_err)
+			dup2(err[1], 2);
+		execvp(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (pipe_in) {
+		close(in[0]);
+		p->in = fdopen(in[1], "w");
+		setvbuf(p->in, NULL, _IONBF, 0);
+	}
+	if (pipe_out) {
+		close(out[1]);
+		p->out = fdopen(out[0], "r");
+		setvbuf(p->out, NULL, _IONBF, 0);
+	}
+	if (pipe_err) {
+		close(err[1]);
+		p->err = fdopen(err[0], "r");
+		setvbuf(p->err, NULL, _IONBF, 0);
+	}
+	return 0;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int tl_wait(struct tl_proc *p, double timeout_s)
+{
+	double end = mono() + timeout_s;
+	int status, ret = -ETIMEDOUT;
+
+	if (p->in)
+		fclose(p->in);
+	p->in = NULL;
+	while (mono() < end) {
+		pid_t r = waitpid(p->pid, &status, WNOHANG);
+
+		if (r == p->pid) {
+			ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			break;
+		}
+		usleep(10000);
+	}
+	if (ret == -ETIMEDOUT) {
+		kill(p->pid, SIGKILL);
+		waitpid(p->pid, &status, 0);
+	}
+	if (p->out)
+		fclose(p->out);
+	if (p->err)
+		fclose(p->err);
+	p->out = p->err = NULL;
+	return ret;
+}
+
+int tl_wait_line(FILE *f, const char *needle, char *line, size_t len, double timeout_s)
+{
+	double end = mono() + timeout_s;
+	struct pollfd pfd = { fileno(f), POLLIN, 0 };
+
+	for (;;) {
+		double left = end - mono();
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		/* The pipes are unbuffered (tl_spawn), so poll tells the truth. */
+		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
+			continue;
+		if (!fgets(line, (int)len, f))
+			return -EPIPE;
+		fputs(line, stderr); /* keep the child's words in the test log */
+		if (strstr(line, needle))
+			return 0;
+	}
+}
+
+int tl_sh(const char *cmd, char **out)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	FILE *f;
+	int status;
+
+	if (!buf)
+		return -ENOMEM;
+	f = popen(cmd, "r");
+	if (!f) {
+		free(buf);
+		return -errno;
+	}
+	for (;;) {
+		size_t r;
+
+		if (n + 1024 > cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		r = fread(buf + n, 1, cap - n - 1, f);
+		if (r == 0)
+			break;
+		n += r;
+	}
+	buf[n] = '\0';
+	status = pclose(f);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+char *tl_tmpdir(const char *tag)
+{
+	char tmpl[256];
+
+	snprintf(tmpl, sizeof(tmpl), "/tmp/ebprof-test-%s-XXXXXX", tag);
+	return mkdtemp(tmpl) ? strdup(tmpl) : NULL;
+}
+
+struct profile *tl_load_profile(const char *path)
+{
+	struct profile *p = NULL;
+	uint8_t *buf;
+	size_t len;
+	int err = read_file(path, &buf, &len);
+
+	if (err) {
+		fprintf(stderr, "cannot read %s: %s\n", path, strerror(-err));
+		return NULL;
+	}
+	err = pprof_decode(buf, len, &p);
+	free(buf);
+	if (err)
+		fprintf(stderr, "cannot decode %s: %s\n", path, strerror(-err));
+	return p;
+}
+
+int tl_go_pprof_check(const char *path, char **out)
+{
+	char cmd[1024], *text = NULL;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd),
+		 "HOME=${HOME:-/tmp} GOCACHE=${GOCACHE:-/tmp/ebprof-gocache} GOFLAGS=-mod=mod "
+		 "go tool pprof -raw '%s' 2>&1",
+		 path);
+	rc = tl_sh(cmd, &text);
+	if (rc == 0 && text && strcasestr(text, "warning"))
+		rc = 1;
+	if (rc)
+		fprintf(stderr, "go tool pprof -raw %s failed (%d):\n%.4000s\n", path, rc,
+			text ? text : "");
+	if (out)
+		*out = text;
+	else
+		free(text);
+	return rc;
+}
+
+int64_t tl_label_num(const struct profile *p, const struct pf_sample *s, const char *key)
+{
+	for (size_t i = 0; i < s->nlabels; i++)
+		if (!strcmp(profile_string(p, s->labels[i].key), key) && !s->labels[i].str)
+			return s->labels[i].num;
+	return -1;
+}
+
+int tl_frame_pos(const struct profile *p, const struct pf_sample *s, const char *fn)
+{
+	int pos = 0;
+
+	for (size_t i = 0; i < s->nlocations; i++) {
+		const struct pf_location *loc = &p->locations[s->location_ids[i] - 1];
+
+		for (size_t j = 0; j < loc->nlines; j++, pos++) {
+			const struct pf_function *f = &p->functions[loc->lines[j].function_id - 1];
+
+			if (!strcmp(profile_string(p, f->name), fn))
+				return pos;
+		}
+		if (!loc->nlines)
+			pos++;
+	}
+	return -1;
+}
+
+int64_t tl_samples_with(const struct profile *p, const char *fn, int64_t pid, size_t vi)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pf_sample *s = &p->samples[i];
+
+		if (pid >= 0 && tl_label_num(p, s, "pid") != pid)
+			continue;
+		if (tl_frame_pos(p, s, fn) >= 0)
+			sum += s->values[vi];
+	}
+	return sum;
+}
+
+int64_t tl_samples_total(const struct profile *p, int64_t pid, size_t vi)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (pid < 0 || tl_label_num(p, &p->samples[i], "pid") == pid)
+			sum += p->samples[i].values[vi];
+	return sum;
+}

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* ebprof: subcommand dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "log.h"
+#include "record.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: ebprof COMMAND [OPTIONS]\n"
+		   "A system-wide eBPF CPU profiler for PostgreSQL hosts.\n"
+		   "\n"
+		   "Commands:\n"
+		   "  record     sample processes and write one symbolized profile\n"
+		   "  help CMD   options of a command\n"
+		   "\n"
+		   "  --version  print the version\n"
+		   "  --help     this help\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("ebprof %s (%s)\n", EBPROF_VERSION, EBPROF_GIT_REV);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "help")) {
+		if (argc > 2 && !strcmp(argv[2], "record")) {
+			cmd_record_usage();
+			return EXIT_OK;
+		}
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	log_error("unknown command '%s' (see ebprof --help)", argv[1]);
+	return EXIT_USAGE;
+}

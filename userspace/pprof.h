@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pprof wire format: struct profile <-> perftools.profiles.Profile
+ * (proto/profile.proto compiled by protoc-c), gzip via zlib.
+ */
+#ifndef EBPROF_PPROF_H
+#define EBPROF_PPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+/*
+ * Serialize; when gzip is true the result is gzip-compressed (what pprof
+ * tools expect in a .pb.gz). *buf is malloc'ed, the caller frees it.
+ * Returns 0 or a negative errno.
+ */
+int pprof_encode(const struct profile *p, bool gzip, uint8_t **buf, size_t *len);
+
+/*
+ * Parse a serialized profile, gzip-compressed or not (detected by the gzip
+ * magic). Checks the invariants profile.h promises for every reference
+ * (string indices in range, ids resolvable) and renumbers ids 1..N if the
+ * input used other ids. Returns 0 and a profile the caller frees with
+ * profile_free(), or a negative errno: -EBADMSG for malformed input.
+ */
+int pprof_decode(const uint8_t *buf, size_t len, struct profile **out);
+
+/* Write buf to path atomically (temp file in the same directory, fsync,
+ * rename); path "-" writes to stdout. 0 or a negative errno. */
+int write_file_atomic(const char *path, const uint8_t *buf, size_t len);
+
+/* Read a whole file ("-" = stdin); *buf malloc'ed. 0 or negative errno. */
+int read_file(const char *path, uint8_t **buf, size_t *len);
+
+#endif /* EBPROF_PPROF_H */

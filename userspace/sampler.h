@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The BPF sampler: loads bpf/profile.bpf.c through its skeleton, attaches
+ * a cpu-clock perf event in frequency mode on every online CPU and the
+ * fork/exec/exit tracepoints, keeps the target map, delivers process
+ * events and drains counted stacks as raw samples.
+ *
+ * The sampler owns the BPF objects and the stack source; everything it
+ * hands to callbacks is valid only during the callback.
+ */
+#ifndef EBPROF_SAMPLER_H
+#define EBPROF_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stack_source.h"
+
+struct sampler_opts {
+	int frequency;		/* Hz, 1..10000 */
+	bool all;		/* every task, no target filter */
+	bool kernel;		/* collect kernel stacks */
+	bool user;		/* collect user stacks */
+	bool follow_forks;	/* children of targets become targets */
+	const char *const *comms; /* exec of a process with one of these names */
+	size_t ncomms;		/* makes it a target; at most EBPROF_MAX_COMMS */
+	uint32_t counts_entries; /* 0 = default (65536) */
+	uint32_t stack_entries;	/* 0 = default (16384) */
+	const char *btf_path;	/* external vmlinux BTF, NULL = the kernel's */
+};
+
+struct sampler_stats {
+	uint64_t v[STAT_MAX]; /* indexed by enum ebprof_stat, summed over CPUs */
+};
+
+/* Process life-cycle events (see enum ebprof_event_type). */
+typedef void (*sampler_event_fn)(const struct ebprof_event *e, void *ctx);
+
+struct sampler;
+
+/*
+ * Check privileges and BTF, open and load the BPF program. On failure
+ * returns a negative errno and writes a one-line reason into err (e.g.
+ * "missing capability CAP_BPF"); -EPERM for privileges, -ENOTSUP for a
+ * kernel without BTF.
+ */
+int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, void *ctx,
+		 struct sampler **out, char *err, size_t errlen);
+
+/* Add a process to the target set. 0 or a negative errno. */
+int sampler_add_target(struct sampler *s, uint32_t tgid);
+
+/* Attach the process tracepoints (call before scanning /proc so no fork
+ * is missed), then the perf events. 0 or a negative errno + reason. */
+int sampler_attach_tracepoints(struct sampler *s, char *err, size_t errlen);
+int sampler_start(struct sampler *s, char *err, size_t errlen);
+/* Detach the perf events: no more samples. Counts stay to be drained. */
+void sampler_stop(struct sampler *s);
+
+/* Wait up to timeout_ms for process events and deliver them. Returns the
+ * number of events, or a negative errno (-EINTR on a signal). */
+int sampler_poll(struct sampler *s, int timeout_ms);
+
+/*
+ * Switch sampling to the other counts buffer, then drain (read and delete)
+ * the one that was active, handing each entry to fn through the stack
+ * source. With both = true the new buffer is drained too (use after
+ * sampler_stop()). Returns the number of entries drained or a negative
+ * errno (the first error of fn stops the drain).
+ */
+int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx);
+
+/* Counters summed over CPUs since load. */
+int sampler_read_stats(struct sampler *s, struct sampler_stats *out);
+
+/* Online CPUs the perf event is attached to. */
+int sampler_ncpus(const struct sampler *s);
+
+void sampler_close(struct sampler *s);
+
+/* Names of the stats for messages ("kernel stack collisions", ...). */
+const char *sampler_stat_name(enum ebprof_stat stat);
+
+#endif /* EBPROF_SAMPLER_H */

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "processes.h"
+#include "targets.h"
+
+struct proc_row {
+	uint32_t pid, ppid;
+	bool match;
+};
+
+bool targets_name_matches(const char *comm, const char *exe, const char *const *names,
+			  size_t nnames)
+{
+	const char *base = exe ? strrchr(exe, '/') : NULL;
+
+	base = base ? base + 1 : exe;
+	for (size_t i = 0; i < nnames; i++) {
+		/* comm is truncated to 15 characters by the kernel */
+		if (comm && !strncmp(comm, names[i], 15))
+			return true;
+		if (base && !strcmp(base, names[i]))
+			return true;
+	}
+	return false;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n)
+{
+	struct proc_row *rows = NULL;
+	size_t nrows = 0, cap = 0, nout = 0;
+	uint32_t *res = NULL;
+	struct dirent *de;
+	bool changed;
+	DIR *dir;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		struct proc_row r = { 0 };
+		char comm[32] = "", *exe = NULL;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		r.pid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		if (proc_read_ppid(r.pid, &r.ppid))
+			continue; /* gone */
+		for (size_t i = 0; i < rules->npids; i++)
+			if (rules->pids[i] == r.pid)
+				r.match = true;
+		if (!r.match && rules->ncomms) {
+			proc_read_comm(r.pid, comm, sizeof(comm));
+			proc_read_exe(r.pid, &exe); /* fails for kernel threads */
+			r.match = targets_name_matches(comm, exe, rules->comms, rules->ncomms);
+			free(exe);
+		}
+		if (nrows == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct proc_row *nr = realloc(rows, ncap * sizeof(*nr));
+
+			if (!nr) {
+				closedir(dir);
+				free(rows);
+				return -ENOMEM;
+			}
+			rows = nr;
+			cap = ncap;
+		}
+		rows[nrows++] = r;
+	}
+	closedir(dir);
+
+	/* Propagate matches to descendants until nothing changes (process
+	 * trees are shallow, so a few passes). */
+	do {
+		changed = false;
+		if (!rules->descendants)
+			break;
+		for (size_t i = 0; i < nrows; i++) {
+			if (rows[i].match)
+				continue;
+			for (size_t j = 0; j < nrows; j++) {
+				if (rows[j].match && rows[j].pid == rows[i].ppid) {
+					rows[i].match = changed = true;
+					break;
+				}
+			}
+		}
+	} while (changed);
+
+	res = malloc((nrows ? nrows : 1) * sizeof(*res));
+	if (!res) {
+		free(rows);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nrows; i++)
+		if (rows[i].match)
+			res[nout++] = rows[i].pid;
+	free(rows);
+	qsort(res, nout, sizeof(*res), cmp_u32);
+	*out = res;
+	*n = nout;
+	return 0;
+}

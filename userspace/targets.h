@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Initial target set from a /proc scan. Later changes (fork, exec, exit)
+ * are followed by the BPF tracepoints; this only seeds the set.
+ */
+#ifndef EBPROF_TARGETS_H
+#define EBPROF_TARGETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct target_rules {
+	const char *const *comms; /* comm or exe basename in this list */
+	size_t ncomms;
+	const uint32_t *pids;	  /* explicit processes */
+	size_t npids;
+	bool descendants;	  /* add every descendant of a match */
+};
+
+/*
+ * Scan /proc once. *out (malloc'ed, caller frees) receives the matching
+ * tgids, sorted and unique. 0 or a negative errno.
+ */
+int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n);
+
+/* Does the process comm or the basename of exe match one of names? */
+bool targets_name_matches(const char *comm, const char *exe, const char *const *names,
+			  size_t nnames);
+
+#endif /* EBPROF_TARGETS_H */
