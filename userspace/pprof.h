@@ -24,7 +24,11 @@ int pprof_encode(const struct profile *p, bool gzip, uint8_t **buf, size_t *len)
  * magic). Checks the invariants profile.h promises for every reference
  * (string indices in range, ids resolvable) and renumbers ids 1..N if the
  * input used other ids. Returns 0 and a profile the caller frees with
- * profile_free(), or a negative errno: -EBADMSG for malformed input.
+ * profile_free(), or a negative errno: -EBADMSG for malformed input,
+ * -EFBIG when it decompresses to more than 1 GiB. The profile is rebuilt
+ * through the interning builders, so entries identical but for their id
+ * (functions, locations, mappings, samples) come out merged, and Line
+ * entries with function_id 0 (no function) are dropped.
  */
 int pprof_decode(const uint8_t *buf, size_t len, struct profile **out);
 

@@ -103,7 +103,8 @@ void profile_free(struct profile *p);
  * NULL is the empty string (index 0). */
 int64_t profile_str(struct profile *p, const char *s);
 
-/* Append a sample type (e.g. "samples","count"); 0 or -ENOMEM. */
+/* Append a sample type (e.g. "samples","count"); 0 or -ENOMEM, -EINVAL
+ * once samples exist (they would lack a value for it). */
 int profile_add_sample_type(struct profile *p, const char *type, const char *unit);
 /* Set period type and period. 0 or -ENOMEM. */
 int profile_set_period(struct profile *p, const char *type, const char *unit, int64_t period);
@@ -117,7 +118,9 @@ int64_t profile_add_mapping(struct profile *p, const struct pf_mapping *m); /* m
 /* Function identity: (name, system_name, filename, start_line). */
 int64_t profile_add_function(struct profile *p, const char *name, const char *system_name,
 			     const char *filename, int64_t start_line);
-/* Location identity: (mapping_id, address, lines). lines are copied. */
+/* Location identity: (mapping_id, address, lines). lines are copied.
+ * mapping_id must be 0 or an existing mapping and every line's function_id
+ * an existing function, else -EINVAL. */
 int64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t address,
 			     const struct pf_line *lines, size_t nlines);
 /* Same with is_folded (part of the identity); profile_add_location() is
@@ -129,12 +132,16 @@ int64_t profile_add_location_ex(struct profile *p, uint64_t mapping_id, uint64_t
  * Add a sample; location_ids leaf first, values has nsample_types entries,
  * labels may be NULL when nlabels == 0. A sample with the same locations
  * and labels as an existing one adds its values to it instead. Arrays are
- * copied. 0 or a negative errno (-EINVAL when no sample types are set).
+ * copied. 0 or a negative errno (-EINVAL when no sample types are set or
+ * a location id / label string index does not exist). Label order is part
+ * of the identity; the num of a string label (str != 0) is ignored.
  */
 int profile_add_sample(struct profile *p, const uint64_t *location_ids, size_t nlocations,
 		       const int64_t *values, const struct pf_label *labels, size_t nlabels);
 
-/* Helpers to make labels (return a label with interned key/value). */
+/* Helpers to make labels (return a label with interned key/value). On
+ * allocation failure the label's key is -ENOMEM, which
+ * profile_add_sample() reports as -ENOMEM. */
 struct pf_label profile_label_str(struct profile *p, const char *key, const char *value);
 struct pf_label profile_label_num(struct profile *p, const char *key, int64_t num,
 				  const char *unit);

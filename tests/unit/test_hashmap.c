@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+
+Test(hashmap, insert_find_replace_remove)
+{
+	struct hashmap *hm = hm_new(hm_hash_str, hm_equal_str);
+	const void *k;
+	void *v, *old = (void *)1;
+	char key2[] = "alpha"; /* same text, different pointer */
+	int a = 1, b = 2, c = 3;
+
+	cr_assert_not_null(hm);
+	cr_expect_eq(hm_size(hm), 0);
+	cr_expect_eq(hm_find(hm, "alpha", &v), -ENOENT);
+	cr_assert_eq(hm_set(hm, "alpha", &a, &old), 0);
+	cr_expect_null(old, "old is NULL for a new key");
+	cr_assert_eq(hm_set(hm, "beta", &b, NULL), 0);
+	cr_expect_eq(hm_size(hm), 2);
+	cr_assert_eq(hm_find(hm, "alpha", &v), 0);
+	cr_expect_eq(v, &a);
+	cr_expect_eq(hm_find(hm, "beta", NULL), 0);
+
+	/* Replace: old value returned, key pointer replaced, size unchanged. */
+	cr_assert_eq(hm_set(hm, key2, &c, &old), 0);
+	cr_expect_eq(old, &a);
+	cr_expect_eq(hm_size(hm), 2);
+	cr_assert_eq(hm_remove(hm, "alpha", &k, &v), 0);
+	cr_expect_eq(k, key2, "stored key pointer was replaced");
+	cr_expect_eq(v, &c);
+	cr_expect_eq(hm_size(hm), 1);
+	cr_expect_eq(hm_remove(hm, "alpha", NULL, NULL), -ENOENT);
+	cr_expect_eq(hm_find(hm, "alpha", NULL), -ENOENT);
+	cr_expect_eq(hm_find(hm, "beta", &v), 0);
+	cr_expect_eq(v, &b);
+
+	/* NULL values are legal. */
+	cr_assert_eq(hm_set(hm, "null", NULL, NULL), 0);
+	v = &a;
+	cr_assert_eq(hm_find(hm, "null", &v), 0);
+	cr_expect_null(v);
+
+	hm_clear(hm);
+	cr_expect_eq(hm_size(hm), 0);
+	cr_expect_eq(hm_find(hm, "beta", NULL), -ENOENT);
+	cr_assert_eq(hm_set(hm, "beta", &b, NULL), 0);
+	cr_expect_eq(hm_find(hm, "beta", NULL), 0);
+	hm_free(hm);
+	hm_free(NULL);
+}
+
+Test(hashmap, u64_keys_grow_to_100k)
+{
+	const size_t n = 100000;
+	uint64_t *keys = malloc(n * sizeof(*keys));
+	struct hashmap *hm = hm_new(hm_hash_u64, hm_equal_u64);
+	size_t i;
+
+	cr_assert_not_null(keys);
+	cr_assert_not_null(hm);
+	for (i = 0; i < n; i++) {
+		keys[i] = i * 0x10000ULL; /* low bits all zero: stresses the mixer */
+		cr_assert_eq(hm_set(hm, &keys[i], (void *)(uintptr_t)(i + 1), NULL), 0);
+	}
+	cr_assert_eq(hm_size(hm), n);
+	for (i = 0; i < n; i++) {
+		uint64_t probe = i * 0x10000ULL;
+		void *v;
+
+		cr_assert_eq(hm_find(hm, &probe, &v), 0, "key %zu", i);
+		cr_assert_eq((uintptr_t)v, i + 1);
+	}
+	for (i = 0; i < n; i += 2)
+		cr_assert_eq(hm_remove(hm, &keys[i], NULL, NULL), 0);
+	cr_assert_eq(hm_size(hm), n / 2);
+	for (i = 0; i < n; i++) {
+		uint64_t probe = i * 0x10000ULL;
+
+		cr_assert_eq(hm_find(hm, &probe, NULL), i % 2 ? 0 : -ENOENT, "key %zu", i);
+	}
+	/* Re-insert over the tombstones. */
+	for (i = 0; i < n; i += 2)
+		cr_assert_eq(hm_set(hm, &keys[i], (void *)(uintptr_t)(i + 1), NULL), 0);
+	cr_assert_eq(hm_size(hm), n);
+	hm_free(hm);
+	free(keys);
+}
+
+/* Everything hashes alike: the map must still be correct. */
+static uint64_t bad_hash(const void *key)
+{
+	(void)key;
+	return 1; /* also a reserved slot marker internally */
+}
+
+Test(hashmap, collisions)
+{
+	struct hashmap *hm = hm_new(bad_hash, hm_equal_str);
+	char keys[500][16];
+	size_t i;
+
+	cr_assert_not_null(hm);
+	for (i = 0; i < 500; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%zu", i);
+		cr_assert_eq(hm_set(hm, keys[i], (void *)(uintptr_t)i, NULL), 0);
+	}
+	for (i = 0; i < 500; i += 3)
+		cr_assert_eq(hm_remove(hm, keys[i], NULL, NULL), 0);
+	for (i = 0; i < 500; i++) {
+		void *v;
+		int r = hm_find(hm, keys[i], &v);
+
+		if (i % 3 == 0) {
+			cr_assert_eq(r, -ENOENT);
+		} else {
+			cr_assert_eq(r, 0);
+			cr_assert_eq((uintptr_t)v, i);
+		}
+	}
+	hm_free(hm);
+}
+
+Test(hashmap, iterate_with_removal)
+{
+	struct hashmap *hm = hm_new(hm_hash_u64, hm_equal_u64);
+	uint64_t keys[1000];
+	unsigned char seen[1000] = { 0 };
+	size_t i, it, count = 0;
+	const void *k;
+	void *v;
+
+	cr_assert_not_null(hm);
+	for (i = 0; i < 1000; i++) {
+		keys[i] = i;
+		cr_assert_eq(hm_set(hm, &keys[i], &keys[i], NULL), 0);
+	}
+	/* Visit everything once, removing the odd keys as we go. */
+	for (it = 0; hm_next(hm, &it, &k, &v);) {
+		uint64_t key = *(const uint64_t *)k;
+
+		cr_assert_eq(k, v);
+		cr_assert_lt(key, 1000);
+		seen[key]++;
+		count++;
+		if (key % 2)
+			cr_assert_eq(hm_remove(hm, k, NULL, NULL), 0);
+	}
+	cr_expect_eq(count, 1000);
+	for (i = 0; i < 1000; i++)
+		cr_assert_eq(seen[i], 1, "key %zu seen %d times", i, seen[i]);
+	cr_expect_eq(hm_size(hm), 500);
+
+	/* Remove everything during iteration. */
+	count = 0;
+	for (it = 0; hm_next(hm, &it, &k, NULL);) {
+		cr_assert_eq(*(const uint64_t *)k % 2, 0);
+		cr_assert_eq(hm_remove(hm, k, NULL, NULL), 0);
+		count++;
+	}
+	cr_expect_eq(count, 500);
+	cr_expect_eq(hm_size(hm), 0);
+	it = 0;
+	cr_expect_not(hm_next(hm, &it, &k, &v));
+	hm_free(hm);
+}
+
+Test(hashmap, hash_helpers)
+{
+	uint64_t a = 42, b = 42, c = 43;
+	char s1[] = "hello", s2[] = "hello";
+
+	cr_expect_eq(hm_hash_bytes("abc", 3), hm_hash_bytes("abc", 3));
+	cr_expect_neq(hm_hash_bytes("abc", 3), hm_hash_bytes("abd", 3));
+	cr_expect_eq(hm_hash_str(s1), hm_hash_str(s2));
+	cr_expect(hm_equal_str(s1, s2));
+	cr_expect_not(hm_equal_str(s1, "hellO"));
+	cr_expect_eq(hm_hash_u64(&a), hm_hash_u64(&b));
+	cr_expect_neq(hm_hash_u64(&a), hm_hash_u64(&c));
+	cr_expect(hm_equal_u64(&a, &b));
+	cr_expect_not(hm_equal_u64(&a, &c));
+}
