@@ -19,11 +19,12 @@ CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 $(WARN) -Iinclude -Iuserspace -Isymbolizer -I$(BUILD) \
 	-D_GNU_SOURCE -DEBPROF_VERSION='"$(VERSION)"' -DEBPROF_GIT_REV='"$(GIT_REV)"' \
 	-fno-omit-frame-pointer -MMD -MP
-LDLIBS := -lbpf -ldw -lelf -lprotobuf-c -lz -liberty -lpthread -lm
+LDLIBS := -lbpf -ldw -lelf -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljansson -lpthread -lm
 
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcriterion-dev libiberty-dev pkg-config \
+	libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev \
 	elfutils binutils golang-go postgresql postgresql-client procps util-linux
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -54,7 +55,7 @@ all: $(BUILD)/ebprof
 -include $(wildcard tests/fixtures/*.mk)
 
 $(BUILD)/ebprof: $(BUILD)/userspace/main.o $(LIB_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
 # --- BPF: vmlinux.h from the running kernel's BTF, object, skeleton --------
 $(BUILD)/vmlinux.h:
@@ -86,11 +87,11 @@ $(BUILD)/%.o: %.c | $(SKELS) $(PROTO_H)
 # --- tests ---------------------------------------------------------------
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+	$(CC) $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
 
 $(BUILD)/tests/integration/%: tests/integration/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+	$(CC) $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
 
 test: deps
 	$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES)

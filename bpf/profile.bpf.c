@@ -40,6 +40,14 @@ struct {
 	__type(value, __u8);  /* 1 = targeted */
 } targets SEC(".maps");
 
+/* cgroup v2 ids (inode numbers) whose processes are targets (--cgroup). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u64);
+	__type(value, __u8);
+} target_cgroups SEC(".maps");
+
 /* tgids already announced with EVENT_FIRST since their last exec. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -113,10 +121,16 @@ static __always_inline void stack_error(long err, bool user)
 
 static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 {
+	/* The verifier only allows full 8-byte loads of the context's
+	 * registers: keep clang from narrowing the load. */
 #if defined(__TARGET_ARCH_x86)
-	return (ctx->regs.cs & 3) != 0;
+	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
+
+	return (cs & 3) != 0;
 #elif defined(__TARGET_ARCH_arm64)
-	return (ctx->regs.pstate & 0xf) == 0;
+	__u64 pstate = *(volatile __u64 *)&ctx->regs.pstate;
+
+	return (pstate & 0xf) == 0;
 #else
 	return false;
 #endif
@@ -202,6 +216,13 @@ static __always_inline bool comm_matches(const char *comm)
 	return false;
 }
 
+static __always_inline bool in_target_cgroup(void)
+{
+	__u64 id = bpf_get_current_cgroup_id();
+
+	return bpf_map_lookup_elem(&target_cgroups, &id) != NULL;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -211,7 +232,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (ptgid == ctgid) /* a new thread: targeted through its tgid */
 		return 0;
 	if (filter_targets) {
-		if (!follow_forks || !bpf_map_lookup_elem(&targets, &ptgid))
+		/* current is the parent: its cgroup is the child's */
+		if (!(follow_forks && bpf_map_lookup_elem(&targets, &ptgid)) &&
+		    !in_target_cgroup())
 			return 0;
 		if (bpf_map_update_elem(&targets, &ctgid, &yes, BPF_ANY)) {
 			stat_inc(STAT_TARGETS_FULL);
@@ -230,10 +253,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u8 yes = 1;
 
 	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid)) {
-		if (!ncomms)
-			return 0;
 		bpf_probe_read_kernel_str(comm, sizeof(comm), p->comm);
-		if (!comm_matches(comm))
+		if (!(ncomms && comm_matches(comm)) && !in_target_cgroup())
 			return 0;
 		if (bpf_map_update_elem(&targets, &tgid, &yes, BPF_ANY)) {
 			stat_inc(STAT_TARGETS_FULL);

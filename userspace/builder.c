@@ -200,10 +200,12 @@ static struct bmap *user_mapping(struct builder *b, uint32_t pid, const struct m
 	m.build_id = profile_str(b->p, bm->elf ? sym_elf_build_id(bm->elf) : "");
 	if (m.filename < 0 || m.build_id < 0)
 		goto fail;
+	/* We symbolized (or tried to): tell pprof readers not to try again
+	 * from local files, which may not exist on their machine. */
+	m.has_functions = true;
 	if (bm->elf) {
 		bool lines = sym_elf_has_lines(bm->elf);
 
-		m.has_functions = true;
 		m.has_filenames = m.has_line_numbers = m.has_inline_frames = lines;
 	}
 	id = profile_add_mapping(b->p, &m);

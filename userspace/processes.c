@@ -229,6 +229,15 @@ const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid)
 	return NULL;
 }
 
+void procs_remove(struct proc_registry *reg, uint32_t pid)
+{
+	const void *k;
+	void *v;
+
+	if (!hm_remove(reg->by_pid, &pid, &k, &v))
+		proc_info_free(v);
+}
+
 size_t procs_count(const struct proc_registry *reg)
 {
 	return hm_size(reg->by_pid);

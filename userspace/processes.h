@@ -55,6 +55,10 @@ void procs_on_exit(struct proc_registry *reg, uint32_t pid);
  * NULL when none is known. */
 const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid);
 
+/* Forget a process (e.g. exited and flushed). Children that inherited its
+ * snapshot lose that fallback. */
+void procs_remove(struct proc_registry *reg, uint32_t pid);
+
 size_t procs_count(const struct proc_registry *reg);
 /* Iterate: for (size_t it = 0; (pi = procs_next(reg, &it));) */
 struct proc_info *procs_next(struct proc_registry *reg, size_t *iter);

@@ -38,7 +38,15 @@ struct sampler {
 	uint32_t active; /* mirror of skel->bss->active_counts */
 	struct sample_key *keys;
 	uint64_t *values;
+	uint32_t stack_entries;
+	uint8_t *stack_seen; /* bitmap: stack ids seen by the last drain */
 };
+
+static void mark_stack(struct sampler *s, int32_t id)
+{
+	if (id >= 0 && (uint32_t)id < s->stack_entries)
+		s->stack_seen[id / 8] |= 1u << (id % 8);
+}
 
 static void fmt_err(char *err, size_t len, const char *fmt, ...)
 {
@@ -81,17 +89,12 @@ static int check_privileges(char *err, size_t errlen)
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[1024];
-
-	if (level == LIBBPF_DEBUG && log_get_level() < LOG_DEBUG)
-		return 0;
-	if (level == LIBBPF_INFO && log_get_level() < LOG_DEBUG)
-		return 0;
 	if (level == LIBBPF_WARN && log_get_level() < LOG_INFO)
 		return 0; /* the caller reports the failure in one line */
-	vsnprintf(line, sizeof(line), fmt, ap);
-	log_msg(LOG_DEBUG, "libbpf: %s", line);
-	return 0;
+	if (level != LIBBPF_WARN && log_get_level() < LOG_DEBUG)
+		return 0;
+	/* Verbatim: verifier logs are long and multi-line. */
+	return vfprintf(stderr, fmt, ap);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -184,6 +187,13 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	}
 	if (opts->stack_entries)
 		bpf_map__set_max_entries(s->skel->maps.stacks, opts->stack_entries);
+
+	s->stack_entries = bpf_map__max_entries(s->skel->maps.stacks);
+	s->stack_seen = calloc(s->stack_entries / 8 + 1, 1);
+	if (!s->stack_seen) {
+		ret = -ENOMEM;
+		goto fail;
+	}
 
 	ret = profile_bpf__load(s->skel);
 	if (ret) {
@@ -321,9 +331,12 @@ struct drain_ctx {
 static int deliver(struct drain_ctx *d, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		int ret = d->s->stacks->resolve(d->s->stacks, &d->s->keys[i], d->s->values[i],
-						d->fn, d->ctx);
+		int ret;
 
+		mark_stack(d->s, d->s->keys[i].kstack_id);
+		mark_stack(d->s, d->s->keys[i].ustack_id);
+		ret = d->s->stacks->resolve(d->s->stacks, &d->s->keys[i], d->s->values[i], d->fn,
+					    d->ctx);
 		if (ret < 0)
 			return ret;
 	}
@@ -391,6 +404,7 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 	uint32_t old = s->active;
 	int ret, total;
 
+	memset(s->stack_seen, 0, s->stack_entries / 8 + 1);
 	/* Flip first so sampling goes on into the other map while we read. */
 	s->active = !old;
 	s->skel->bss->active_counts = s->active;
@@ -405,6 +419,42 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 	total = ret;
 	ret = drain_map(s, maps[s->active], fn, ctx);
 	return ret < 0 ? ret : total + ret;
+}
+
+int sampler_add_cgroup(struct sampler *s, uint64_t cgroup_id)
+{
+	uint8_t yes = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.target_cgroups), &cgroup_id, &yes,
+				BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler_gc_stacks(struct sampler *s)
+{
+	int counts_fd = bpf_map__fd(s->active ? s->skel->maps.counts1 : s->skel->maps.counts0);
+	int stacks_fd = bpf_map__fd(s->skel->maps.stacks);
+	struct sample_key key, *prev = NULL;
+	uint32_t id, next, freed = 0;
+	bool more;
+
+	/* Keep what the buffer being filled refers to. */
+	while (!bpf_map_get_next_key(counts_fd, prev, &key)) {
+		mark_stack(s, key.kstack_id);
+		mark_stack(s, key.ustack_id);
+		prev = &key;
+	}
+	/* Walk the stack map; delete behind the cursor so the walk goes on. */
+	more = !bpf_map_get_next_key(stacks_fd, NULL, &id);
+	while (more) {
+		more = !bpf_map_get_next_key(stacks_fd, &id, &next);
+		if (id < s->stack_entries && !(s->stack_seen[id / 8] & (1u << (id % 8))) &&
+		    !bpf_map_delete_elem(stacks_fd, &id))
+			freed++;
+		id = next;
+	}
+	return (int)freed;
 }
 
 int sampler_read_stats(struct sampler *s, struct sampler_stats *out)
@@ -444,6 +494,7 @@ void sampler_close(struct sampler *s)
 	free(s->links);
 	free(s->keys);
 	free(s->values);
+	free(s->stack_seen);
 	free(s);
 }
 

@@ -51,6 +51,19 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 /* Add a process to the target set. 0 or a negative errno. */
 int sampler_add_target(struct sampler *s, uint32_t tgid);
 
+/* Make every process of a cgroup v2 (by its id: the inode number of its
+ * directory) a target when it forks or execs. 0 or a negative errno. */
+int sampler_add_cgroup(struct sampler *s, uint64_t cgroup_id);
+
+/*
+ * Free stack-map slots no counted sample refers to any more: every stack
+ * id not seen by the last sampler_drain() nor referenced from the buffer
+ * being filled now. A long-running agent calls it after each drain so the
+ * map does not fill up (a full map loses stacks to collisions). Returns
+ * the number of stacks freed or a negative errno.
+ */
+int sampler_gc_stacks(struct sampler *s);
+
 /* Attach the process tracepoints (call before scanning /proc so no fork
  * is missed), then the perf events. 0 or a negative errno + reason. */
 int sampler_attach_tracepoints(struct sampler *s, char *err, size_t errlen);

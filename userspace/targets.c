@@ -3,7 +3,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "processes.h"
 #include "targets.h"
@@ -113,4 +115,58 @@ int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n)
 	*out = res;
 	*n = nout;
 	return 0;
+}
+
+int targets_cgroup_id(const char *path, uint64_t *id)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	*id = (uint64_t)st.st_ino;
+	return 0;
+}
+
+static int append_pid(uint32_t **pids, size_t *n, uint32_t pid)
+{
+	uint32_t *np = realloc(*pids, (*n + 1) * sizeof(*np));
+
+	if (!np)
+		return -ENOMEM;
+	np[(*n)++] = pid;
+	*pids = np;
+	return 0;
+}
+
+int targets_cgroup_pids(const char *path, uint32_t **pids, size_t *n)
+{
+	char file[4096];
+	unsigned int pid;
+	struct dirent *de;
+	DIR *dir;
+	FILE *f;
+	int err = 0;
+
+	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while (!err && fscanf(f, "%u", &pid) == 1)
+		err = append_pid(pids, n, pid);
+	fclose(f);
+	dir = opendir(path);
+	if (!dir)
+		return err ? err : -errno;
+	while (!err && (de = readdir(dir))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+		err = targets_cgroup_pids(file, pids, n);
+		if (err == -ENOENT) /* removed meanwhile */
+			err = 0;
+	}
+	closedir(dir);
+	return err;
 }

@@ -24,6 +24,13 @@ struct target_rules {
  */
 int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n);
 
+/* Processes of a cgroup v2 directory and its descendants (cgroup.procs),
+ * appended to the array *pids of *n entries (realloc'ed). 0 or a negative errno. */
+int targets_cgroup_pids(const char *path, uint32_t **pids, size_t *n);
+/* The cgroup id of a cgroup v2 directory (its inode number), as
+ * bpf_get_current_cgroup_id() reports it. 0 or a negative errno. */
+int targets_cgroup_id(const char *path, uint64_t *id);
+
 /* Does the process comm or the basename of exe match one of names? */
 bool targets_name_matches(const char *comm, const char *exe, const char *const *names,
 			  size_t nnames);
