@@ -87,11 +87,11 @@ $(BUILD)/%.o: %.c | $(SKELS) $(PROTO_H)
 # --- tests ---------------------------------------------------------------
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
+	$(CC) $(CFLAGS) -Itests/lib -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
 
 $(BUILD)/tests/integration/%: tests/integration/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
+	$(CC) $(CFLAGS) -Itests/lib -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
 
 test: deps
 	$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES)
