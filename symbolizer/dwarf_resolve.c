@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "dwarf_resolve.h"
+#include "log.h"
+
+/* Longest inline chain followed; deeper ones keep their outer part. */
+#define SYMDW_MAX_CHAIN 128
+
+struct sym_dwarf {
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	GElf_Addr bias; /* module address = ELF vaddr + bias */
+	char *debug_path;
+	bool has_lines;
+};
+
+static int find_elf_cb(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		       char **file_name, Elf **elfp)
+{
+	(void)mod;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)elfp;
+	return -1; /* the ELF is always reported with its fd */
+}
+
+/* Hand libdwfl the debug file found by elfbin_find_debug(), if any. */
+static int find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname,
+			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			     GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct sym_dwarf *dw = *userdata;
+	int fd;
+
+	(void)mod;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)debuglink_file;
+	(void)debuglink_crc;
+	if (!dw || !dw->debug_path)
+		return -1;
+	fd = open(dw->debug_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	*debuginfo_file_name = strdup(dw->debug_path);
+	if (!*debuginfo_file_name) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static const Dwfl_Callbacks symdw_callbacks = {
+	.find_elf = find_elf_cb,
+	.find_debuginfo = find_debuginfo_cb,
+	.section_address = dwfl_offline_section_address,
+};
+
+static bool dwarf_has_line_section(Dwarf *dwarf)
+{
+	Elf *elf = dwarf_getelf(dwarf);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".debug_line") || !strcmp(name, ".zdebug_line")))
+			return true;
+	}
+	return false;
+}
+
+int symdw_open(int fd, const char *name, const char *debug_path, struct sym_dwarf **out)
+{
+	struct sym_dwarf *dw;
+	Dwarf_Addr dbias;
+	void **ud = NULL;
+	Dwarf *dwarf;
+
+	*out = NULL;
+	dw = calloc(1, sizeof(*dw));
+	if (!dw)
+		goto nomem;
+	if (debug_path) {
+		dw->debug_path = strdup(debug_path);
+		if (!dw->debug_path)
+			goto nomem;
+	}
+	dw->dwfl = dwfl_begin(&symdw_callbacks);
+	if (!dw->dwfl)
+		goto nomem;
+	dwfl_report_begin(dw->dwfl);
+	/* ET_DYN at base 0: module addresses equal the file's vaddrs. */
+	if (!name || !name[0])
+		name = "[unknown]";
+	dw->mod = dwfl_report_elf(dw->dwfl, name, name, fd, 0, false);
+	if (!dw->mod) {
+		log_debug("symbolizer: dwfl_report_elf %s: %s", name ? name : "", dwfl_errmsg(-1));
+		close(fd); /* not consumed on failure */
+		dwfl_report_end(dw->dwfl, NULL, NULL);
+		symdw_close(dw);
+		return -ENOEXEC;
+	}
+	fd = -1; /* consumed */
+	if (dwfl_report_end(dw->dwfl, NULL, NULL)) {
+		symdw_close(dw);
+		return -ENOEXEC;
+	}
+	dwfl_module_info(dw->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (ud)
+		*ud = dw;
+	if (!dwfl_module_getelf(dw->mod, &dw->bias)) {
+		symdw_close(dw);
+		return -ENOEXEC;
+	}
+	dwarf = dwfl_module_getdwarf(dw->mod, &dbias);
+	dw->has_lines = dwarf && dwarf_has_line_section(dwarf);
+	*out = dw;
+	return 0;
+nomem:
+	if (fd >= 0)
+		close(fd);
+	symdw_close(dw);
+	return -ENOMEM;
+}
+
+void symdw_close(struct sym_dwarf *dw)
+{
+	if (!dw)
+		return;
+	if (dw->dwfl)
+		dwfl_end(dw->dwfl);
+	free(dw->debug_path);
+	free(dw);
+}
+
+bool symdw_has_lines(const struct sym_dwarf *dw)
+{
+	return dw && dw->has_lines;
+}
+
+/* Name of a subprogram/inlined DIE as in the binary (linkage name first). */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return name;
+}
+
+static int attr_int(Dwarf_Die *die, unsigned int name)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word v;
+
+	if (dwarf_formudata(dwarf_attr(die, name, &attr), &v) || v > INT32_MAX)
+		return 0;
+	return (int)v;
+}
+
+/* File/line of the line-table row covering addr. */
+static void line_at(struct sym_dwarf *dw, Dwarf_Addr addr, struct symdw_frame *f)
+{
+	Dwfl_Line *line = dwfl_module_getsrc(dw->mod, addr);
+	int lineno = 0, col = 0;
+	const char *file;
+
+	if (!line)
+		return;
+	file = dwfl_lineinfo(line, NULL, &lineno, &col, NULL, NULL);
+	if (!file)
+		return;
+	f->file = file;
+	f->line = lineno > 0 ? lineno : 0;
+	f->column = col > 0 ? col : 0;
+}
+
+/* Append to the chain; past the limit the outermost frames win, so the
+ * chain slides (the innermost are dropped). */
+static void chain_push(struct symdw_frame *chain, int *n, const struct symdw_frame *f)
+{
+	if (*n == SYMDW_MAX_CHAIN) {
+		memmove(chain, chain + 1, (SYMDW_MAX_CHAIN - 1) * sizeof(*chain));
+		(*n)--;
+	}
+	chain[(*n)++] = *f;
+}
+
+/* The DWARF inline chain at addr; returns its length. */
+static int dwarf_chain(struct sym_dwarf *dw, Dwarf_Addr addr, struct symdw_frame *chain)
+{
+	Dwarf_Die *scopes = NULL, *cudie, inner;
+	Dwarf_Files *files = NULL;
+	Dwarf_Die *prev = NULL;
+	Dwarf_Addr cubias;
+	int ns, n = 0;
+
+	cudie = dwfl_module_addrdie(dw->mod, addr, &cubias);
+	if (!cudie)
+		return 0;
+	ns = dwarf_getscopes(cudie, addr - cubias, &scopes);
+	if (ns <= 0) {
+		free(scopes);
+		return 0;
+	}
+	/* dwarf_getscopes follows abstract origins past the innermost inlined
+	 * instance; the physical nesting of that scope gives the callers. */
+	inner = scopes[0];
+	free(scopes);
+	scopes = NULL;
+	ns = dwarf_getscopes_die(&inner, &scopes);
+	if (ns <= 0) {
+		free(scopes);
+		return 0;
+	}
+	if (dwarf_getsrcfiles(cudie, &files, NULL))
+		files = NULL;
+	for (int i = 0; i < ns; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		struct symdw_frame f = { 0 };
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		f.name = die_name(&scopes[i]);
+		if (!prev) {
+			line_at(dw, addr, &f);
+		} else {
+			Dwarf_Attribute attr;
+			Dwarf_Word idx;
+
+			if (files &&
+			    !dwarf_formudata(dwarf_attr(prev, DW_AT_call_file, &attr), &idx))
+				f.file = dwarf_filesrc(files, idx, NULL, NULL);
+			f.line = attr_int(prev, DW_AT_call_line);
+			f.column = attr_int(prev, DW_AT_call_column);
+		}
+		chain_push(chain, &n, &f);
+		if (tag == DW_TAG_subprogram)
+			break;
+		prev = &scopes[i];
+	}
+	free(scopes);
+	return n;
+}
+
+/* Nearest function symbol (.symtab, else .dynsym) covering addr. */
+static const char *symtab_name(struct sym_dwarf *dw, Dwarf_Addr addr)
+{
+	GElf_Off off = 0;
+	GElf_Word shndx = 0;
+	Elf *elf = NULL;
+	GElf_Sym sym;
+	const char *name;
+	int type;
+
+	name = dwfl_module_addrinfo(dw->mod, addr, &off, &sym, &shndx, &elf, NULL);
+	if (!name || !name[0])
+		return NULL;
+	type = GELF_ST_TYPE(sym.st_info);
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		return name;
+	if (type == STT_NOTYPE && elf && shndx != SHN_UNDEF && shndx < SHN_LORESERVE) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf_getscn(elf, shndx);
+
+		if (scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR))
+			return name;
+	}
+	return NULL;
+}
+
+int symdw_resolve(struct sym_dwarf *dw, uint64_t vaddr, struct symdw_frame *frames, int max)
+{
+	struct symdw_frame chain[SYMDW_MAX_CHAIN];
+	Dwarf_Addr addr = vaddr + dw->bias;
+	int n, skip;
+
+	if (max <= 0)
+		return 0;
+	n = dwarf_chain(dw, addr, chain);
+	if (n == 0 || !chain[n - 1].name) {
+		const char *name = symtab_name(dw, addr);
+
+		if (n == 0) {
+			if (!name)
+				return 0;
+			memset(&chain[0], 0, sizeof(chain[0]));
+			/* an asm CU may still have lines */
+			line_at(dw, addr, &chain[0]);
+			n = 1;
+		}
+		chain[n - 1].name = name;
+	}
+	skip = n > max ? n - max : 0;
+	memcpy(frames, chain + skip, (n - skip) * sizeof(*frames));
+	return n - skip;
+}

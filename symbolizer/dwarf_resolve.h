@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * One ELF file as an elfutils Dwfl module: address -> inline chain from
+ * DWARF, else the nearest function symbol of .symtab/.dynsym.
+ */
+#ifndef EBPROF_SYM_DWARF_RESOLVE_H
+#define EBPROF_SYM_DWARF_RESOLVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sym_dwarf;
+
+/* One raw frame; the strings belong to the sym_dwarf (libdw/libelf data)
+ * and live until symdw_close(). name is as in the binary (mangled). */
+struct symdw_frame {
+	const char *name;
+	const char *file;
+	int line;
+	int column;
+};
+
+/*
+ * Report the ELF open on fd (the fd is consumed, also on failure) to a new
+ * Dwfl. debug_path is a separate debug file to use, or NULL (copied).
+ * name is used in messages. Returns 0 and *out (free with symdw_close()),
+ * -ENOEXEC when libdwfl rejects the file, or -ENOMEM.
+ */
+int symdw_open(int fd, const char *name, const char *debug_path, struct sym_dwarf **out);
+void symdw_close(struct sym_dwarf *dw);
+
+/* Has the module DWARF with a line table (in itself or its debug file)? */
+bool symdw_has_lines(const struct sym_dwarf *dw);
+
+/*
+ * Resolve an ELF virtual address (as in the file's program headers).
+ * Fills frames innermost first, the last one being the real (outermost)
+ * function; when the chain is longer than max, the innermost frames are
+ * dropped. Returns the number of frames (0 when nothing is known).
+ */
+int symdw_resolve(struct sym_dwarf *dw, uint64_t vaddr, struct symdw_frame *frames, int max);
+
+#endif /* EBPROF_SYM_DWARF_RESOLVE_H */

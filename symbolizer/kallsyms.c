@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kallsyms.h"
+
+/* One line of the file while parsing. */
+struct kraw {
+	uint64_t addr;
+	uint32_t name_off; /* into the names blob; text symbols only */
+	uint32_t mod;	   /* 0 = core kernel, else index into mods */
+	uint32_t seq;	   /* line order, for a stable sort */
+	uint8_t text;
+	uint8_t rank; /* preference among symbols at the same address */
+};
+
+struct ksym {
+	uint64_t addr;
+	uint64_t end; /* exclusive */
+	uint32_t name_off;
+	uint32_t mod;
+};
+
+struct ksyms {
+	struct ksym *syms; /* sorted by addr, unique addresses */
+	size_t n;
+	char *names;
+	char **mods; /* mods[0] unused (core kernel) */
+	size_t nmods;
+};
+
+struct kparse {
+	struct kraw *raw;
+	size_t nraw, capraw;
+	char *names;
+	size_t names_len, names_cap;
+	char **mods;
+	size_t nmods, capmods;
+	bool nonzero;
+};
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int names_add(struct kparse *kp, const char *s, size_t len, uint32_t *off)
+{
+	if (kp->names_len + len + 1 > UINT32_MAX)
+		return -E2BIG;
+	if (kp->names_len + len + 1 > kp->names_cap) {
+		size_t cap = kp->names_cap ? kp->names_cap * 2 : 1 << 16;
+		char *n;
+
+		while (cap < kp->names_len + len + 1)
+			cap *= 2;
+		n = realloc(kp->names, cap);
+		if (!n)
+			return -ENOMEM;
+		kp->names = n;
+		kp->names_cap = cap;
+	}
+	memcpy(kp->names + kp->names_len, s, len);
+	kp->names[kp->names_len + len] = '\0';
+	*off = (uint32_t)kp->names_len;
+	kp->names_len += len + 1;
+	return 0;
+}
+
+/* Index of the module name (1-based), adding it when new. */
+static int mod_index(struct kparse *kp, const char *s, size_t len, uint32_t *idx)
+{
+	char *copy;
+
+	/* Symbols of one module come together: search from the end. */
+	for (size_t i = kp->nmods; i > 1; i--) {
+		const char *m = kp->mods[i - 1];
+
+		if (strlen(m) == len && !memcmp(m, s, len)) {
+			*idx = (uint32_t)(i - 1);
+			return 0;
+		}
+	}
+	if (kp->nmods == 0)
+		kp->nmods = 1; /* slot 0 is the core kernel */
+	if (kp->nmods >= kp->capmods) {
+		size_t cap = kp->capmods ? kp->capmods * 2 : 16;
+		char **m = realloc(kp->mods, cap * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		if (!kp->capmods)
+			m[0] = NULL;
+		kp->mods = m;
+		kp->capmods = cap;
+	}
+	copy = strndup(s, len);
+	if (!copy)
+		return -ENOMEM;
+	kp->mods[kp->nmods] = copy;
+	*idx = (uint32_t)kp->nmods++;
+	return 0;
+}
+
+static uint8_t type_rank(char type)
+{
+	switch (type) {
+	case 'T':
+		return 3;
+	case 'W':
+		return 2;
+	case 't':
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int parse_line(struct kparse *kp, char *line)
+{
+	struct kraw r = { 0 };
+	char *p = line, *end, *name, *mod = NULL;
+	size_t name_len, mod_len = 0;
+	char type;
+	int err;
+
+	while (is_space(*p))
+		p++;
+	errno = 0;
+	r.addr = strtoull(p, &end, 16);
+	if (end == p || errno || !is_space(*end))
+		return 0; /* malformed: skip */
+	p = end;
+	while (is_space(*p))
+		p++;
+	type = *p;
+	if (!type || !is_space(p[1]))
+		return 0;
+	p++;
+	while (is_space(*p))
+		p++;
+	name = p;
+	while (*p && !is_space(*p))
+		p++;
+	name_len = p - name;
+	if (!name_len)
+		return 0;
+	while (is_space(*p))
+		p++;
+	if (*p == '[') {
+		mod = ++p;
+		while (*p && *p != ']')
+			p++;
+		mod_len = p - mod;
+	}
+
+	if (r.addr)
+		kp->nonzero = true;
+	r.text = type == 't' || type == 'T' || type == 'w' || type == 'W';
+	r.rank = type_rank(type);
+	if (mod && mod_len) {
+		err = mod_index(kp, mod, mod_len, &r.mod);
+		if (err)
+			return err;
+	}
+	if (r.text) {
+		err = names_add(kp, name, name_len, &r.name_off);
+		if (err)
+			return err;
+	}
+	if (kp->nraw >= kp->capraw) {
+		size_t cap = kp->capraw ? kp->capraw * 2 : 4096;
+		struct kraw *n = realloc(kp->raw, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		kp->raw = n;
+		kp->capraw = cap;
+	}
+	if (kp->nraw >= UINT32_MAX)
+		return -E2BIG;
+	r.seq = (uint32_t)kp->nraw;
+	kp->raw[kp->nraw++] = r;
+	return 0;
+}
+
+static int kraw_cmp(const void *a, const void *b)
+{
+	const struct kraw *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Is candidate c a better name than the current best b (same address)? */
+static bool better(const struct kparse *kp, const struct kraw *c, const struct kraw *b)
+{
+	if (c->rank != b->rank)
+		return c->rank > b->rank;
+	return leading_underscores(kp->names + c->name_off) <
+	       leading_underscores(kp->names + b->name_off);
+}
+
+static int build(struct kparse *kp, struct ksyms *ks)
+{
+	size_t i = 0, n = 0, nregions = kp->nmods ? kp->nmods : 1;
+	uint64_t *region_last;
+
+	if (kp->nraw)
+		qsort(kp->raw, kp->nraw, sizeof(*kp->raw), kraw_cmp);
+	/* highest address of any symbol of each region */
+	region_last = calloc(nregions, sizeof(*region_last));
+	if (!region_last)
+		return -ENOMEM;
+	for (size_t k = 0; k < kp->nraw; k++)
+		region_last[kp->raw[k].mod] = kp->raw[k].addr;
+	ks->syms = malloc((kp->nraw ? kp->nraw : 1) * sizeof(*ks->syms));
+	if (!ks->syms) {
+		free(region_last);
+		return -ENOMEM;
+	}
+	while (i < kp->nraw) {
+		size_t j = i;
+		const struct kraw *best = NULL;
+
+		/* the group of symbols at this address */
+		while (j < kp->nraw && kp->raw[j].addr == kp->raw[i].addr)
+			j++;
+		for (size_t k = i; k < j; k++) {
+			const struct kraw *c = &kp->raw[k];
+
+			if (c->text && (!best || better(kp, c, best)))
+				best = c;
+		}
+		if (best) {
+			struct ksym *s = &ks->syms[n++];
+
+			s->addr = best->addr;
+			s->name_off = best->name_off;
+			s->mod = best->mod;
+			/* up to the next symbol; the last of its region has
+			 * no known size: only its own address */
+			if (j < kp->nraw && best->addr < region_last[best->mod])
+				s->end = kp->raw[j].addr;
+			else
+				s->end = best->addr + 1;
+		}
+		i = j;
+	}
+	ks->n = n;
+	free(region_last);
+	return 0;
+}
+
+static void kparse_release(struct kparse *kp)
+{
+	free(kp->raw);
+	free(kp->names);
+	for (size_t i = 1; i < kp->nmods; i++)
+		free(kp->mods[i]);
+	free(kp->mods);
+}
+
+int ksyms_load(const char *path, struct ksyms **out)
+{
+	struct kparse kp = { 0 };
+	struct ksyms *ks = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int err = 0;
+
+	*out = NULL;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) >= 0) {
+		err = parse_line(&kp, line);
+		if (err)
+			goto out;
+	}
+	if (ferror(f)) {
+		err = -EIO;
+		goto out;
+	}
+	if (kp.nraw && !kp.nonzero) {
+		err = -EPERM;
+		goto out;
+	}
+	ks = calloc(1, sizeof(*ks));
+	if (!ks) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = build(&kp, ks);
+	if (err)
+		goto out;
+	if (!ks->n) {
+		err = -ENODATA;
+		goto out;
+	}
+	/* hand the blobs over */
+	ks->names = kp.names;
+	ks->mods = kp.mods;
+	ks->nmods = kp.nmods;
+	kp.names = NULL;
+	kp.mods = NULL;
+	kp.nmods = 0;
+	*out = ks;
+	ks = NULL;
+out:
+	if (ks) {
+		free(ks->syms);
+		free(ks);
+	}
+	kparse_release(&kp);
+	free(line);
+	fclose(f);
+	return err;
+}
+
+void ksyms_free(struct ksyms *ks)
+{
+	if (!ks)
+		return;
+	free(ks->syms);
+	free(ks->names);
+	for (size_t i = 1; i < ks->nmods; i++)
+		free(ks->mods[i]);
+	free(ks->mods);
+	free(ks);
+}
+
+size_t ksyms_count(const struct ksyms *ks)
+{
+	return ks ? ks->n : 0;
+}
+
+int ksyms_lookup(const struct ksyms *ks, uint64_t addr, const char **name, const char **module,
+		 uint64_t *start)
+{
+	size_t lo = 0, hi;
+	const struct ksym *s;
+
+	if (!ks || !ks->n || addr < ks->syms[0].addr)
+		return 0;
+	hi = ks->n;
+	/* last symbol with s->addr <= addr */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	s = &ks->syms[lo];
+	if (addr >= s->end)
+		return 0;
+	if (name)
+		*name = ks->names + s->name_off;
+	if (module)
+		*module = s->mod ? ks->mods[s->mod] : NULL;
+	if (start)
+		*start = s->addr;
+	return 1;
+}

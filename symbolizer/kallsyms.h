@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * /proc/kallsyms parsing and sorted address lookup, module symbols
+ * ("addr t name\t[module]") included.
+ *
+ * Only text symbols (t, T, w, W) are candidates. A symbol extends to the
+ * next higher address of any symbol (text or not) in the same region (the
+ * core kernel, or one module); the last symbol of a region has no known
+ * size and covers only its own address, so anything beyond it is "not
+ * covered".
+ */
+#ifndef EBPROF_SYM_KALLSYMS_H
+#define EBPROF_SYM_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ksyms;
+
+/*
+ * Parse a kallsyms file. Returns 0 and *out (free with ksyms_free()), or
+ * a negative errno: -EPERM when every address reads as zero (kptr_restrict),
+ * -ENODATA when the file has no text symbol, -ENOMEM, or the error of
+ * opening/reading the file. Malformed lines are skipped.
+ */
+int ksyms_load(const char *path, struct ksyms **out);
+void ksyms_free(struct ksyms *ks);
+
+/* Number of distinct text symbol addresses kept. */
+size_t ksyms_count(const struct ksyms *ks);
+
+/*
+ * Look up a kernel address. Returns 1 and fills *name, *module (NULL for
+ * the core kernel) and *start (the symbol's address) — each optional;
+ * the strings are owned by ks and live until ksyms_free() — or 0 when the
+ * address is not covered by any text symbol.
+ */
+int ksyms_lookup(const struct ksyms *ks, uint64_t addr, const char **name, const char **module,
+		 uint64_t *start);
+
+#endif /* EBPROF_SYM_KALLSYMS_H */

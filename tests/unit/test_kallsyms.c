@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ebprof/symbolizer.h>
+
+#include "kallsyms.h"
+
+/* A kallsyms file in /tmp; the caller unlinks and frees the path. */
+static char *write_kallsyms(const char *text)
+{
+	char *path = strdup("/tmp/ebprof-kallsyms-XXXXXX");
+	int fd;
+
+	cr_assert_not_null(path);
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+/* Unsorted, duplicates, non-text symbols, modules, junk lines. */
+static const char fixture[] = "ffffffff81000200 T second_func\n"
+			      "ffffffff81000000 T _stext\n"
+			      "ffffffff81000000 t __pi_startup\n"
+			      "ffffffff81000000 T startup_64\n"
+			      "ffffffff81000100 t first_local\n"
+			      "ffffffff81000300 W weak_func\n"
+			      "ffffffff81000400 D some_data\n"
+			      "ffffffff81000380 r some_rodata\n"
+			      "ffffffff81000500 T last_core_func\n"
+			      "not a line at all\n"
+			      "ffffffff81000600\n"
+			      "ffffffff81000700 T\n"
+			      "ffffffffc0002000 t ext4_inner\t[ext4]\n"
+			      "ffffffffc0001000 T ext4_file_read_iter\t[ext4]\n"
+			      "ffffffffc0003000 t ext4_last\t[ext4]\n"
+			      "ffffffffc0010000 t xfs_first\t[xfs]\n"
+			      "ffffffffc0010100 d xfs_data\t[xfs]\n"
+			      "ffffffffc0010080 t _RNvCs1234_7mycrate3foo\t[rustmod]\n"
+			      "ffffffffc0020000 b bss_only\t[xfs]\n";
+
+struct expect {
+	uint64_t addr;
+	const char *name; /* NULL: not covered */
+	const char *module;
+	uint64_t start;
+};
+
+Test(kallsyms, parse_and_lookup)
+{
+	static const struct expect cases[] = {
+		{ 0xffffffff80ffffffULL, NULL },
+		{ 0xffffffff81000000ULL, "startup_64", NULL, 0xffffffff81000000ULL },
+		{ 0xffffffff810000ffULL, "startup_64", NULL, 0xffffffff81000000ULL },
+		{ 0xffffffff81000100ULL, "first_local", NULL, 0xffffffff81000100ULL },
+		{ 0xffffffff81000250ULL, "second_func", NULL, 0xffffffff81000200ULL },
+		{ 0xffffffff81000300ULL, "weak_func", NULL, 0xffffffff81000300ULL },
+		/* weak_func ends at the rodata symbol */
+		{ 0xffffffff8100037fULL, "weak_func", NULL, 0xffffffff81000300ULL },
+		{ 0xffffffff81000380ULL, NULL },
+		{ 0xffffffff81000450ULL, NULL },
+		{ 0xffffffff81000500ULL, "last_core_func", NULL, 0xffffffff81000500ULL },
+		/* beyond the last symbol of the core kernel */
+		{ 0xffffffff81000501ULL, NULL },
+		{ 0xffffffffa0000000ULL, NULL },
+		{ 0xffffffffc0001000ULL, "ext4_file_read_iter", "ext4", 0xffffffffc0001000ULL },
+		{ 0xffffffffc0001fffULL, "ext4_file_read_iter", "ext4", 0xffffffffc0001000ULL },
+		{ 0xffffffffc0002010ULL, "ext4_inner", "ext4", 0xffffffffc0002000ULL },
+		{ 0xffffffffc0003000ULL, "ext4_last", "ext4", 0xffffffffc0003000ULL },
+		/* beyond the last symbol of ext4, before xfs */
+		{ 0xffffffffc0003010ULL, NULL },
+		{ 0xffffffffc000f000ULL, NULL },
+		{ 0xffffffffc0010010ULL, "xfs_first", "xfs", 0xffffffffc0010000ULL },
+		{ 0xffffffffc001007fULL, "xfs_first", "xfs", 0xffffffffc0010000ULL },
+		/* the only (so last) symbol of rustmod */
+		{ 0xffffffffc0010080ULL, "_RNvCs1234_7mycrate3foo", "rustmod",
+		  0xffffffffc0010080ULL },
+		{ 0xffffffffc0010090ULL, NULL },
+		{ 0xffffffffc0010100ULL, NULL },
+		{ 0xffffffffc0020000ULL, NULL },
+		{ 0xffffffffffffffffULL, NULL },
+	};
+	char *path = write_kallsyms(fixture);
+	struct ksyms *ks = NULL;
+
+	cr_assert_eq(ksyms_load(path, &ks), 0);
+	cr_assert_not_null(ks);
+	/* distinct text addresses: 5 core, 3 ext4, 1 xfs, 1 rustmod */
+	cr_expect_eq(ksyms_count(ks), 10);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct expect *c = &cases[i];
+		const char *name = NULL, *mod = NULL;
+		uint64_t start = 0;
+		int r = ksyms_lookup(ks, c->addr, &name, &mod, &start);
+
+		if (!c->name) {
+			cr_expect_eq(r, 0, "0x%" PRIx64 " -> %s", c->addr, name ? name : "?");
+			continue;
+		}
+		cr_assert_eq(r, 1, "0x%" PRIx64 " not covered", c->addr);
+		cr_expect_str_eq(name, c->name, "0x%" PRIx64, c->addr);
+		if (c->module)
+			cr_expect_str_eq(mod, c->module, "0x%" PRIx64, c->addr);
+		else
+			cr_expect_null(mod, "0x%" PRIx64, c->addr);
+		cr_expect_eq(start, c->start, "0x%" PRIx64, c->addr);
+	}
+	ksyms_free(ks);
+	unlink(path);
+	free(path);
+}
+
+Test(kallsyms, zero_addresses_eperm)
+{
+	char *path = write_kallsyms("0000000000000000 T _stext\n"
+				    "0000000000000000 T schedule\n"
+				    "0000000000000000 t ext4_foo\t[ext4]\n");
+	struct ksyms *ks = (void *)1;
+	struct symbolizer *sym;
+	struct sym_opts o = { .kallsyms_path = path };
+	struct sym_frame f;
+
+	cr_expect_eq(ksyms_load(path, &ks), -EPERM);
+	cr_expect_null(ks);
+	cr_assert_eq(sym_new(&o, &sym), 0);
+	cr_expect_eq(sym_kernel_resolve(sym, 0xffffffff81000000ULL, &f), -EPERM);
+	cr_expect_eq(sym_kernel_resolve(sym, 0, &f), -EPERM);
+	sym_free(sym);
+	unlink(path);
+	free(path);
+}
+
+Test(kallsyms, empty_and_missing)
+{
+	char *empty = write_kallsyms("");
+	char *data_only = write_kallsyms("ffffffff81000000 D some_data\n");
+	struct ksyms *ks = NULL;
+
+	cr_expect_eq(ksyms_load(empty, &ks), -ENODATA);
+	cr_expect_eq(ksyms_load(data_only, &ks), -ENODATA);
+	cr_expect_eq(ksyms_load("/nonexistent/kallsyms", &ks), -ENOENT);
+	cr_expect_null(ks);
+	cr_expect_eq(ksyms_lookup(NULL, 1, NULL, NULL, NULL), 0);
+	unlink(empty);
+	unlink(data_only);
+	free(empty);
+	free(data_only);
+}
+
+Test(kallsyms, through_symbolizer)
+{
+	char *path = write_kallsyms(fixture);
+	struct sym_opts o = { .kallsyms_path = path };
+	struct symbolizer *sym, *raw;
+	struct sym_frame f;
+	struct sym_stats st;
+
+	cr_assert_eq(sym_new(&o, &sym), 0);
+	cr_assert_eq(sym_kernel_resolve(sym, 0xffffffffc0001010ULL, &f), 1);
+	cr_expect_str_eq(f.function, "ext4_file_read_iter");
+	cr_expect_str_eq(f.file, "ext4");
+	cr_expect_null(f.system_name);
+	cr_expect_eq(f.line, 0);
+	cr_expect_not(f.inlined);
+	cr_assert_eq(sym_kernel_resolve(sym, 0xffffffff81000210ULL, &f), 1);
+	cr_expect_str_eq(f.function, "second_func");
+	cr_expect_null(f.file);
+	cr_expect_eq(sym_kernel_resolve(sym, 0xffffffffa0000000ULL, &f), 0);
+	/* Rust module symbols are demangled */
+	cr_assert_eq(sym_kernel_resolve(sym, 0xffffffffc0010080ULL, &f), 1);
+	cr_expect_str_eq(f.function, "mycrate::foo");
+	cr_expect_str_eq(f.system_name, "_RNvCs1234_7mycrate3foo");
+	cr_expect_str_eq(f.file, "rustmod");
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.resolve_calls, 4);
+	cr_expect_eq(st.resolve_failures, 1);
+	sym_free(sym);
+
+	o.no_demangle = true;
+	cr_assert_eq(sym_new(&o, &raw), 0);
+	cr_assert_eq(sym_kernel_resolve(raw, 0xffffffffc0010080ULL, &f), 1);
+	cr_expect_str_eq(f.function, "_RNvCs1234_7mycrate3foo");
+	cr_expect_null(f.system_name);
+	sym_free(raw);
+	unlink(path);
+	free(path);
+}
+
+/* Address of name in the real /proc/kallsyms, 0 when absent. */
+static uint64_t real_address(const char *name)
+{
+	char line[1024], n[512], type;
+	unsigned long long addr;
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	cr_assert_not_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %511s", &addr, &type, n) == 3 && !strcmp(n, name) &&
+		    (type == 'T' || type == 't'))
+			found = addr;
+	}
+	fclose(f);
+	return found;
+}
+
+Test(kallsyms, real_proc_kallsyms)
+{
+	uint64_t addr = real_address("schedule");
+	struct symbolizer *sym;
+	struct sym_frame f;
+	int r;
+
+	if (geteuid() != 0 || !addr)
+		cr_skip_test("needs root and readable /proc/kallsyms");
+	cr_assert_eq(sym_new(NULL, &sym), 0);
+	r = sym_kernel_resolve(sym, addr, &f);
+	cr_assert_eq(r, 1, "schedule at 0x%" PRIx64 ": %d", addr, r);
+	cr_expect_str_eq(f.function, "schedule");
+	cr_expect_null(f.file);
+	cr_assert_eq(sym_kernel_resolve(sym, addr + 1, &f), 1);
+	cr_expect_str_eq(f.function, "schedule");
+	cr_expect_eq(sym_kernel_resolve(sym, 0x1000, &f), 0, "user address");
+	sym_free(sym);
+}
