@@ -5,6 +5,10 @@
 
 #include "cli.h"
 #include "log.h"
+#include "agent.h"
+#include "cmd_ls.h"
+#include "cmd_merge.h"
+#include "config.h"
 #include "record.h"
 
 static void usage(FILE *f)
@@ -14,6 +18,10 @@ static void usage(FILE *f)
 		   "\n"
 		   "Commands:\n"
 		   "  record     sample processes and write one symbolized profile\n"
+		   "  agent      profile continuously: a profile per process per interval,\n"
+		   "             to disk and to remote storage\n"
+		   "  ls         list the profiles the agent stored (time, labels, pids)\n"
+		   "  merge      merge stored profiles into one pprof\n"
 		   "  help CMD   options of a command\n"
 		   "\n"
 		   "  --version  print the version\n"
@@ -39,11 +47,29 @@ int main(int argc, char **argv)
 			cmd_record_usage();
 			return EXIT_OK;
 		}
+		if (argc > 2 && !strcmp(argv[2], "agent")) {
+			config_usage();
+			return EXIT_OK;
+		}
+		if (argc > 2 && !strcmp(argv[2], "ls")) {
+			cmd_ls_usage();
+			return EXIT_OK;
+		}
+		if (argc > 2 && !strcmp(argv[2], "merge")) {
+			cmd_merge_usage();
+			return EXIT_OK;
+		}
 		usage(stdout);
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "record"))
 		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "agent"))
+		return cmd_agent(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "ls"))
+		return cmd_ls(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "merge"))
+		return cmd_merge(argc - 1, argv + 1);
 	log_error("unknown command '%s' (see ebprof --help)", argv[1]);
 	return EXIT_USAGE;
 }
