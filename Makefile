@@ -105,11 +105,12 @@ integration-test: all $(INTEG_BINS) $(FIXTURES)
 
 run: deps
 	$(MAKE) --no-print-directory all
-	BUILD=$(BUILD) ./tools/run-default.sh
+	BUILD=$(BUILD) ARGS='$(ARGS)' ./tools/run-default.sh
 
 bench: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/record-overhead.sh
+	BUILD=$(BUILD) ./bench/agent-overhead.sh
 
 # Install the Debian packages that are missing (needs root; prints the
 # command otherwise).

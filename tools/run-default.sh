@@ -1,25 +1,26 @@
 #!/bin/sh
-# `make run`: record the postgres-related processes on their defaults and
-# say where the profile went. When no PostgreSQL runs here, start a
-# throwaway cluster under pgbench -S load for the recording, then stop it.
+# `make run`: the agent on its defaults (19 Hz, a profile per process every
+# 60 s into /var/lib/ebprof/profiles), until Ctrl-C. When no PostgreSQL
+# runs here, a throwaway cluster under pgbench -S load is started for the
+# run and stopped afterwards. Extra agent flags: make run ARGS='...'.
 set -eu
 BUILD=${BUILD:-build}
 EBPROF="$BUILD/ebprof"
-SECONDS_TO_RECORD=${SECONDS_TO_RECORD:-10}
-outdir=$(mktemp -d /tmp/ebprof-run-XXXXXX)
-out="$outdir/profile.pb.gz"
+OUTPUT_DIR=/var/lib/ebprof/profiles
 pgdir=""
-
-cleanup() {
-	[ -n "$pgdir" ] && tools/pgcluster.sh stop "$pgdir"
-	[ -n "${bench:-}" ] && kill "$bench" 2>/dev/null || true
-}
-trap cleanup EXIT INT TERM
+bench=""
 
 if [ "$(id -u)" != 0 ]; then
 	echo "make run: ebprof loads BPF programs; run it as root (sudo make run)" >&2
 	exit 1
 fi
+
+cleanup() {
+	[ -n "$bench" ] && kill "$bench" 2>/dev/null
+	[ -n "$pgdir" ] && tools/pgcluster.sh stop "$pgdir"
+	true
+}
+trap cleanup EXIT
 
 if ! pgrep -x 'postgres|postmaster' >/dev/null 2>&1; then
 	pgdir=$(mktemp -d /tmp/ebprof-pg-XXXXXX)
@@ -27,18 +28,22 @@ if ! pgrep -x 'postgres|postmaster' >/dev/null 2>&1; then
 	info=$(tools/pgcluster.sh start "$pgdir")
 	port=$(echo "$info" | sed -n 's/port=\([0-9]*\).*/\1/p')
 	tools/pgcluster.sh init-bench "$pgdir" 5
-	pgbench -n -S -c 2 -j 2 -T $((SECONDS_TO_RECORD + 5)) -h "$pgdir" -p "$port" -U postgres postgres \
-		>"$outdir/pgbench.log" 2>&1 &
+	pgbench -n -S -c 2 -j 2 -T 86400 -h "$pgdir" -p "$port" -U postgres postgres >/dev/null 2>&1 &
 	bench=$!
-	sleep 1
 fi
 
-echo "Recording the postgres-related processes for ${SECONDS_TO_RECORD}s at 99 Hz (Ctrl-C stops early)..."
-"$EBPROF" record -F 99 -d "$SECONDS_TO_RECORD" -o "$out"
+since=$(date '+%Y-%m-%dT%H:%M:%S')
+echo "Starting the agent on its defaults; profiles go to $OUTPUT_DIR (one per process per minute)."
+echo "Press Ctrl-C to stop it."
+# The agent flushes its last interval on SIGINT; keep the script alive.
+trap 'true' INT
+"$EBPROF" agent -v ${ARGS:-} || true
+trap - INT
 echo
-echo "Profile written to $out"
-echo "Top functions (go tool pprof -top):"
-HOME=${HOME:-/tmp} GOCACHE=${GOCACHE:-/tmp/ebprof-gocache} go tool pprof -top -nodecount=15 "$out" 2>/dev/null | sed 's/^/  /'
+echo "Profiles stored since $since:"
+"$EBPROF" ls --dir "$OUTPUT_DIR" --from "$since" 2>/dev/null | tail -20 || echo "  (none)"
 echo
-echo "Open it with:  go tool pprof -http=localhost:8080 $out"
-echo "          or:  go tool pprof -top $out"
+echo "Merge them into one profile and open it:"
+echo "  $EBPROF merge --dir $OUTPUT_DIR --from $since -o /tmp/merged.pb.gz"
+echo "  go tool pprof -http=localhost:8080 /tmp/merged.pb.gz"
+echo "Only the checkpointer:  $EBPROF ls --label backend_type=checkpointer"

@@ -194,7 +194,7 @@ static void main_build_id(struct agent *a, struct agent_proc *ap, const struct p
 		const struct map_entry *e = &maps->entries[i];
 		struct sym_binary bin = { e->path, (int)ap->pid, e->start, e->end, e->dev, e->inode };
 
-		if (e->kind != MAP_FILE || strcmp(e->path, pi->exe))
+		if (e->kind != MAPPING_FILE || strcmp(e->path, pi->exe))
 			continue;
 		if (!sym_elf_get(a->sym, &bin, &elf)) {
 			snprintf(ap->build_id, sizeof(ap->build_id), "%s", sym_elf_build_id(elf));

@@ -183,7 +183,7 @@ static struct bmap *user_mapping(struct builder *b, uint32_t pid, const struct m
 	if (e->path && !bm->key.path)
 		goto fail;
 
-	if (e->kind == MAP_FILE && b->opts.sym) {
+	if (e->kind == MAPPING_FILE && b->opts.sym) {
 		struct sym_binary bin = { e->path, (int)pid, e->start, e->end, e->dev, e->inode };
 		int err = sym_elf_get(b->opts.sym, &bin, &bm->elf);
 

@@ -38,11 +38,11 @@ int procmaps_parse_line(const char *line, struct map_entry *out)
 		path++;
 	len = strcspn(path, "\n");
 	if (len == 0) {
-		out->kind = MAP_ANON;
+		out->kind = MAPPING_ANON;
 		return 0;
 	}
-	out->kind = path[0] == '[' ? MAP_SPECIAL : MAP_FILE;
-	if (out->kind == MAP_FILE && len > sizeof(deleted_suffix) - 1 &&
+	out->kind = path[0] == '[' ? MAPPING_SPECIAL : MAPPING_FILE;
+	if (out->kind == MAPPING_FILE && len > sizeof(deleted_suffix) - 1 &&
 	    !memcmp(path + len - (sizeof(deleted_suffix) - 1), deleted_suffix,
 		    sizeof(deleted_suffix) - 1)) {
 		out->deleted = true;

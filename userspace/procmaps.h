@@ -13,9 +13,9 @@
 #include <stdio.h>
 
 enum map_kind {
-	MAP_ANON = 0, /* no path: anonymous memory, JIT code */
-	MAP_FILE,     /* a file (possibly deleted) */
-	MAP_SPECIAL,  /* "[vdso]", "[heap]", "[stack]", "[vsyscall]", ... */
+	MAPPING_ANON = 0, /* no path: anonymous memory, JIT code */
+	MAPPING_FILE,     /* a file (possibly deleted) */
+	MAPPING_SPECIAL,  /* "[vdso]", "[heap]", "[stack]", "[vsyscall]", ... */
 };
 
 struct map_entry {
@@ -26,7 +26,7 @@ struct map_entry {
 	char perms[5];	     /* "r-xp" */
 	enum map_kind kind;
 	bool deleted;	     /* path had the " (deleted)" suffix (stripped) */
-	char *path;	     /* NULL for MAP_ANON */
+	char *path;	     /* NULL for MAPPING_ANON */
 };
 
 struct proc_maps {

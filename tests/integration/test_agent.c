@@ -248,3 +248,78 @@ Test(agent, full_disk_does_not_stop_sampling, .timeout = 120)
 	store_entries_free(ents, n);
 	umount2(out, MNT_DETACH);
 }
+
+static void write_conf(const char *path, int freq, const char *pid, const char *out)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, "frequency = %d\ninterval = 1\ncomm = x-none\npid = %s\noutput-dir = %s\n"
+		   "http-listen = \"\"\n",
+		freq, pid, out);
+	fclose(f);
+}
+
+Test(agent, sighup_reloads_without_losing_samples, .timeout = 120)
+{
+	char *dir = tl_tmpdir("agenthup"), out[512], conf[512], line[512], pidarg[16];
+	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), "8", NULL };
+	struct store_query q = { 0 };
+	struct store_entry *ents;
+	struct tl_proc fx, ag;
+	int64_t cpu_ns = 0, periods[2] = { 0, 0 };
+	bool reloaded = false, kept = false;
+	double cpu = 0;
+	size_t n;
+
+	cr_assert_eq(geteuid(), 0);
+	snprintf(out, sizeof(out), "%s/profiles", dir);
+	snprintf(conf, sizeof(conf), "%s/ebprof.conf", dir);
+	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
+	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
+	sscanf(line, "pid=%15s", pidarg);
+	write_conf(conf, 49, pidarg, out);
+	start_agent(&ag, (char *[]){ "--config", conf, NULL });
+	fputs("go\n", fx.in);
+	sleep(3);
+	write_conf(conf, 97, pidarg, out);
+	kill(ag.pid, SIGHUP);
+	/* the restarted sampler announces the new frequency */
+	reloaded = tl_wait_line(ag.err, "sampling at 97 Hz", line, sizeof(line), 20) == 0;
+	sleep(2);
+	FILE *f = fopen(conf, "w");
+	fputs("frequency = lots\n", f);
+	fclose(f);
+	kill(ag.pid, SIGHUP);
+	while (tl_wait_line(ag.err, "", line, sizeof(line), 5) == 0) {
+		kept |= strstr(line, "configuration not reloaded") != NULL &&
+			strstr(line, "frequency") != NULL;
+		if (kept)
+			break;
+	}
+	cr_expect(reloaded, "no reload was logged");
+	cr_expect(kept, "a bad configuration on SIGHUP was not reported");
+	cr_assert_eq(tl_wait_line(fx.out, "cpu_seconds=", line, sizeof(line), 30), 0);
+	sscanf(line, "cpu_seconds=%lf", &cpu);
+	cr_assert_eq(tl_wait(&fx, 10), 0);
+	sleep(2);
+	cr_assert_eq(stop_agent(&ag), 0, "the agent died after a bad reload");
+
+	cr_assert_eq(store_list(out, &q, &ents, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct profile *p = tl_load_profile(ents[i].path);
+
+		cr_assert_not_null(p);
+		cpu_ns += tl_samples_total(p, -1, 1);
+		if (p->period == 1000000000LL / 49)
+			periods[0]++;
+		else if (p->period == 1000000000LL / 97)
+			periods[1]++;
+		profile_free(p);
+	}
+	cr_expect_gt(periods[0], 0, "no profile at the first frequency");
+	cr_expect_gt(periods[1], 0, "no profile at the reloaded frequency");
+	cr_expect(cpu_ns >= 0.85 * cpu * 1e9 && cpu_ns <= 1.15 * cpu * 1e9,
+		  "profiles account for %.2f s of CPU, the workload used %.2f s", cpu_ns / 1e9, cpu);
+	store_entries_free(ents, n);
+}

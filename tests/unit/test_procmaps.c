@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ Test(procmaps, file_mapping)
 	cr_expect_eq(e.dev, makedev(0xfd, 1));
 	cr_expect_eq(e.inode, 1234567);
 	cr_expect_str_eq(e.perms, "r-xp");
-	cr_expect_eq(e.kind, MAP_FILE);
+	cr_expect_eq(e.kind, MAPPING_FILE);
 	cr_expect_not(e.deleted);
 	cr_expect_str_eq(e.path, "/usr/bin/cat");
 	free(e.path);
@@ -37,7 +38,7 @@ Test(procmaps, deleted_file_and_spaces_in_path)
 					 &e),
 		     0);
 	cr_expect(e.deleted);
-	cr_expect_eq(e.kind, MAP_FILE);
+	cr_expect_eq(e.kind, MAPPING_FILE);
 	cr_expect_str_eq(e.path, "/opt/my app/lib x.so");
 	free(e.path);
 
@@ -54,18 +55,18 @@ Test(procmaps, anonymous_and_special)
 	struct map_entry e;
 
 	cr_assert_eq(procmaps_parse_line("7ffd1000-7ffd3000 r-xp 00000000 00:00 0 ", &e), 0);
-	cr_expect_eq(e.kind, MAP_ANON);
+	cr_expect_eq(e.kind, MAPPING_ANON);
 	cr_expect_null(e.path);
 
 	cr_assert_eq(procmaps_parse_line("7ffd1000-7ffd3000 r-xp 00000000 00:00 0      [vdso]", &e),
 		     0);
-	cr_expect_eq(e.kind, MAP_SPECIAL);
+	cr_expect_eq(e.kind, MAPPING_SPECIAL);
 	cr_expect_str_eq(e.path, "[vdso]");
 	free(e.path);
 
 	cr_assert_eq(procmaps_parse_line("01000000-02000000 rw-p 00000000 00:00 0   [heap]\n", &e),
 		     0);
-	cr_expect_eq(e.kind, MAP_SPECIAL);
+	cr_expect_eq(e.kind, MAPPING_SPECIAL);
 	cr_expect_str_eq(e.path, "[heap]");
 	free(e.path);
 }
@@ -111,7 +112,7 @@ Test(procmaps, reads_own_process)
 	cr_assert_eq(procmaps_read(getpid(), true, &m), 0);
 	e = procmaps_find(m, (uint64_t)(uintptr_t)&procmaps_find);
 	cr_assert_not_null(e);
-	cr_expect_eq(e->kind, MAP_FILE);
+	cr_expect_eq(e->kind, MAPPING_FILE);
 	cr_expect(strstr(e->path, "test_procmaps") != NULL, "%s", e->path);
 	procmaps_free(m);
 	cr_expect_lt(procmaps_read(0x3fffff, true, &m), 0);
