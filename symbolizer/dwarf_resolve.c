@@ -16,12 +16,26 @@
 /* Longest inline chain followed; deeper ones keep their outer part. */
 #define SYMDW_MAX_CHAIN 128
 
+/* A function symbol of the symbol table, for bisection. */
+struct func_sym {
+	GElf_Addr addr; /* module address */
+	GElf_Addr end;	/* addr + size; sizeless: end of its section */
+	const char *name; /* owned by libelf's string table */
+	int rank;	  /* GLOBAL 0, WEAK 1, LOCAL 2: the name kept at an alias */
+};
+
 struct sym_dwarf {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	GElf_Addr bias; /* module address = ELF vaddr + bias */
 	char *debug_path;
 	bool has_lines;
+	/* Function symbols sorted by address, built on first use:
+	 * dwfl_module_addrinfo scans every symbol for each lookup, which
+	 * dominates symbolization of binaries without DWARF. */
+	struct func_sym *funcs;
+	size_t nfuncs;
+	bool funcs_built;
 };
 
 static int find_elf_cb(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -151,6 +165,7 @@ void symdw_close(struct sym_dwarf *dw)
 	if (dw->dwfl)
 		dwfl_end(dw->dwfl);
 	free(dw->debug_path);
+	free(dw->funcs);
 	free(dw);
 }
 
@@ -268,30 +283,102 @@ static int dwarf_chain(struct sym_dwarf *dw, Dwarf_Addr addr, struct symdw_frame
 	return n;
 }
 
-/* Nearest function symbol (.symtab, else .dynsym) covering addr. */
+static bool is_function(const GElf_Sym *sym, Elf *elf, GElf_Word shndx)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		return true;
+	if (type != STT_NOTYPE || !elf || shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return false;
+	scn = elf_getscn(elf, shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct func_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->rank - y->rank;
+}
+
+/* Sorted function symbols of the module (.symtab, else .dynsym, as libdwfl
+ * picks), one per address. On allocation failure the table stays empty and
+ * lookups fall back to libdwfl. */
+static void build_funcs(struct sym_dwarf *dw)
+{
+	int n = dwfl_module_getsymtab(dw->mod);
+	size_t count = 0;
+
+	dw->funcs_built = true;
+	if (n <= 1)
+		return;
+	dw->funcs = calloc((size_t)n, sizeof(*dw->funcs));
+	if (!dw->funcs)
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Word shndx = 0;
+		GElf_Addr addr = 0;
+		Elf *elf = NULL;
+		GElf_Sym sym;
+		const char *name = dwfl_module_getsym_info(dw->mod, i, &sym, &addr, &shndx, &elf,
+							    NULL);
+		GElf_Addr end = addr + sym.st_size;
+		GElf_Shdr sh;
+		Elf_Scn *scn;
+		int bind;
+
+		if (!name || !name[0] || !is_function(&sym, elf, shndx))
+			continue;
+		if (!sym.st_size) {
+			scn = shndx != SHN_UNDEF && shndx < SHN_LORESERVE ? elf_getscn(elf, shndx) : NULL;
+			if (!scn || !gelf_getshdr(scn, &sh))
+				continue;
+			end = sh.sh_addr + sh.sh_size + (addr - sym.st_value);
+		}
+		bind = GELF_ST_BIND(sym.st_info);
+		dw->funcs[count++] = (struct func_sym){ addr, end, name,
+							bind == STB_GLOBAL ? 0 :
+							bind == STB_WEAK   ? 1 :
+									     2 };
+	}
+	qsort(dw->funcs, count, sizeof(*dw->funcs), cmp_func);
+	/* Keep the best-ranked name at each address (aliases). */
+	size_t out = 0;
+
+	for (size_t i = 0; i < count; i++)
+		if (!out || dw->funcs[out - 1].addr != dw->funcs[i].addr)
+			dw->funcs[out++] = dw->funcs[i];
+	dw->nfuncs = out;
+}
+
+/* Nearest function symbol (.symtab, else .dynsym) covering addr: the last
+ * symbol at or below addr, within its size (a sizeless symbol covers up to
+ * the end of its section; a later symbol starts a new one anyway). */
 static const char *symtab_name(struct sym_dwarf *dw, Dwarf_Addr addr)
 {
-	GElf_Off off = 0;
-	GElf_Word shndx = 0;
-	Elf *elf = NULL;
-	GElf_Sym sym;
-	const char *name;
-	int type;
+	size_t lo = 0, hi;
+	const struct func_sym *f;
 
-	name = dwfl_module_addrinfo(dw->mod, addr, &off, &sym, &shndx, &elf, NULL);
-	if (!name || !name[0])
-		return NULL;
-	type = GELF_ST_TYPE(sym.st_info);
-	if (type == STT_FUNC || type == STT_GNU_IFUNC)
-		return name;
-	if (type == STT_NOTYPE && elf && shndx != SHN_UNDEF && shndx < SHN_LORESERVE) {
-		GElf_Shdr sh;
-		Elf_Scn *scn = elf_getscn(elf, shndx);
+	if (!dw->funcs_built)
+		build_funcs(dw);
+	hi = dw->nfuncs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR))
-			return name;
+		if (dw->funcs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return NULL;
+	if (lo == 0)
+		return NULL;
+	f = &dw->funcs[lo - 1];
+	return addr < f->end ? f->name : NULL;
 }
 
 int symdw_resolve(struct sym_dwarf *dw, uint64_t vaddr, struct symdw_frame *frames, int max)

@@ -305,6 +305,34 @@ static int seed_targets(struct sampler *s, struct record_state *st, char *err, s
 	return (int)n;
 }
 
+/*
+ * Warm the symbolizer while sampling runs: kallsyms and the binaries the
+ * targets map (their symbol tables are built on the first lookup), so what
+ * is left after sampling is resolving addresses. Not for -a: every binary
+ * of the machine is not worth it.
+ */
+static void prewarm_symbols(struct symbolizer *sym, struct proc_registry *procs, bool kernel)
+{
+	struct proc_info *pi;
+	struct sym_frame f[8];
+
+	if (kernel)
+		sym_kernel_resolve(sym, 0, f); /* loads kallsyms; the answer does not matter */
+	for (size_t it = 0; (pi = procs_next(procs, &it));) {
+		for (size_t i = 0; pi->maps && i < pi->maps->n; i++) {
+			const struct map_entry *e = &pi->maps->entries[i];
+			struct sym_binary bin = { e->path, (int)pi->pid, e->start, e->end, e->dev,
+						  e->inode };
+			struct sym_elf *elf;
+
+			if (e->kind != MAPPING_FILE || sym_elf_get(sym, &bin, &elf))
+				continue;
+			sym_elf_resolve(sym, elf, e->offset, f, 8);
+			sym_elf_put(sym, elf);
+		}
+	}
+}
+
 static void progress(double elapsed, const struct sampler_stats *ss, unsigned long procs,
 		     bool final)
 {
@@ -430,6 +458,7 @@ int cmd_record(int argc, char **argv)
 	}
 	log_info("sampling at %ld Hz on %d CPUs%s", o.frequency, sampler_ncpus(s),
 		 o.duration > 0 ? "" : " until Ctrl-C");
+	prewarm_symbols(sym, st.procs, o.kernel && !o.all);
 
 	while (!stop_requested) {
 		double left = o.duration > 0 ? o.duration - (now_mono() - start) : 1.0;
