@@ -13,7 +13,7 @@
 
 #define PID_MAX_LIMIT (1u << 22)
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int cli_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -40,26 +40,30 @@ int cli_parse_pids(const char *s, uint32_t **pids, size_t *n, char *err, size_t 
 
 		if (*p < '0' || *p > '9') {
 			free(out);
-			return fail(err, errlen, "malformed pid list '%s': expected numbers "
-						 "separated by commas", s);
+			return cli_fail(err, errlen,
+					"malformed pid list '%s': expected numbers "
+					"separated by commas",
+					s);
 		}
 		errno = 0;
 		v = strtoul(p, &end, 10);
 		if (errno || v == 0 || v > PID_MAX_LIMIT || (*end && *end != ',')) {
 			free(out);
-			return fail(err, errlen, "malformed pid list '%s': expected numbers "
-						 "separated by commas", s);
+			return cli_fail(err, errlen,
+					"malformed pid list '%s': expected numbers "
+					"separated by commas",
+					s);
 		}
 		out[count++] = (uint32_t)v;
 		p = *end ? end + 1 : end;
 		if (*end == ',' && !*p) {
 			free(out);
-			return fail(err, errlen, "malformed pid list '%s': trailing comma", s);
+			return cli_fail(err, errlen, "malformed pid list '%s': trailing comma", s);
 		}
 	}
 	if (!count) {
 		free(out);
-		return fail(err, errlen, "empty pid list");
+		return cli_fail(err, errlen, "empty pid list");
 	}
 	*pids = out;
 	*n = count;
@@ -89,10 +93,10 @@ int cli_parse_names(const char *s, char ***names, size_t *n, char *err, size_t e
 
 		if (len == 0 || len > 15 || memchr(p, '/', len)) {
 			cli_free_list(out, count);
-			return fail(err, errlen,
-				    "bad process name list '%s': names are 1 to 15 characters, "
-				    "separated by commas",
-				    s);
+			return cli_fail(err, errlen,
+					"bad process name list '%s': names are 1 to 15 characters, "
+					"separated by commas",
+					s);
 		}
 		out[count] = strndup(p, len);
 		if (!out[count]) {
@@ -118,11 +122,11 @@ int cli_parse_int(const char *s, const char *what, long min, long max, long *out
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (!*s || *end || errno)
-		return fail(err, errlen, "%s must be an integer between %ld and %ld, got '%s'", what,
-			    min, max, s);
+		return cli_fail(err, errlen, "%s must be an integer between %ld and %ld, got '%s'",
+				what, min, max, s);
 	if (v < min || v > max)
-		return fail(err, errlen, "%s must be between %ld and %ld, got %ld", what, min, max,
-			    v);
+		return cli_fail(err, errlen, "%s must be between %ld and %ld, got %ld", what, min,
+				max, v);
 	*out = v;
 	return 0;
 }
@@ -135,10 +139,11 @@ int cli_parse_seconds(const char *s, const char *what, double *out, char *err, s
 	errno = 0;
 	v = strtod(s, &end);
 	if (!*s || *end || errno || !isfinite(v))
-		return fail(err, errlen, "%s must be a number of seconds, got '%s'", what, s);
+		return cli_fail(err, errlen, "%s must be a number of seconds, got '%s'", what, s);
 	if (v <= 0 || v > 366.0 * 86400)
-		return fail(err, errlen, "%s must be greater than 0 seconds (and at most a year), got %s",
-			    what, s);
+		return cli_fail(err, errlen,
+				"%s must be greater than 0 seconds (and at most a year), got %s",
+				what, s);
 	*out = v;
 	return 0;
 }
@@ -152,11 +157,11 @@ int cli_check_output(const char *path, char *err, size_t errlen)
 	if (!strcmp(path, "-"))
 		return 0;
 	if (!*path)
-		return fail(err, errlen, "empty output path");
+		return cli_fail(err, errlen, "empty output path");
 	if (!stat(path, &st) && S_ISDIR(st.st_mode))
-		return fail(err, errlen, "cannot write output %s: is a directory", path);
+		return cli_fail(err, errlen, "cannot write output %s: is a directory", path);
 	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
-		return fail(err, errlen, "output path too long");
+		return cli_fail(err, errlen, "output path too long");
 	slash = strrchr(dir, '/');
 	if (!slash)
 		strcpy(dir, ".");
@@ -165,10 +170,11 @@ int cli_check_output(const char *path, char *err, size_t errlen)
 	else
 		*slash = '\0';
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
-		return fail(err, errlen, "cannot write output %s: directory %s does not exist", path,
-			    dir);
+		return cli_fail(err, errlen, "cannot write output %s: directory %s does not exist",
+				path, dir);
 	if (access(dir, W_OK | X_OK))
-		return fail(err, errlen, "cannot write output %s: directory %s is not writable (%s)",
-			    path, dir, strerror(errno));
+		return cli_fail(err, errlen,
+				"cannot write output %s: directory %s is not writable (%s)", path,
+				dir, strerror(errno));
 	return 0;
 }

@@ -17,6 +17,10 @@ enum {
 	EXIT_USAGE = 2,	  /* bad input: flags, values, paths, no target */
 };
 
+/* Write a one-line message into err and return -EINVAL: the parsers'
+ * common error path. */
+int cli_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* "1234,5678" -> malloc'ed array (caller frees). Pids must be 1..2^22. */
 int cli_parse_pids(const char *s, uint32_t **pids, size_t *n, char *err, size_t errlen);
 /* "a,b" -> malloc'ed array of malloc'ed names (free with cli_free_list).

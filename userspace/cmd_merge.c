@@ -14,6 +14,7 @@
 #include "merge.h"
 #include "pprof.h"
 #include "store_cli.h"
+#include "timeutil.h"
 
 enum merge_format { MERGE_PPROF, MERGE_FOLDED };
 
@@ -41,14 +42,6 @@ void cmd_merge_usage(void)
 	       "profiles of different sample types.\n");
 }
 
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* 0, 1 when help was printed, -EINVAL (logged). */
 static int parse_args(int argc, char **argv, struct merge_opts *o)
 {
@@ -60,7 +53,7 @@ static int parse_args(int argc, char **argv, struct merge_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int64_t now = realtime_ns();
+	int64_t now = wall_ns();
 	char err[512];
 	int c, r;
 
@@ -222,20 +215,9 @@ int cmd_merge(int argc, char **argv)
 		rc = err > 0 ? EXIT_OK : EXIT_USAGE;
 		goto out;
 	}
-	err = store_list(o.f.dir, &o.f.q, &e, &n);
-	if (err == -ENOENT || err == -ENOTDIR) {
-		log_error("no profile store at %s (see --dir)", o.f.dir);
+	rc = store_filter_select(&o.f, &e, &n);
+	if (rc != EXIT_OK)
 		goto out;
-	}
-	if (err) {
-		log_error("cannot read the profile store %s: %s", o.f.dir, strerror(-err));
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
-	if (!n) {
-		log_error("no profiles match in %s", o.f.dir);
-		goto out;
-	}
 	dst = profile_new();
 	if (!dst) {
 		log_error("out of memory");

@@ -199,20 +199,7 @@ static const struct key_def keys[] = {
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 /* getopt values: keys are OPT_KEY + index. */
-enum { OPT_CONFIG = 256, OPT_KEY = 512 };
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+enum { OPT_CONFIG = 256, OPT_VERSION, OPT_KEY = 512 };
 
 static int no_memory(char *err, size_t errlen)
 {
@@ -477,27 +464,28 @@ static int resolve_cgroup(const char *p, size_t len, const char *what, char **ou
 	struct stat st;
 
 	if (!len || len >= sizeof(given))
-		return fail(err, errlen, "%s: empty or too long cgroup path", what);
+		return cli_fail(err, errlen, "%s: empty or too long cgroup path", what);
 	memcpy(given, p, len);
 	given[len] = '\0';
 	if (given[0] != '/')
-		return fail(err, errlen, "%s: cgroup '%s' is not an absolute path", what, given);
+		return cli_fail(err, errlen, "%s: cgroup '%s' is not an absolute path", what,
+				given);
 	if (!strncmp(given, CGROUP_FS, fslen) && (!given[fslen] || given[fslen] == '/'))
 		snprintf(full, sizeof(full), "%s", given);
 	else if (snprintf(full, sizeof(full), "%s%s", cgroup2_root(), given) >= (int)sizeof(full))
-		return fail(err, errlen, "%s: cgroup path '%s' too long", what, given);
+		return cli_fail(err, errlen, "%s: cgroup path '%s' too long", what, given);
 	if (!realpath(full, real))
-		return fail(err, errlen, "%s: cgroup '%s' does not exist (%s: %s)", what, given,
-			    full, strerror(errno));
+		return cli_fail(err, errlen, "%s: cgroup '%s' does not exist (%s: %s)", what, given,
+				full, strerror(errno));
 	if (stat(real, &st) || !S_ISDIR(st.st_mode))
-		return fail(err, errlen, "%s: cgroup '%s' is not a directory (%s)", what, given,
-			    real);
+		return cli_fail(err, errlen, "%s: cgroup '%s' is not a directory (%s)", what, given,
+				real);
 	if (strncmp(real, CGROUP_FS, fslen) || (real[fslen] && real[fslen] != '/'))
-		return fail(err, errlen, "%s: cgroup '%s' is not under " CGROUP_FS " (%s)", what,
-			    given, real);
+		return cli_fail(err, errlen, "%s: cgroup '%s' is not under " CGROUP_FS " (%s)",
+				what, given, real);
 	if (!is_cgroup2(real))
-		return fail(err, errlen, "%s: cgroup '%s' is not a cgroup v2 directory (%s)", what,
-			    given, real);
+		return cli_fail(err, errlen, "%s: cgroup '%s' is not a cgroup v2 directory (%s)",
+				what, given, real);
 	*out = strdup(real);
 	return *out ? 0 : no_memory(err, errlen);
 }
@@ -565,41 +553,42 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 		return 0;
 	case T_BOOL:
 		if (parse_bool(v, FIELD(c, k, bool)))
-			return fail(err, errlen,
-				    "%s must be true/false, yes/no, on/off or 1/0, got '%s'", what,
-				    v);
+			return cli_fail(err, errlen,
+					"%s must be true/false, yes/no, on/off or 1/0, got '%s'",
+					what, v);
 		return 0;
 	case T_PATH:
 		if (!*v && k->empty_ok)
 			return set_str(FIELD(c, k, char *), "", err, errlen);
 		if (v[0] != '/' || has_control_chars(v))
-			return fail(err, errlen, "%s must be an absolute path%s, got '%s'", what,
-				    k->empty_ok ? " or \"\"" : "", v);
+			return cli_fail(err, errlen, "%s must be an absolute path%s, got '%s'",
+					what, k->empty_ok ? " or \"\"" : "", v);
 		return set_str(FIELD(c, k, char *), v, err, errlen);
 	case T_DURATION:
 		ret = config_parse_duration(v, &i64);
 		if (ret == -EINVAL)
-			return fail(err, errlen,
-				    "%s must be a duration in seconds or with a suffix s, m, h, d "
-				    "or w (e.g. 7d), got '%s'",
-				    what, v);
+			return cli_fail(
+				err, errlen,
+				"%s must be a duration in seconds or with a suffix s, m, h, d "
+				"or w (e.g. 7d), got '%s'",
+				what, v);
 		if (ret)
-			return fail(err, errlen,
-				    "%s must be greater than 0 and fit in 64 bits, got '%s'", what,
-				    v);
+			return cli_fail(err, errlen,
+					"%s must be greater than 0 and fit in 64 bits, got '%s'",
+					what, v);
 		*FIELD(c, k, int64_t) = i64;
 		return 0;
 	case T_SIZE:
 		ret = config_parse_size(v, &i64);
 		if (ret == -EINVAL)
-			return fail(err, errlen,
-				    "%s must be a size in bytes or with a suffix K, M, G or T "
-				    "(e.g. 512M), got '%s'",
-				    what, v);
+			return cli_fail(err, errlen,
+					"%s must be a size in bytes or with a suffix K, M, G or T "
+					"(e.g. 512M), got '%s'",
+					what, v);
 		if (ret)
-			return fail(err, errlen,
-				    "%s must be greater than 0 and fit in 64 bits, got '%s'", what,
-				    v);
+			return cli_fail(err, errlen,
+					"%s must be greater than 0 and fit in 64 bits, got '%s'",
+					what, v);
 		*FIELD(c, k, int64_t) = i64;
 		return 0;
 	case T_NAMES: {
@@ -611,12 +600,12 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 			if (ret == -ENOMEM)
 				return no_memory(err, errlen);
 			if (ret)
-				return fail(err, errlen, "%s: %s", what, msg);
+				return cli_fail(err, errlen, "%s: %s", what, msg);
 			if (k->max && n > (size_t)k->max) {
 				cli_free_list(names, n);
-				return fail(err, errlen,
-					    "%s takes at most %ld names, got %zu in '%s'", what,
-					    k->max, n, v);
+				return cli_fail(err, errlen,
+						"%s takes at most %ld names, got %zu in '%s'", what,
+						k->max, n, v);
 			}
 		}
 		cli_free_list(*FIELD(c, k, char **), *COUNT(c, k));
@@ -633,7 +622,7 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 			if (ret == -ENOMEM)
 				return no_memory(err, errlen);
 			if (ret)
-				return fail(err, errlen, "%s: %s", what, msg);
+				return cli_fail(err, errlen, "%s: %s", what, msg);
 		}
 		free(*FIELD(c, k, uint32_t *));
 		*FIELD(c, k, uint32_t *) = pids;
@@ -656,7 +645,7 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 	}
 	case T_SERVICE:
 		if (!valid_service(v))
-			return fail(
+			return cli_fail(
 				err, errlen,
 				"%s must be 1 to %d characters among A-Z a-z 0-9 . _ -, got '%s'",
 				what, SERVICE_MAX, v);
@@ -668,10 +657,10 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 		if (!*v)
 			return set_str(FIELD(c, k, char *), NULL, err, errlen);
 		if (!valid_url(v))
-			return fail(err, errlen,
-				    "%s must be an http:// or https:// URL with a host and no "
-				    "query, or \"\", got '%s'",
-				    what, v);
+			return cli_fail(err, errlen,
+					"%s must be an http:// or https:// URL with a host and no "
+					"query, or \"\", got '%s'",
+					what, v);
 		copy = strdup(v);
 		if (!copy)
 			return no_memory(err, errlen);
@@ -685,25 +674,26 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 	}
 	case T_TEXT:
 		if (has_control_chars(v))
-			return fail(err, errlen, "%s must not contain control characters", what);
+			return cli_fail(err, errlen, "%s must not contain control characters",
+					what);
 		return set_str(FIELD(c, k, char *), *v ? v : NULL, err, errlen);
 	case T_LISTEN: {
 		int port;
 
 		if (*v && config_parse_listen(v, NULL, 0, &port))
-			return fail(err, errlen,
-				    "%s must be ADDR:PORT (IPv4 address, [IPv6 address] or "
-				    "localhost; port 1..65535) or \"\", got '%s'",
-				    what, v);
+			return cli_fail(err, errlen,
+					"%s must be ADDR:PORT (IPv4 address, [IPv6 address] or "
+					"localhost; port 1..65535) or \"\", got '%s'",
+					what, v);
 		return set_str(FIELD(c, k, char *), v, err, errlen);
 	}
 	case T_LOGLEVEL:
 		if (parse_log_level(v, FIELD(c, k, int)))
-			return fail(err, errlen, "%s must be error, warn, info or debug, got '%s'",
-				    what, v);
+			return cli_fail(err, errlen,
+					"%s must be error, warn, info or debug, got '%s'", what, v);
 		return 0;
 	}
-	return fail(err, errlen, "%s: internal error: unknown key type", what);
+	return cli_fail(err, errlen, "%s: internal error: unknown key type", what);
 }
 
 /* ---- public API ---- */
@@ -765,7 +755,7 @@ int config_set(struct agent_config *c, const char *key, const char *value, char 
 	const struct key_def *k = find_key(key);
 
 	if (!k)
-		return fail(err, errlen, "unknown key '%s'", key);
+		return cli_fail(err, errlen, "unknown key '%s'", key);
 	return set_value(c, k, value, k->name, err, errlen);
 }
 
@@ -790,11 +780,11 @@ static int split_line(char *line, char **key, char **value, char *err, size_t er
 	char *eq = strchr(line, '='), *v, *out;
 
 	if (!eq)
-		return fail(err, errlen, "expected 'key = value'");
+		return cli_fail(err, errlen, "expected 'key = value'");
 	*eq = '\0';
 	*key = trim(line);
 	if (!**key)
-		return fail(err, errlen, "expected 'key = value', the key is empty");
+		return cli_fail(err, errlen, "expected 'key = value', the key is empty");
 	v = eq + 1;
 	while (isspace((unsigned char)*v))
 		v++;
@@ -813,7 +803,7 @@ static int split_line(char *line, char **key, char **value, char *err, size_t er
 	out = *value = v;
 	for (v++; *v != '"'; v++) {
 		if (!*v)
-			return fail(err, errlen, "unterminated quoted value of '%s'", *key);
+			return cli_fail(err, errlen, "unterminated quoted value of '%s'", *key);
 		if (*v == '\\' && (v[1] == '"' || v[1] == '\\'))
 			v++;
 		*out++ = *v;
@@ -821,8 +811,8 @@ static int split_line(char *line, char **key, char **value, char *err, size_t er
 	*out = '\0';
 	v = trim(v + 1);
 	if (*v && *v != '#')
-		return fail(err, errlen, "unexpected text after the quoted value of '%s': '%s'",
-			    *key, v);
+		return cli_fail(err, errlen, "unexpected text after the quoted value of '%s': '%s'",
+				*key, v);
 	return 0;
 }
 
@@ -851,7 +841,7 @@ int config_load_file(struct agent_config *c, const char *path, char *err, size_t
 
 		lineno++;
 		if ((size_t)len != strlen(line)) {
-			ret = fail(msg, sizeof(msg), "NUL byte in the line");
+			ret = cli_fail(msg, sizeof(msg), "NUL byte in the line");
 			break;
 		}
 		if (lineno == 1 && !strncmp(p, "\xef\xbb\xbf", 3))
@@ -927,6 +917,7 @@ void config_usage(void)
 	       "                              read only if it exists)\n"
 	       "  -v, --verbose               log-level one step higher (repeatable)\n"
 	       "  -h, --help                  this help\n"
+	       "      --version               print the version\n"
 	       "\n"
 	       "Durations: 3600, 90m, 12h, 7d, 2w. Sizes: 1000, 1024K, 512M, 1G (powers of\n"
 	       "1024; KiB, MiB, GiB, TiB also accepted). Booleans in the file: true/false,\n"
@@ -953,6 +944,7 @@ static void build_options(struct option *opts, char *shortopts)
 	opts[n++] = (struct option){ "config", required_argument, NULL, OPT_CONFIG };
 	opts[n++] = (struct option){ "verbose", no_argument, NULL, 'v' };
 	opts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	opts[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
 	opts[n] = (struct option){ NULL, 0, NULL, 0 };
 	memcpy(shortopts + s, "vh", 3);
 }
@@ -974,22 +966,22 @@ static int bad_option(const struct option *opts, const char *arg, int opt, char 
 	size_t len, matches = 0;
 
 	if (strncmp(arg, "--", 2))
-		return fail(err, errlen, "unknown option '-%c' (see ebprof agent --help)",
-			    opt ? opt : '?');
+		return cli_fail(err, errlen, "unknown option '-%c' (see ebprof agent --help)",
+				opt ? opt : '?');
 	len = strcspn(arg + 2, "=");
 	for (const struct option *o = opts; o->name; o++) {
 		if (strlen(o->name) == len && !strncmp(o->name, arg + 2, len))
-			return fail(err, errlen, "option '--%s' takes no value", o->name);
+			return cli_fail(err, errlen, "option '--%s' takes no value", o->name);
 		matches += !strncmp(o->name, arg + 2, len);
 	}
-	return fail(err, errlen, "%s option '%.*s' (see ebprof agent --help)",
-		    matches > 1 ? "ambiguous" : "unknown", (int)len + 2, arg);
+	return cli_fail(err, errlen, "%s option '%.*s' (see ebprof agent --help)",
+			matches > 1 ? "ambiguous" : "unknown", (int)len + 2, arg);
 }
 
 int config_parse_args_path(struct agent_config *c, int argc, char **argv, const char *default_path,
 			   char *err, size_t errlen)
 {
-	struct option opts[NKEYS + 4];
+	struct option opts[NKEYS + 5];
 	char shortopts[2 * NKEYS + 4], what[64];
 	const char *config_path = NULL;
 	int opt, verbose = 0, ret, i;
@@ -1002,6 +994,10 @@ int config_parse_args_path(struct agent_config *c, int argc, char **argv, const 
 	while ((opt = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
 		if (opt == 'h') {
 			config_usage();
+			return 1;
+		}
+		if (opt == OPT_VERSION) {
+			printf("ebprof %s (%s)\n", EBPROF_VERSION, EBPROF_GIT_REV);
 			return 1;
 		}
 		if (opt == OPT_CONFIG)
@@ -1031,14 +1027,14 @@ int config_parse_args_path(struct agent_config *c, int argc, char **argv, const 
 			break;
 		case ':':
 			if (optopt > 0 && optopt < 256)
-				return fail(err, errlen, "option -%c needs a value", optopt);
-			return fail(err, errlen, "option %s needs a value", argv[optind - 1]);
+				return cli_fail(err, errlen, "option -%c needs a value", optopt);
+			return cli_fail(err, errlen, "option %s needs a value", argv[optind - 1]);
 		case '?':
 			return bad_option(opts, argv[optind - 1], optopt, err, errlen);
 		default:
 			i = key_of_option(opt);
 			if (i < 0)
-				return fail(err, errlen, "internal error: option %d", opt);
+				return cli_fail(err, errlen, "internal error: option %d", opt);
 			snprintf(what, sizeof(what), "--%s", keys[i].name);
 			ret = set_value(c, &keys[i],
 					keys[i].type == T_BOOL && !optarg ? "true" : optarg, what,
@@ -1048,11 +1044,12 @@ int config_parse_args_path(struct agent_config *c, int argc, char **argv, const 
 		}
 	}
 	if (optind < argc)
-		return fail(err, errlen, "unexpected argument '%s' (see ebprof agent --help)",
-			    argv[optind]);
+		return cli_fail(err, errlen, "unexpected argument '%s' (see ebprof agent --help)",
+				argv[optind]);
 	c->log_level = c->log_level + verbose > LOG_DEBUG ? LOG_DEBUG : c->log_level + verbose;
 	if (c->no_kernel && c->no_user)
-		return fail(err, errlen, "no-kernel and no-user together leave nothing to sample");
+		return cli_fail(err, errlen,
+				"no-kernel and no-user together leave nothing to sample");
 	return 0;
 }
 

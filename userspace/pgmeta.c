@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "pgmeta.h"
 
 /* Title prefixes of PostgreSQL's auxiliary processes, longest first where
@@ -148,17 +149,11 @@ int pg_parse_title(const char *cmdline, size_t len, struct pg_title *out)
 
 int pg_read_title(uint32_t pid, struct pg_title *out)
 {
-	char path[64], buf[1024];
-	ssize_t n;
-	int fd;
+	char path[64], buf[1025];
+	size_t n;
+	int err;
 
 	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n < 0)
-		return -errno;
-	return pg_parse_title(buf, (size_t)n, out);
+	err = read_small_file(path, buf, sizeof(buf), &n);
+	return err ? err : pg_parse_title(buf, n, out);
 }

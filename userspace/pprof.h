@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fileio.h" /* write_file_atomic, read_file */
 #include "profile.h"
 
 /*
@@ -31,12 +32,5 @@ int pprof_encode(const struct profile *p, bool gzip, uint8_t **buf, size_t *len)
  * entries with function_id 0 (no function) are dropped.
  */
 int pprof_decode(const uint8_t *buf, size_t len, struct profile **out);
-
-/* Write buf to path atomically (temp file in the same directory, fsync,
- * rename); path "-" writes to stdout. 0 or a negative errno. */
-int write_file_atomic(const char *path, const uint8_t *buf, size_t len);
-
-/* Read a whole file ("-" = stdin); *buf malloc'ed. 0 or negative errno. */
-int read_file(const char *path, uint8_t **buf, size_t *len);
 
 #endif /* EBPROF_PPROF_H */

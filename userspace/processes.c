@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "hashmap.h"
 #include "processes.h"
 
@@ -88,20 +89,15 @@ struct proc_info *procs_add(struct proc_registry *reg, uint32_t pid)
 int proc_read_comm(uint32_t pid, char *buf, size_t size)
 {
 	char path[64];
-	ssize_t n;
-	int fd;
+	size_t n;
+	int err;
 
 	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
+	err = read_small_file(path, buf, size, &n);
+	if (err)
+		return err;
 	while (n > 0 && buf[n - 1] == '\n')
-		n--;
-	buf[n] = '\0';
+		buf[--n] = '\0';
 	return 0;
 }
 
@@ -126,18 +122,15 @@ int proc_read_ppid(uint32_t pid, uint32_t *ppid)
 {
 	char path[64], buf[1024], *p;
 	unsigned int v;
-	ssize_t n;
-	int fd;
+	size_t n;
+	int err;
 
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -ESRCH;
-	buf[n] = '\0';
+	err = read_small_file(path, buf, sizeof(buf), &n);
+	if (err)
+		return err;
+	if (!n)
+		return -ESRCH;
 	/* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %*c %u", &v) != 1)

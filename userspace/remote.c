@@ -19,6 +19,7 @@
 #include "remote.h"
 #include "remote_http.h"
 #include "remote_queue.h"
+#include "timeutil.h"
 
 #define NS 1000000000LL
 
@@ -52,14 +53,6 @@ const char *remote_kind_name(enum remote_kind kind)
 		return "pyroscope";
 	}
 	return "unknown";
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
 }
 
 /* Wait on cv until the monotonic time until_ns (< 0: no limit). */

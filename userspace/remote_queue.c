@@ -16,6 +16,7 @@
 #include "log.h"
 #include "pprof.h"
 #include "remote_queue.h"
+#include "timeutil.h"
 
 #define RQ_MAGIC "EBPQ1\n"
 #define RQ_MAGIC_LEN 6
@@ -44,14 +45,6 @@ struct rqueue {
 void rq_file_name(uint64_t seq, char *buf, size_t len)
 {
 	snprintf(buf, len, "p-%020" PRIu64 ".ebpq", seq);
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* "<dir>/<name of seq>", malloc'ed. */

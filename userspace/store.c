@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "log.h"
 #include "store_internal.h"
 
@@ -458,24 +459,6 @@ void store_get_stats(const struct store *s, struct store_stats *out)
 	*out = s->st;
 	out->files = s->files;
 	out->bytes = s->bytes;
-}
-
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 struct wname {

@@ -9,22 +9,10 @@
 #include <time.h>
 
 #include "cli.h"
+#include "log.h"
 #include "store_cli.h"
 
 #define NS 1000000000LL
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 void store_filter_init(struct store_filter *f)
 {
@@ -178,10 +166,10 @@ int store_parse_time(const char *s, int64_t now_ns, int64_t *out_ns, char *err, 
 	*out_ns = (int64_t)t * NS;
 	return 0;
 bad:
-	return fail(err, errlen,
-		    "bad time '%s': use 2026-11-21T03:00[:SS][Z], '2026-11-21 03:00', 03:00, "
-		    "-30m, -2h, -1d, now or @UNIXSECONDS",
-		    s ? s : "");
+	return cli_fail(err, errlen,
+			"bad time '%s': use 2026-11-21T03:00[:SS][Z], '2026-11-21 03:00', 03:00, "
+			"-30m, -2h, -1d, now or @UNIXSECONDS",
+			s ? s : "");
 }
 
 void store_format_time(int64_t ns, char *buf, size_t len)
@@ -219,10 +207,10 @@ static int add_label(struct store_filter *f, const char *arg, char *err, size_t 
 	char *k, *v;
 
 	if (!eq || !label_key_ok(arg, (size_t)(eq - arg)))
-		return fail(err, errlen,
-			    "bad label '%s': expected KEY=VALUE, KEY of [a-z0-9_] "
-			    "(e.g. backend_type=checkpointer)",
-			    arg);
+		return cli_fail(err, errlen,
+				"bad label '%s': expected KEY=VALUE, KEY of [a-z0-9_] "
+				"(e.g. backend_type=checkpointer)",
+				arg);
 	n = realloc(f->labels, (f->nlabels + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
@@ -267,7 +255,7 @@ int store_filter_option(struct store_filter *f, int opt, const char *arg, int64_
 	switch (opt) {
 	case STORE_OPT_DIR:
 		if (!*arg)
-			return fail(err, errlen, "--dir needs a directory");
+			return cli_fail(err, errlen, "--dir needs a directory");
 		f->dir = arg;
 		break;
 	case STORE_OPT_FROM:
@@ -286,7 +274,7 @@ int store_filter_option(struct store_filter *f, int opt, const char *arg, int64_
 		break;
 	case STORE_OPT_SERVICE:
 		if (!*arg)
-			return fail(err, errlen, "--service needs a name");
+			return cli_fail(err, errlen, "--service needs a name");
 		f->q.service = arg;
 		break;
 	default:
@@ -300,10 +288,32 @@ int store_filter_option(struct store_filter *f, int opt, const char *arg, int64_
 int store_filter_finish(struct store_filter *f, char *err, size_t errlen)
 {
 	if (f->q.from_ns && f->q.to_ns && f->q.from_ns >= f->q.to_ns)
-		return fail(err, errlen, "--from %s is not before --to %s", f->from_arg, f->to_arg);
+		return cli_fail(err, errlen, "--from %s is not before --to %s", f->from_arg,
+				f->to_arg);
 	f->q.labels = f->labels;
 	f->q.nlabels = f->nlabels;
 	f->q.pids = f->pids;
 	f->q.npids = f->npids;
 	return 0;
+}
+
+int store_filter_select(const struct store_filter *f, struct store_entry **e, size_t *n)
+{
+	int err = store_list(f->dir, &f->q, e, n);
+
+	if (err == -ENOENT || err == -ENOTDIR) {
+		log_error("no profile store at %s (see --dir)", f->dir);
+		return EXIT_USAGE;
+	}
+	if (err) {
+		log_error("cannot read the profile store %s: %s", f->dir, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	if (!*n) {
+		store_entries_free(*e, *n);
+		*e = NULL;
+		log_error("no profiles match in %s", f->dir);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
 }

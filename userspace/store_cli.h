@@ -72,6 +72,11 @@ int store_filter_option(struct store_filter *f, int opt, const char *arg, int64_
 /* Checks across options (--from before --to). 0 or -EINVAL with err. */
 int store_filter_finish(struct store_filter *f, char *err, size_t errlen);
 
+/* List the profiles the filter selects. Returns EXIT_OK with *e (free with
+ * store_entries_free) and *n > 0; otherwise logs one line and returns
+ * EXIT_USAGE (no store there, nothing matches) or EXIT_RUNTIME. */
+int store_filter_select(const struct store_filter *f, struct store_entry **e, size_t *n);
+
 /* Parse a time (syntax above) into ns since the epoch. 0 or -EINVAL with
  * a one-line message in err. */
 int store_parse_time(const char *s, int64_t now_ns, int64_t *out_ns, char *err, size_t errlen);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "pprof.h"
 #include "store_internal.h"
 
@@ -91,24 +92,6 @@ static char *index_line(const struct profile_record *r, const char *file)
 	json_decref(o);
 	json_decref(labels);
 	return line;
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 int store_index_append(int dayfd, const struct profile_record *r, const char *file)

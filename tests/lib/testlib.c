@@ -129,6 +129,32 @@ int tl_wait_line(FILE *f, const char *needle, char *line, size_t len, double tim
 	}
 }
 
+int tl_start_until(struct tl_proc *p, char *const argv[], const char *ready, double timeout_s)
+{
+	char line[1024];
+	int err = tl_spawn(p, argv, false, false, true);
+
+	if (err)
+		return err;
+	err = tl_wait_line(p->err, ready, line, sizeof(line), timeout_s);
+	if (err) {
+		kill(p->pid, SIGKILL);
+		tl_wait(p, 5);
+	}
+	return err;
+}
+
+int tl_finish(struct tl_proc *p, int sig, double timeout_s)
+{
+	char line[1024];
+
+	if (sig)
+		kill(p->pid, sig);
+	while (p->err && fgets(line, sizeof(line), p->err))
+		fputs(line, stderr);
+	return tl_wait(p, timeout_s);
+}
+
 int tl_sh(const char *cmd, char **out)
 {
 	size_t cap = 4096, n = 0;

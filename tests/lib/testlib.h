@@ -35,6 +35,13 @@ int tl_wait(struct tl_proc *p, double timeout_s);
  * timeout_s passes. 0 when found, -ETIMEDOUT / -EPIPE otherwise. */
 int tl_wait_line(FILE *f, const char *needle, char *line, size_t len, double timeout_s);
 
+/* Spawn argv with stderr piped and wait (timeout_s) for a stderr line
+ * containing ready (e.g. "sampling at"). 0 or a negative errno. */
+int tl_start_until(struct tl_proc *p, char *const argv[], const char *ready, double timeout_s);
+/* Send sig (0: none), copy the rest of the child's stderr to ours, wait
+ * for it (timeout_s): the exit status as tl_wait() gives it. */
+int tl_finish(struct tl_proc *p, int sig, double timeout_s);
+
 /* Run a shell command; *out gets stdout+stderr (malloc'ed). Returns the
  * exit status or a negative errno. */
 int tl_sh(const char *cmd, char **out);
