@@ -56,12 +56,25 @@ struct {
 	__type(value, __u8);
 } seen SEC(".maps");
 
+/* Stacks by the hash of their frames. Unlike a stack-trace map, whose
+ * buckets make two different stacks evict each other (losing a share of
+ * stacks that grows with their number), distinct stacks here only ever
+ * compete for room; userspace frees what the drained counts no longer
+ * reference. */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, EBPROF_MAX_STACK_DEPTH * sizeof(__u64));
+	__type(key, __u64);
+	__type(value, struct stack_trace);
 } stacks SEC(".maps");
+
+/* Where bpf_get_stack() writes before the stack is hashed and stored. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_trace);
+} stack_scratch SEC(".maps");
 
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -109,14 +122,49 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid)
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline void stack_error(long err, bool user)
+/*
+ * Take the current kernel or user stack, store it under the hash of its
+ * frames and return that key; 0 when there is no stack, with *lost set
+ * when there was one that could not be kept.
+ */
+static __always_inline __u64 store_stack(void *ctx, bool user, bool *lost)
 {
-	if (err == -EEXIST)
-		stat_inc(user ? STAT_USTACK_EEXIST : STAT_KSTACK_EEXIST);
-	else if (err == -EFAULT)
-		stat_inc(user ? STAT_USTACK_EFAULT : STAT_KSTACK_EFAULT);
-	else
-		stat_inc(STAT_STACK_OTHER);
+	struct stack_trace *st;
+	__u64 h = 14695981039346656037ULL; /* FNV-1a offset basis */
+	__u32 zero = 0, depth;
+	long len, ret;
+
+	*lost = false;
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return 0;
+	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), user ? BPF_F_USER_STACK : 0);
+	if (len < 0) {
+		stat_inc(len == -EFAULT ? (user ? STAT_USTACK_EFAULT : STAT_KSTACK_EFAULT) :
+					  STAT_STACK_OTHER);
+		*lost = true;
+		return 0;
+	}
+	depth = len / sizeof(__u64);
+	if (!depth)
+		return 0;
+	for (__u32 i = 0; i < EBPROF_MAX_STACK_DEPTH; i++) {
+		if (i < depth) {
+			h ^= st->ips[i];
+			h *= 1099511628211ULL; /* FNV prime */
+			h ^= h >> 32;
+		} else {
+			st->ips[i] = 0;
+		}
+	}
+	h = h ? h : 1; /* 0 means "no stack" */
+	ret = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
+	if (ret && ret != -EEXIST) {
+		stat_inc(STAT_STACKS_FULL);
+		*lost = true;
+		return 0;
+	}
+	return h;
 }
 
 static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
@@ -146,6 +194,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	__u64 one = 1, *count;
 	void *counts;
 	__u8 yes = 1;
+	bool lost;
 	long ret;
 
 	if (tid == 0) /* the idle task is not CPU use */
@@ -156,22 +205,16 @@ int do_sample(struct bpf_perf_event_data *ctx)
 
 	key.tgid = tgid;
 	key.tid = tid;
-	key.kstack_id = EBPROF_STACK_NONE;
-	key.ustack_id = EBPROF_STACK_NONE;
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 
 	if (want_kernel && !in_user_mode(ctx)) {
-		ret = bpf_get_stackid(ctx, &stacks, 0);
-		if (ret < 0)
-			stack_error(ret, false);
-		key.kstack_id = ret;
+		key.kstack = store_stack(ctx, false, &lost);
+		key.flags |= lost ? SAMPLE_KSTACK_LOST : 0;
 	}
 	task = bpf_get_current_task_btf();
 	if (want_user && task->mm) { /* kernel threads have no user stack */
-		ret = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-		if (ret < 0)
-			stack_error(ret, true);
-		key.ustack_id = ret;
+		key.ustack = store_stack(ctx, true, &lost);
+		key.flags |= lost ? SAMPLE_USTACK_LOST : 0;
 	}
 
 	counts = active_counts ? (void *)&counts1 : (void *)&counts0;

@@ -26,8 +26,8 @@
 
 struct sampler {
 	struct profile_bpf *skel;
-	int ncpus;		  /* possible CPUs: size of the arrays below */
-	int nattached;		  /* online CPUs with an event */
+	int ncpus;     /* possible CPUs: size of the arrays below */
+	int nattached; /* online CPUs with an event */
 	int *pfds;
 	struct bpf_link **links;
 	struct ring_buffer *rb;
@@ -38,14 +38,37 @@ struct sampler {
 	uint32_t active; /* mirror of skel->bss->active_counts */
 	struct sample_key *keys;
 	uint64_t *values;
-	uint32_t stack_entries;
-	uint8_t *stack_seen; /* bitmap: stack ids seen by the last drain */
+	/* Stack keys referenced by the last drain (unsorted until GC). */
+	uint64_t *seen;
+	size_t nseen, seen_cap;
 };
 
-static void mark_stack(struct sampler *s, int32_t id)
+/* Remember a stack key as still referenced. Best effort: on allocation
+ * failure GC is skipped (seen_cap = SIZE_MAX) rather than freeing stacks
+ * still in use. */
+static void mark_stack(struct sampler *s, uint64_t key)
 {
-	if (id >= 0 && (uint32_t)id < s->stack_entries)
-		s->stack_seen[id / 8] |= 1u << (id % 8);
+	if (!key || s->seen_cap == SIZE_MAX)
+		return;
+	if (s->nseen == s->seen_cap) {
+		size_t ncap = s->seen_cap ? s->seen_cap * 2 : 4096;
+		uint64_t *n = realloc(s->seen, ncap * sizeof(*n));
+
+		if (!n) {
+			s->seen_cap = SIZE_MAX;
+			return;
+		}
+		s->seen = n;
+		s->seen_cap = ncap;
+	}
+	s->seen[s->nseen++] = key;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static void fmt_err(char *err, size_t len, const char *fmt, ...)
@@ -75,13 +98,15 @@ static int check_privileges(char *err, size_t errlen)
 	if (has_cap(data, CAP_SYS_ADMIN))
 		return 0;
 	if (!has_cap(data, CAP_BPF)) {
-		fmt_err(err, errlen, "missing capability CAP_BPF (run as root or grant "
-				     "CAP_BPF,CAP_PERFMON)");
+		fmt_err(err, errlen,
+			"missing capability CAP_BPF (run as root or grant "
+			"CAP_BPF,CAP_PERFMON)");
 		return -EPERM;
 	}
 	if (!has_cap(data, CAP_PERFMON)) {
-		fmt_err(err, errlen, "missing capability CAP_PERFMON (run as root or grant "
-				     "CAP_BPF,CAP_PERFMON)");
+		fmt_err(err, errlen,
+			"missing capability CAP_PERFMON (run as root or grant "
+			"CAP_BPF,CAP_PERFMON)");
 		return -EPERM;
 	}
 	return 0;
@@ -137,8 +162,9 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 		}
 		oopts.btf_custom_path = opts->btf_path;
 	} else if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		fmt_err(err, errlen, "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing: "
-				     "CONFIG_DEBUG_INFO_BTF is off); pass an external BTF file");
+		fmt_err(err, errlen,
+			"this kernel has no BTF (/sys/kernel/btf/vmlinux is missing: "
+			"CONFIG_DEBUG_INFO_BTF is off); pass an external BTF file");
 		return -ENOTSUP;
 	}
 	libbpf_set_print(libbpf_print);
@@ -188,23 +214,18 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	if (opts->stack_entries)
 		bpf_map__set_max_entries(s->skel->maps.stacks, opts->stack_entries);
 
-	s->stack_entries = bpf_map__max_entries(s->skel->maps.stacks);
-	s->stack_seen = calloc(s->stack_entries / 8 + 1, 1);
-	if (!s->stack_seen) {
-		ret = -ENOMEM;
-		goto fail;
-	}
-
 	ret = profile_bpf__load(s->skel);
 	if (ret) {
 		if (ret == -EPERM || ret == -EACCES)
 			fmt_err(err, errlen,
 				"the kernel refused to load the BPF program (%s): missing "
-				"CAP_BPF/CAP_SYS_ADMIN, or kernel.unprivileged_bpf_disabled/lockdown",
+				"CAP_BPF/CAP_SYS_ADMIN, or "
+				"kernel.unprivileged_bpf_disabled/lockdown",
 				strerror(-ret));
 		else
 			fmt_err(err, errlen,
-				"cannot load the BPF program: %s (run with -v for the verifier log)",
+				"cannot load the BPF program: %s (run with -v for the verifier "
+				"log)",
 				strerror(-ret));
 		goto fail;
 	}
@@ -280,9 +301,9 @@ int sampler_start(struct sampler *s, char *err, size_t errlen)
 				continue; /* possible but offline CPU */
 			fmt_err(err, errlen, "perf_event_open on CPU %d failed: %s%s", cpu,
 				strerror(errno),
-				errno == EACCES || errno == EPERM ?
-					" (missing CAP_PERFMON, or kernel.perf_event_paranoid)" :
-					"");
+				errno == EACCES || errno == EPERM
+					? " (missing CAP_PERFMON, or kernel.perf_event_paranoid)"
+					: "");
 			sampler_stop(s);
 			return ret;
 		}
@@ -333,8 +354,8 @@ static int deliver(struct drain_ctx *d, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		int ret;
 
-		mark_stack(d->s, d->s->keys[i].kstack_id);
-		mark_stack(d->s, d->s->keys[i].ustack_id);
+		mark_stack(d->s, d->s->keys[i].kstack);
+		mark_stack(d->s, d->s->keys[i].ustack);
 		ret = d->s->stacks->resolve(d->s->stacks, &d->s->keys[i], d->s->values[i], d->fn,
 					    d->ctx);
 		if (ret < 0)
@@ -358,8 +379,8 @@ static int drain_map(struct sampler *s, struct bpf_map *map, raw_sample_fn fn, v
 		ret = bpf_map_lookup_and_delete_batch(fd, in, &batch_out, s->keys, s->values,
 						      &count, NULL);
 		if (ret && errno != ENOENT) {
-			if (total == 0 && in == NULL && (errno == EINVAL || errno == ENOTSUP ||
-							 errno == EOPNOTSUPP))
+			if (total == 0 && in == NULL &&
+			    (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
 				goto slow; /* kernel without batch ops */
 			return -errno;
 		}
@@ -404,7 +425,12 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 	uint32_t old = s->active;
 	int ret, total;
 
-	memset(s->stack_seen, 0, s->stack_entries / 8 + 1);
+	s->nseen = 0;
+	if (s->seen_cap == SIZE_MAX) { /* an earlier allocation failure: retry */
+		free(s->seen);
+		s->seen = NULL;
+		s->seen_cap = 0;
+	}
 	/* Flip first so sampling goes on into the other map while we read. */
 	s->active = !old;
 	s->skel->bss->active_counts = s->active;
@@ -436,25 +462,30 @@ int sampler_gc_stacks(struct sampler *s)
 	int counts_fd = bpf_map__fd(s->active ? s->skel->maps.counts1 : s->skel->maps.counts0);
 	int stacks_fd = bpf_map__fd(s->skel->maps.stacks);
 	struct sample_key key, *prev = NULL;
-	uint32_t id, next, freed = 0;
+	uint64_t id, next;
+	int freed = 0;
 	bool more;
 
 	/* Keep what the buffer being filled refers to. */
 	while (!bpf_map_get_next_key(counts_fd, prev, &key)) {
-		mark_stack(s, key.kstack_id);
-		mark_stack(s, key.ustack_id);
+		mark_stack(s, key.kstack);
+		mark_stack(s, key.ustack);
 		prev = &key;
 	}
-	/* Walk the stack map; delete behind the cursor so the walk goes on. */
+	if (s->seen_cap == SIZE_MAX)
+		return -ENOMEM; /* cannot tell what is in use: free nothing */
+	qsort(s->seen, s->nseen, sizeof(*s->seen), cmp_u64);
+	/* Walk the stack map; fetch the next key before deleting the
+	 * current one so the walk goes on. */
 	more = !bpf_map_get_next_key(stacks_fd, NULL, &id);
 	while (more) {
 		more = !bpf_map_get_next_key(stacks_fd, &id, &next);
-		if (id < s->stack_entries && !(s->stack_seen[id / 8] & (1u << (id % 8))) &&
+		if (!bsearch(&id, s->seen, s->nseen, sizeof(*s->seen), cmp_u64) &&
 		    !bpf_map_delete_elem(stacks_fd, &id))
 			freed++;
 		id = next;
 	}
-	return (int)freed;
+	return freed;
 }
 
 int sampler_read_stats(struct sampler *s, struct sampler_stats *out)
@@ -494,7 +525,7 @@ void sampler_close(struct sampler *s)
 	free(s->links);
 	free(s->keys);
 	free(s->values);
-	free(s->stack_seen);
+	free(s->seen);
 	free(s);
 }
 
@@ -502,8 +533,7 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 {
 	static const char *const names[STAT_MAX] = {
 		[STAT_SAMPLES] = "samples",
-		[STAT_KSTACK_EEXIST] = "kernel stack collisions",
-		[STAT_USTACK_EEXIST] = "user stack collisions",
+		[STAT_STACKS_FULL] = "stacks lost (stack map full)",
 		[STAT_KSTACK_EFAULT] = "kernel stacks unreadable",
 		[STAT_USTACK_EFAULT] = "user stacks unreadable",
 		[STAT_STACK_OTHER] = "stack errors",

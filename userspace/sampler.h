@@ -18,16 +18,16 @@
 #include "stack_source.h"
 
 struct sampler_opts {
-	int frequency;		/* Hz, 1..10000 */
-	bool all;		/* every task, no target filter */
-	bool kernel;		/* collect kernel stacks */
-	bool user;		/* collect user stacks */
-	bool follow_forks;	/* children of targets become targets */
+	int frequency;		  /* Hz, 1..10000 */
+	bool all;		  /* every task, no target filter */
+	bool kernel;		  /* collect kernel stacks */
+	bool user;		  /* collect user stacks */
+	bool follow_forks;	  /* children of targets become targets */
 	const char *const *comms; /* exec of a process with one of these names */
-	size_t ncomms;		/* makes it a target; at most EBPROF_MAX_COMMS */
-	uint32_t counts_entries; /* 0 = default (65536) */
-	uint32_t stack_entries;	/* 0 = default (16384) */
-	const char *btf_path;	/* external vmlinux BTF, NULL = the kernel's */
+	size_t ncomms;		  /* makes it a target; at most EBPROF_MAX_COMMS */
+	uint32_t counts_entries;  /* 0 = default (65536) */
+	uint32_t stack_entries;	  /* 0 = default (16384) */
+	const char *btf_path;	  /* external vmlinux BTF, NULL = the kernel's */
 };
 
 struct sampler_stats {
@@ -56,10 +56,10 @@ int sampler_add_target(struct sampler *s, uint32_t tgid);
 int sampler_add_cgroup(struct sampler *s, uint64_t cgroup_id);
 
 /*
- * Free stack-map slots no counted sample refers to any more: every stack
- * id not seen by the last sampler_drain() nor referenced from the buffer
- * being filled now. A long-running agent calls it after each drain so the
- * map does not fill up (a full map loses stacks to collisions). Returns
+ * Free stacks no counted sample refers to any more: every stack not seen
+ * by the last sampler_drain() nor referenced from the buffer being filled
+ * now. A long-running agent calls it after each drain so the
+ * map does not fill up (a full map loses new stacks). Returns
  * the number of stacks freed or a negative errno.
  */
 int sampler_gc_stacks(struct sampler *s);
@@ -92,7 +92,7 @@ int sampler_ncpus(const struct sampler *s);
 
 void sampler_close(struct sampler *s);
 
-/* Names of the stats for messages ("kernel stack collisions", ...). */
+/* Names of the stats for messages ("stacks lost (stack map full)", ...). */
 const char *sampler_stat_name(enum ebprof_stat stat);
 
 #endif /* EBPROF_SAMPLER_H */

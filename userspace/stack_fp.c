@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Frame-pointer stack source: stack ids -> addresses via the stack map. */
+/* Frame-pointer stack source: stack keys -> addresses via the stack map
+ * (stacks walked by the kernel with frame pointers, bpf_get_stack()). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +15,15 @@ struct fp_source {
 	uint64_t ubuf[EBPROF_MAX_STACK_DEPTH];
 };
 
-/* Read stack id into buf; returns the depth (0 when lost). */
-static uint32_t read_stack(int fd, int32_t id, uint64_t *buf, bool *lost)
+/* Read the stack stored under key into buf; returns the depth (0 when
+ * there is none or it is gone). */
+static uint32_t read_stack(int fd, uint64_t key, uint64_t *buf, bool *lost)
 {
 	uint32_t n = 0;
 
-	*lost = false;
-	if (id == EBPROF_STACK_NONE)
+	if (!key)
 		return 0;
-	if (id < 0 || bpf_map_lookup_elem(fd, &id, buf)) {
+	if (bpf_map_lookup_elem(fd, &key, buf)) {
 		*lost = true;
 		return 0;
 	}
@@ -42,8 +43,10 @@ static int fp_resolve(struct stack_source *src, const struct sample_key *key, ui
 	memcpy(s.comm, key->comm, sizeof(s.comm));
 	s.comm[sizeof(s.comm) - 1] = '\0';
 	s.count = count;
-	s.nkernel = read_stack(fp->stacks_fd, key->kstack_id, fp->kbuf, &s.kernel_lost);
-	s.nuser = read_stack(fp->stacks_fd, key->ustack_id, fp->ubuf, &s.user_lost);
+	s.kernel_lost = key->flags & SAMPLE_KSTACK_LOST;
+	s.user_lost = key->flags & SAMPLE_USTACK_LOST;
+	s.nkernel = read_stack(fp->stacks_fd, key->kstack, fp->kbuf, &s.kernel_lost);
+	s.nuser = read_stack(fp->stacks_fd, key->ustack, fp->ubuf, &s.user_lost);
 	s.kernel = fp->kbuf;
 	s.user = fp->ubuf;
 	return fn(&s, ctx);

@@ -39,7 +39,7 @@ struct stack_source {
 	void (*destroy)(struct stack_source *src);
 };
 
-/* Frame-pointer stacks collected by bpf_get_stackid() into the stack map
+/* Frame-pointer stacks collected by bpf_get_stack() into the stack map
  * whose fd is given (the fd stays owned by the caller). */
 int stack_source_fp_new(int stacks_map_fd, struct stack_source **out);
 

@@ -10,31 +10,38 @@
 #define EBPROF_TASK_COMM_LEN 16
 #define EBPROF_MAX_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
 #define EBPROF_MAX_COMMS 8	   /* names in the default target rule */
-#define EBPROF_STACK_NONE (-0x10000) /* stack not collected */
 
 /* Key of the counts maps: one entry per distinct (thread, name, stacks). */
 struct sample_key {
 	__u32 tgid;
 	__u32 tid;
-	__s32 kstack_id; /* >= 0: id in `stacks`; EBPROF_STACK_NONE: not
-			  * collected (user mode, --no-kernel); other < 0:
-			  * lost, negative errno of bpf_get_stackid */
-	__s32 ustack_id; /* same for the user stack (kernel threads: NONE) */
+	__u64 kstack; /* key of the kernel stack in `stacks`, 0: none */
+	__u64 ustack; /* key of the user stack in `stacks`, 0: none */
 	char comm[EBPROF_TASK_COMM_LEN];
+	__u32 flags; /* SAMPLE_*_LOST: a stack was taken but could not be kept */
+	__u32 pad;
+};
+
+#define SAMPLE_KSTACK_LOST 1u
+#define SAMPLE_USTACK_LOST 2u
+
+/* Value of the `stacks` map, keyed by a 64-bit hash of its frames:
+ * addresses leaf first, zero-filled after the last frame. */
+struct stack_trace {
+	__u64 ips[EBPROF_MAX_STACK_DEPTH];
 };
 
 /* Indices into the per-CPU `stats` array: every sample is counted once
  * under STAT_SAMPLES, and every failure under its own cause. */
 enum ebprof_stat {
-	STAT_SAMPLES = 0,     /* samples of targeted tasks */
-	STAT_KSTACK_EEXIST,   /* kernel stack id collision, stack lost */
-	STAT_USTACK_EEXIST,   /* user stack id collision, stack lost */
-	STAT_KSTACK_EFAULT,   /* kernel stack could not be read */
-	STAT_USTACK_EFAULT,   /* user stack could not be read */
-	STAT_STACK_OTHER,     /* any other bpf_get_stackid error */
-	STAT_COUNTS_FULL,     /* counts map full: sample lost */
-	STAT_EVENTS_LOST,     /* ring buffer full: process event lost */
-	STAT_TARGETS_FULL,    /* target map full: new process not followed */
+	STAT_SAMPLES = 0,   /* samples of targeted tasks */
+	STAT_STACKS_FULL,   /* stack map full: stack lost */
+	STAT_KSTACK_EFAULT, /* kernel stack could not be read */
+	STAT_USTACK_EFAULT, /* user stack could not be read */
+	STAT_STACK_OTHER,   /* any other bpf_get_stack error */
+	STAT_COUNTS_FULL,   /* counts map full: sample lost */
+	STAT_EVENTS_LOST,   /* ring buffer full: process event lost */
+	STAT_TARGETS_FULL,  /* target map full: new process not followed */
 	STAT_MAX,
 };
 

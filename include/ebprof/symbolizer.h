@@ -45,30 +45,30 @@ struct sym_opts {
  * same struct symbolizer (copy them to keep them).
  */
 struct sym_frame {
-	const char *function; /* demangled name; NULL when unknown */
+	const char *function;	 /* demangled name; NULL when unknown */
 	const char *system_name; /* name as in the binary (mangled); NULL = same */
-	const char *file;     /* source file, NULL when unknown */
-	int line;	      /* 0 when unknown */
-	int column;	      /* 0 when unknown */
-	bool inlined;	      /* true for every frame but the last (outermost) */
+	const char *file;	 /* source file, NULL when unknown */
+	int line;		 /* 0 when unknown */
+	int column;		 /* 0 when unknown */
+	bool inlined;		 /* true for every frame but the last (outermost) */
 };
 
 /* Which binary a mapping refers to; what /proc/PID/maps says. */
 struct sym_binary {
-	const char *path; /* path from maps, without " (deleted)" */
-	int pid;	  /* process to open it through; 0 = open path as is */
+	const char *path;	     /* path from maps, without " (deleted)" */
+	int pid;		     /* process to open it through; 0 = open path as is */
 	uint64_t map_start, map_end; /* for /proc/PID/map_files/START-END */
-	uint64_t dev;	  /* makedev(major, minor) from maps; 0 if unknown */
-	uint64_t inode;	  /* from maps; 0 if unknown */
+	uint64_t dev;		     /* makedev(major, minor) from maps; 0 if unknown */
+	uint64_t inode;		     /* from maps; 0 if unknown */
 };
 
 /* Counters for tests, benchmarks and the self-report. */
 struct sym_stats {
-	uint64_t binaries_opened;  /* cache misses that opened an ELF */
-	uint64_t binaries_cached;  /* entries in the cache now */
-	uint64_t cache_hits;	   /* sym_elf_get answered from the cache */
+	uint64_t binaries_opened; /* cache misses that opened an ELF */
+	uint64_t binaries_cached; /* entries in the cache now */
+	uint64_t cache_hits;	  /* sym_elf_get answered from the cache */
 	uint64_t evictions;
-	uint64_t cache_bytes;	   /* current estimate */
+	uint64_t cache_bytes; /* current estimate */
 	uint64_t resolve_calls;
 	uint64_t resolve_failures; /* addresses with no symbol at all */
 };
