@@ -24,6 +24,7 @@ command -v bc >/dev/null || need="$need bc"
 [ -n "$need" ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
 
 work=$(mktemp -d /tmp/ebprof-bench-XXXXXX)
+chmod 755 "$work" # the postgres user must reach the cluster inside
 pgdir="$work/pg"
 cleanup() { kill "${bench_pid:-0}" 2>/dev/null || true; tools/pgcluster.sh stop "$pgdir" || true; }
 trap cleanup EXIT
@@ -36,18 +37,30 @@ pgbench -n -S -c 2 -j 2 -T "$total" -h "$pgdir" -p "$port" -U postgres postgres 
 bench_pid=$!
 sleep 3
 
+hz=$(getconf CLK_TCK)
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 range() { sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%s–%s", lo, hi}'; }
 
 : >"$work/ebprof.tsv"; : >"$work/perf.tsv"
 for i in $(seq 1 "$RUNS"); do
-	# ebprof: one process does sampling, symbolization and encoding.
+	# ebprof: one process does sampling, symbolization and encoding. CPU
+	# during sampling is read from /proc between "sampling at" and just
+	# before the end; the whole life (BPF load, symbolization, encoding)
+	# comes from time(1).
 	/usr/bin/time -f "%U %S %M" -o "$work/time.txt" \
-		"$BUILD/ebprof" record -F "$FREQ" -d "$DUR" -o "$work/e$i.pb.gz" -v 2>"$work/e$i.log"
+		"$BUILD/ebprof" record -F "$FREQ" -d "$DUR" -o "$work/e$i.pb.gz" -v 2>"$work/e$i.log" &
+	tpid=$!
+	until grep -q 'sampling at' "$work/e$i.log" 2>/dev/null; do sleep 0.05; done
+	epid=$(pgrep -P "$tpid" -x ebprof)
+	c0=$(awk '{print $14 + $15}' "/proc/$epid/stat"); t0=$(date +%s.%N)
+	sleep $((DUR - 1))
+	c1=$(awk '{print $14 + $15}' "/proc/$epid/stat"); t1=$(date +%s.%N)
+	wait "$tpid"
 	read -r u s rss <"$work/time.txt"
+	during=$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)
 	write_ms=$(sed -n 's/.*profile written \([0-9]*\) ms after sampling ended.*/\1/p' "$work/e$i.log")
 	samples=$(sed -n 's/.*: \([0-9]*\) samples from.*/\1/p' "$work/e$i.log")
-	echo "$(echo "($u + $s) / $DUR * 100" | bc -l) $rss $write_ms $samples $(stat -c %s "$work/e$i.pb.gz")" >>"$work/ebprof.tsv"
+	echo "$(echo "($u + $s) / $DUR * 100" | bc -l) $rss $write_ms $samples $(stat -c %s "$work/e$i.pb.gz") $during" >>"$work/ebprof.tsv"
 
 	# perf: record, then perf script to get something a person can read.
 	pids=$(pgrep -d, -x postgres)
@@ -70,7 +83,6 @@ row() { # name file
 		"$(col "$2" 3 | median)" "$(col "$2" 3 | awk '{printf "%.0f\n",$1}' | range)"
 }
 e_cpu=$(col "$work/ebprof.tsv" 1 | median); p_cpu=$(col "$work/perf.tsv" 1 | median)
-tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench.log" | head -1)
 
 out="bench/results/record-overhead-$(date +%Y%m%d-%H%M).md"
 {
@@ -80,7 +92,8 @@ out="bench/results/record-overhead-$(date +%Y%m%d-%H%M).md"
 	echo
 	echo "- machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(free -g | awk '/Mem:/{print $2}') GiB"
 	echo "- kernel: $(uname -r); ebprof $("$BUILD/ebprof" --version | cut -d' ' -f2-); $(perf --version)"
-	echo "- workload: PostgreSQL $(pgbench --version | awk '{print $3}') \`pgbench -S -c 2 -j 2\`, scale $SCALE, throughout all runs (average $tps TPS)"
+	echo "- workload: PostgreSQL $(pgbench --version | awk '{print $3}') \`pgbench -S -c 2 -j 2\`, scale $SCALE, throughout all runs"
+	echo "- debug packages installed: $(dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package}\n' '*-dbg' '*-dbgsym' 2>/dev/null | awk '$1 == "ii" {printf "%s ", $2}' | grep . || echo none)"
 	echo "- each run records ${DUR} s at ${FREQ} Hz; $RUNS runs of each tool, interleaved"
 	echo
 	echo "| tool | CPU, % of one core: median (range) | peak RSS MiB: median (range) | end of sampling → usable profile, ms: median (range) |"
@@ -88,9 +101,11 @@ out="bench/results/record-overhead-$(date +%Y%m%d-%H%M).md"
 	row "ebprof record (sampling + symbolization + pprof)" "$work/ebprof.tsv"
 	row "perf record -g + perf script" "$work/perf.tsv"
 	echo
-	echo "CPU ratio ebprof / perf: $(echo "$e_cpu / $p_cpu" | bc -l | xargs printf '%.2f')"
+	echo "CPU ratio ebprof / perf (whole life, post-processing included): $(echo "$e_cpu / $p_cpu" | bc -l | xargs printf '%.2f')"
 	echo
-	echo "Raw ebprof runs (cpu% rss_kb write_ms samples bytes):"
+	echo "ebprof CPU during sampling only (from \"sampling at\" to 1 s before the end), % of one core: median $(col "$work/ebprof.tsv" 6 | median | xargs printf '%.3f') ($(col "$work/ebprof.tsv" 6 | awk '{printf "%.3f\n",$1}' | range))"
+	echo
+	echo "Raw ebprof runs (cpu% rss_kb write_ms samples bytes cpu%_during_sampling):"
 	echo '```'; cat "$work/ebprof.tsv"; echo '```'
 	echo "Raw perf runs (cpu% rss_kb script_ms - bytes):"
 	echo '```'; cat "$work/perf.tsv"; echo '```'
