@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The SVG flamegraph in a real browser: headless Chromium (Debian's
+ * /usr/bin/chromium) driven by playwright-core (tests/browser/flamegraph.js,
+ * installed by tests/fixtures/browser.mk) clicks a frame and checks it
+ * zooms to the full width, resets, searches through the prompt and Ctrl-F
+ * and reads the matched percentage, hovers for the tooltip, and takes
+ * screenshots kept under BUILD/browser/artifacts. Missing Chromium, node
+ * or playwright-core fail the test: make test installs them.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flamegraph.h"
+#include "testlib.h"
+
+#define SCRIPT "tests/browser/flamegraph.js"
+
+static uint64_t loc1(struct profile *p, uint64_t mapping, uint64_t addr, const char *fn)
+{
+	int64_t f = profile_add_function(p, fn, NULL, NULL, 0), l;
+	struct pf_line ln = { .function_id = (uint64_t)f };
+
+	cr_assert_gt(f, 0);
+	l = profile_add_location(p, mapping, addr, &ln, 1);
+	cr_assert_gt(l, 0);
+	return (uint64_t)l;
+}
+
+static void sample(struct profile *p, const uint64_t *stack, size_t n, int64_t count)
+{
+	int64_t v[2] = { count, count * 1000000 };
+	struct pf_label lab = profile_label_str(p, "thread_name", "worker");
+
+	cr_assert_eq(profile_add_sample(p, stack, n, v, &lab, 1), 0);
+}
+
+/*
+ * all (10) -> worker (10) -> main (10) -> alpha 1, app+0x30ab 3
+ * (-> do_syscall_64 [kernel] -> 0xffffffff81002000), beta 1, work 5
+ * (-> helper [inlined]); 1 ms of cpu per sample.
+ */
+static struct profile *make_profile(void)
+{
+	struct profile *p = profile_new();
+	struct pf_mapping m = { .start = 0x400000, .limit = 0x500000 };
+	uint64_t app, kern, l_main, l_inl, l_unres, l_sys, l_kunres, l_alpha, l_beta;
+	struct pf_line chain[2];
+
+	cr_assert_not_null(p);
+	cr_assert_eq(profile_add_sample_type(p, "samples", "count"), 0);
+	cr_assert_eq(profile_add_sample_type(p, "cpu", "nanoseconds"), 0);
+	m.filename = profile_str(p, "/usr/bin/app");
+	app = (uint64_t)profile_add_mapping(p, &m);
+	m = (struct pf_mapping){ .start = 0xffffffff81000000, .limit = 0xffffffff82000000 };
+	m.filename = profile_str(p, "[kernel.kallsyms]");
+	kern = (uint64_t)profile_add_mapping(p, &m);
+	l_main = loc1(p, app, 0x401000, "main");
+	chain[0] = (struct pf_line){ .function_id = (uint64_t)profile_add_function(p, "helper",
+										   NULL, NULL, 0) };
+	chain[1] = (struct pf_line){ .function_id = (uint64_t)profile_add_function(p, "work", NULL,
+										   NULL, 0) };
+	l_inl = (uint64_t)profile_add_location(p, app, 0x402000, chain, 2);
+	l_unres = (uint64_t)profile_add_location(p, app, 0x4030ab, NULL, 0);
+	l_sys = loc1(p, kern, 0xffffffff81001000, "do_syscall_64");
+	l_kunres = (uint64_t)profile_add_location(p, kern, 0xffffffff81002000, NULL, 0);
+	l_alpha = loc1(p, app, 0x405000, "alpha");
+	l_beta = loc1(p, app, 0x406000, "beta");
+	sample(p, (uint64_t[]){ l_inl, l_main }, 2, 5);
+	sample(p, (uint64_t[]){ l_kunres, l_sys, l_unres, l_main }, 4, 3);
+	sample(p, (uint64_t[]){ l_beta, l_main }, 2, 1);
+	sample(p, (uint64_t[]){ l_alpha, l_main }, 2, 1);
+	return p;
+}
+
+/* Value of "key=" in the script's output ("" if absent; static buffer). */
+static const char *val(const char *out, const char *key)
+{
+	static char buf[8][512];
+	static int slot;
+	char *b = buf[slot++ % 8], k[128];
+	const char *s = out;
+	size_t n;
+
+	snprintf(k, sizeof(k), "%s=", key);
+	b[0] = '\0';
+	while ((s = strstr(s, k))) {
+		if (s == out || s[-1] == '\n') {
+			s += strlen(k);
+			n = strcspn(s, "\n");
+			snprintf(b, sizeof(buf[0]), "%.*s", (int)n, s);
+			return b;
+		}
+		s++;
+	}
+	return b;
+}
+
+static void expect(const char *out, const char *key, const char *want)
+{
+	cr_expect_str_eq(val(out, key), want, "%s", key);
+}
+
+static void mkdirs(const char *path)
+{
+	char cmd[1024], *out = NULL;
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+	cr_assert_eq(tl_sh(cmd, &out), 0, "%s", out ? out : "");
+	free(out);
+}
+
+Test(flamegraph_browser, zoom_search_tooltips, .timeout = 180)
+{
+	const char *modules = tl_path("browser/node_modules");
+	char artifacts[512], svgpath[600], cmd[2048], err[256], *out = NULL, *svg = NULL;
+	struct profile *p = make_profile();
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	/* prerequisites: installed by make test (deps and tests/fixtures/browser.mk) */
+	cr_assert_eq(access("/usr/bin/chromium", X_OK), 0,
+		     "/usr/bin/chromium missing: install Debian's chromium (make deps)");
+	cr_assert_eq(tl_sh("node --version", &out), 0, "node missing: %s", out ? out : "");
+	free(out);
+	out = NULL;
+	snprintf(cmd, sizeof(cmd), "%s/playwright-core/package.json", modules);
+	cr_assert_eq(access(cmd, R_OK), 0, "%s missing: run make test (tests/fixtures/browser.mk)",
+		     cmd);
+	cr_assert_eq(access(SCRIPT, R_OK), 0, "%s missing: run from the source tree", SCRIPT);
+
+	snprintf(artifacts, sizeof(artifacts), "%s", tl_path("browser/artifacts"));
+	mkdirs(artifacts);
+	f = open_memstream(&svg, &len);
+	cr_assert_not_null(f);
+	cr_assert_eq(flamegraph_write(p, &(struct flamegraph_opts){ .title = "Browser test" }, f,
+				      err, sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(fclose(f), 0);
+	snprintf(svgpath, sizeof(svgpath), "%s/flamegraph.svg", artifacts);
+	f = fopen(svgpath, "w");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(svg, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+	free(svg);
+	profile_free(p);
+
+	snprintf(cmd, sizeof(cmd), "NODE_PATH='%s' node %s '%s' '%s'", modules, SCRIPT, svgpath,
+		 artifacts);
+	rc = tl_sh(cmd, &out);
+	cr_assert_eq(rc, 0, "browser script failed (%d):\n%s", rc, out ? out : "");
+	printf("browser script output:\n%s", out);
+
+	/* initial layout: work is half of the 1180 px inner width */
+	expect(out, "work0_w", "590.00");
+	expect(out, "work0_x", "600.00");
+	/* click: work fills the width, its child too, main stays as a dimmed
+	 * parent, siblings hide */
+	expect(out, "work1_w", "1180.00");
+	expect(out, "work1_x", "10.00");
+	expect(out, "work1_label", "work");
+	expect(out, "helper1_w", "1180.00");
+	expect(out, "main1_w", "1180.00");
+	expect(out, "main1_parent", "1");
+	expect(out, "main1_hidden", "0");
+	expect(out, "alpha1_hidden", "1");
+	expect(out, "reset_off1", "0");
+	/* Reset Zoom */
+	expect(out, "work2_w", "590.00");
+	expect(out, "work2_x", "600.00");
+	expect(out, "alpha2_hidden", "0");
+	/* tooltip in the details line */
+	expect(out, "details", "do_syscall_64 [kernel] \xe2\x80\x94 3.00 ms (30.00%), 3 samples");
+	/* search: 5 + 3 of 10 ms, matches highlighted */
+	expect(out, "matched1", "Matched: 80.0%");
+	expect(out, "search_label1", "Reset Search");
+	expect(out, "matches1", "2");
+	expect(out, "helper3_match", "1");
+	expect(out, "helper3_fill", "rgb(230,0,230)");
+	expect(out, "main3_match", "0");
+	/* reset search */
+	expect(out, "matched2", "");
+	expect(out, "matches2", "0");
+	/* Ctrl-F; helper is inside work: 50%, not 100% */
+	expect(out, "matched3", "Matched: 50.0%");
+	expect(out, "matches3", "2");
+	expect(out, "matched4", "Invalid regular expression");
+	/* zoom into app+0x30ab: its leaf (30%) becomes the full width */
+	expect(out, "kun5_w", "1180.00");
+	expect(out, "kun5_label", "0xffffffff81002000");
+	expect(out, "page_errors", "0");
+	expect(out, "requests", "0");
+	printf("flamegraph screenshots: %s/flamegraph-{initial,zoomed,search}.png\n", artifacts);
+	free(out);
+}
