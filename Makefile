@@ -24,7 +24,7 @@ LDLIBS := -lbpf -ldw -lelf -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljanss
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcriterion-dev libiberty-dev pkg-config \
-	libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev \
+	libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev chromium libxml2-utils \
 	elfutils binutils golang-go postgresql postgresql-client procps util-linux
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -126,6 +126,11 @@ deps:
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
 	fi
+	@# Node (for the browser test's playwright-core): keep a Node that is
+	@# there already (it brings its npm); Debian's otherwise.
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		echo "installing nodejs npm"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null; }
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

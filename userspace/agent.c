@@ -23,6 +23,7 @@
 #include "config.h"
 #include "ebprof/symbolizer.h"
 #include "hashmap.h"
+#include "http.h"
 #include "log.h"
 #include "pgmeta.h"
 #include "pprof.h"
@@ -32,6 +33,7 @@
 #include "sink.h"
 #include "store.h"
 #include "targets.h"
+#include "timeutil.h"
 
 #define MAX_REMOTES 2
 #define REMOTE_DRAIN_S 5.0
@@ -40,7 +42,7 @@
 /* Per-process state of the running interval. */
 struct agent_proc {
 	uint32_t pid;
-	struct builder *b;  /* NULL until the process has samples */
+	struct builder *b; /* NULL until the process has samples */
 	struct pg_title pg;
 	bool is_pg;
 	char build_id[128]; /* of the main executable, "" if unknown */
@@ -52,6 +54,21 @@ struct agent_counters {
 	uint64_t lost[STAT_MAX];
 };
 
+/* What /metrics shows: copied under the lock at each flush, so the HTTP
+ * threads never touch the agent's own structures. */
+struct agent_metrics {
+	pthread_mutex_t lock;
+	struct agent_counters total;
+	uint64_t processes_tracked;
+	struct store_stats store;
+	bool has_store;
+	struct remote_stats remotes[MAX_REMOTES];
+	const char *remote_names[MAX_REMOTES];
+	size_t nremotes;
+	struct sym_stats sym;
+	int64_t last_flush_ns;
+};
+
 struct agent {
 	struct agent_config cfg;
 	int argc;
@@ -61,6 +78,7 @@ struct agent {
 	struct sampler *s;
 	struct store *store;
 	struct remote *remotes[MAX_REMOTES];
+	const char *remote_kinds[MAX_REMOTES];
 	size_t nremotes;
 	struct hashmap *by_pid; /* pid -> agent_proc */
 	uint32_t *forget;	/* exited pids to drop at the next flush */
@@ -68,6 +86,8 @@ struct agent {
 	int64_t interval_start_ns;
 	struct sampler_stats last_stats;
 	struct agent_counters total;
+	struct http_server *http;
+	struct agent_metrics metrics;
 };
 
 /* Set by signal handlers, read by the loop. */
@@ -83,14 +103,6 @@ static void on_reload(int sig)
 {
 	(void)sig;
 	reload_requested = 1;
-}
-
-static int64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static uint64_t hash_pid(const void *k)
@@ -192,7 +204,9 @@ static void main_build_id(struct agent *a, struct agent_proc *ap, const struct p
 	ap->build_id_done = true;
 	for (size_t i = 0; i < maps->n; i++) {
 		const struct map_entry *e = &maps->entries[i];
-		struct sym_binary bin = { e->path, (int)ap->pid, e->start, e->end, e->dev, e->inode };
+		struct sym_binary bin = {
+			e->path, (int)ap->pid, e->start, e->end, e->dev, e->inode
+		};
 
 		if (e->kind != MAPPING_FILE || strcmp(e->path, pi->exe))
 			continue;
@@ -205,8 +219,7 @@ static void main_build_id(struct agent *a, struct agent_proc *ap, const struct p
 }
 
 /* Finish one process's profile and hand it to every sink. */
-static int emit_profile(struct agent *a, struct agent_proc *ap, int64_t end_ns,
-			const char *loss)
+static int emit_profile(struct agent *a, struct agent_proc *ap, int64_t end_ns, const char *loss)
 {
 	struct proc_info *pi = procs_get(a->procs, ap->pid);
 	struct profile_record rec = { 0 };
@@ -275,11 +288,112 @@ static int emit_profile(struct agent *a, struct agent_proc *ap, int64_t end_ns,
 		int rerr = remote_enqueue(a->remotes[i], &rec);
 
 		if (rerr)
-			log_warn("cannot queue the profile of pid %u: %s", ap->pid, strerror(-rerr));
+			log_warn("cannot queue the profile of pid %u: %s", ap->pid,
+				 strerror(-rerr));
 		err = err ? err : rerr;
 	}
 	free(buf);
 	return err;
+}
+
+static void update_metrics(struct agent *a, int64_t now_ns)
+{
+	struct agent_metrics *m = &a->metrics;
+
+	pthread_mutex_lock(&m->lock);
+	m->total = a->total;
+	m->processes_tracked = procs_count(a->procs);
+	m->has_store = a->store != NULL;
+	if (a->store)
+		store_get_stats(a->store, &m->store);
+	m->nremotes = a->nremotes;
+	for (size_t i = 0; i < a->nremotes; i++) {
+		remote_get_stats(a->remotes[i], &m->remotes[i]);
+		m->remote_names[i] = a->remote_kinds[i];
+	}
+	sym_get_stats(a->sym, &m->sym);
+	m->last_flush_ns = now_ns;
+	pthread_mutex_unlock(&m->lock);
+}
+
+#define METRIC(name, type, help) "# HELP " name " " help "\n# TYPE " name " " type "\n" name
+
+/* Prometheus text format, for the HTTP API's /metrics (any thread). */
+static int write_metrics(FILE *out, void *ctx)
+{
+	struct agent_metrics *m = ctx;
+
+	pthread_mutex_lock(&m->lock);
+	fprintf(out,
+		METRIC("ebprof_intervals_total", "counter", "Intervals flushed.") " %llu\n" METRIC("ebprof_samples_total", "counter", "Samples of target processes.") " %llu\n" METRIC(
+			"ebprof_profiles_written_total", "counter",
+			"Per-process profiles handed to the sinks.") " %llu\n" METRIC("ebprof_"
+										      "profile_"
+										      "errors_"
+										      "total",
+										      "counter",
+										      "Profiles "
+										      "that could "
+										      "not be "
+										      "built or "
+										      "stored.") " "
+												 "%"
+												 "l"
+												 "l"
+												 "u"
+												 "\n" METRIC("ebprof_processes_tracked",
+													     "gauge",
+													     "Processes the agent knows now.") " %llu\n" METRIC("ebprof_last_flush_timestamp_seconds",
+																				"gauge",
+																				"End of the last interval.") " %.3f\n",
+		(unsigned long long)m->total.intervals, (unsigned long long)m->total.samples,
+		(unsigned long long)m->total.profiles_written,
+		(unsigned long long)m->total.profile_errors,
+		(unsigned long long)m->processes_tracked, m->last_flush_ns / 1e9);
+	fprintf(out, "# HELP ebprof_lost_total Samples, stacks or events lost, by cause.\n"
+		     "# TYPE ebprof_lost_total counter\n");
+	for (int i = STAT_SAMPLES + 1; i < STAT_MAX; i++)
+		fprintf(out, "ebprof_lost_total{cause=\"%s\"} %llu\n", sampler_stat_name(i),
+			(unsigned long long)m->total.lost[i]);
+	if (m->has_store)
+		fprintf(out,
+			METRIC("ebprof_store_bytes", "gauge",
+			       "Bytes of profiles on disk.") " %llu\n" METRIC("ebprof_store_files",
+									      "gauge",
+									      "Profiles on disk.") " %llu\n" METRIC("ebprof_store_removed_total",
+														    "counter",
+														    "Profiles removed by retention.") " %llu\n" METRIC("ebprof_store_write_errors_total",
+																				       "counter",
+																				       "Failed profile writes.") " %llu\n",
+			(unsigned long long)m->store.bytes, (unsigned long long)m->store.files,
+			(unsigned long long)m->store.removed,
+			(unsigned long long)m->store.write_errors);
+	if (m->nremotes)
+		fprintf(out, "# HELP ebprof_remote_profiles Remote push, by remote and state.\n"
+			     "# TYPE ebprof_remote_profiles gauge\n");
+	for (size_t i = 0; i < m->nremotes; i++) {
+		static const char *const states[] = { "pushed", "queued", "retried", "rejected",
+						      "dropped" };
+		const struct remote_stats *r = &m->remotes[i];
+		const uint64_t v[] = { r->pushed, r->queued, r->retries, r->rejected, r->dropped };
+
+		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+			fprintf(out, "ebprof_remote_profiles{remote=\"%s\",state=\"%s\"} %llu\n",
+				m->remote_names[i], states[k], (unsigned long long)v[k]);
+	}
+	fprintf(out,
+		METRIC("ebprof_symbolizer_cache_bytes",
+		       "gauge", "Estimated size of the binary cache.") " %llu\n" METRIC("ebprof_"
+											"symbolizer"
+											"_binaries",
+											"gauge",
+											"Binaries "
+											"in the "
+											"symbolizer"
+											" cache.") " %llu\n",
+		(unsigned long long)m->sym.cache_bytes, (unsigned long long)m->sym.binaries_cached);
+	pthread_mutex_unlock(&m->lock);
+	return 0;
 }
 
 static void forget_later(struct agent *a, uint32_t pid)
@@ -303,7 +417,8 @@ static void loss_text(const struct sampler_stats *now, const struct sampler_stat
 
 		if (d)
 			off += snprintf(buf + off, off < len ? len - off : 0, "%s%llu %s",
-					off ? ", " : "", (unsigned long long)d, sampler_stat_name(i));
+					off ? ", " : "", (unsigned long long)d,
+					sampler_stat_name(i));
 	}
 }
 
@@ -387,6 +502,7 @@ static void flush_interval(struct agent *a, bool final)
 		rs.pushed += one.pushed;
 		rs.queued += one.queued;
 	}
+	update_metrics(a, end_ns);
 	t = (time_t)(a->interval_start_ns / 1000000000LL);
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
 	log_info("interval from %s (%.0f s): %llu processes, %llu samples, %s%s; %llu profiles "
@@ -487,6 +603,7 @@ static int open_sinks(struct agent *a)
 				  strerror(-err));
 			return err;
 		}
+		a->remote_kinds[a->nremotes] = remote_kind_name(kinds[i]);
 		a->nremotes++;
 	}
 	return 0;
@@ -560,8 +677,29 @@ static int start(struct agent *a)
 		log_error("%s", err);
 		return EXIT_RUNTIME;
 	}
-	log_info("sampling at %d Hz on %d CPUs, a profile per process every %d s%s%s%s%s", a->cfg.frequency,
-		 sampler_ncpus(a->s), a->cfg.interval, a->store ? " into " : "",
+	update_metrics(a, 0);
+	if (a->cfg.http_listen && a->cfg.http_listen[0]) {
+		struct http_opts ho = { 0 };
+
+		ho.listen = a->cfg.http_listen;
+		ho.comms = (const char *const *)a->cfg.comms;
+		ho.ncomms = a->cfg.ncomms;
+		ho.pids = a->cfg.pids;
+		ho.npids = a->cfg.npids;
+		ho.cgroups = (const char *const *)a->cfg.cgroups;
+		ho.ncgroups = a->cfg.ncgroups;
+		ho.kernel = !a->cfg.no_kernel;
+		ho.user = !a->cfg.no_user;
+		ho.metrics = write_metrics;
+		ho.metrics_ctx = &a->metrics;
+		ret = http_start(&ho, &a->http, err, sizeof(err));
+		if (ret) {
+			log_error("%s", err);
+			return EXIT_RUNTIME;
+		}
+	}
+	log_info("sampling at %d Hz on %d CPUs, a profile per process every %d s%s%s%s%s",
+		 a->cfg.frequency, sampler_ncpus(a->s), a->cfg.interval, a->store ? " into " : "",
 		 a->store ? a->cfg.output_dir : "", a->cfg.push_profefe ? ", profefe" : "",
 		 a->cfg.push_pyroscope ? ", pyroscope" : "");
 	return 0;
@@ -570,6 +708,9 @@ static int start(struct agent *a)
 /* Stop sampling, flush what was counted, close the sinks. */
 static void stop(struct agent *a, double drain_s)
 {
+	if (a->http) /* a running ad hoc profile answers with what it has */
+		http_stop(a->http);
+	a->http = NULL;
 	if (a->s) {
 		sampler_stop(a->s);
 		flush_interval(a, true);
@@ -610,7 +751,9 @@ static int reload(struct agent *a)
 
 int cmd_agent(int argc, char **argv)
 {
-	struct agent a = { .argc = argc, .argv = argv };
+	struct agent a = { .argc = argc,
+			   .argv = argv,
+			   .metrics = { .lock = PTHREAD_MUTEX_INITIALIZER } };
 	struct sigaction sa = { 0 };
 	char err[512];
 	int64_t boundary;

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "log.h"
 #include "agent.h"
+#include "cmd_flamegraph.h"
 #include "cmd_ls.h"
 #include "cmd_merge.h"
 #include "config.h"
@@ -22,6 +23,7 @@ static void usage(FILE *f)
 		   "             to disk and to remote storage\n"
 		   "  ls         list the profiles the agent stored (time, labels, pids)\n"
 		   "  merge      merge stored profiles into one pprof\n"
+		   "  flamegraph render any pprof profile as an interactive SVG flamegraph\n"
 		   "  help CMD   options of a command\n"
 		   "\n"
 		   "  --version  print the version\n"
@@ -59,6 +61,10 @@ int main(int argc, char **argv)
 			cmd_merge_usage();
 			return EXIT_OK;
 		}
+		if (argc > 2 && !strcmp(argv[2], "flamegraph")) {
+			cmd_flamegraph_usage();
+			return EXIT_OK;
+		}
 		usage(stdout);
 		return EXIT_OK;
 	}
@@ -70,6 +76,8 @@ int main(int argc, char **argv)
 		return cmd_ls(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "merge"))
 		return cmd_merge(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "flamegraph"))
+		return cmd_flamegraph(argc - 1, argv + 1);
 	log_error("unknown command '%s' (see ebprof --help)", argv[1]);
 	return EXIT_USAGE;
 }

@@ -37,7 +37,7 @@ static char *empty_config(const char *dir)
 /* Start the agent with args and wait until it samples. */
 static void start_agent(struct tl_proc *ag, char **args)
 {
-	char *argv[40], line[512];
+	char *argv[40];
 	int n = 0;
 
 	argv[n++] = (char *)tl_path("ebprof");
@@ -45,19 +45,13 @@ static void start_agent(struct tl_proc *ag, char **args)
 	while (*args && n < 38)
 		argv[n++] = *args++;
 	argv[n] = NULL;
-	cr_assert_eq(tl_spawn(ag, argv, false, false, true), 0);
-	cr_assert_eq(tl_wait_line(ag->err, "sampling at", line, sizeof(line), 30), 0,
+	cr_assert_eq(tl_start_until(ag, argv, "sampling at", 30), 0,
 		     "the agent did not start sampling");
 }
 
 static int stop_agent(struct tl_proc *ag)
 {
-	char line[1024];
-
-	kill(ag->pid, SIGTERM);
-	while (fgets(line, sizeof(line), ag->err))
-		fputs(line, stderr);
-	return tl_wait(ag, 60);
+	return tl_finish(ag, SIGTERM, 60);
 }
 
 static const char *label(const struct store_entry *e, const char *key)
@@ -105,7 +99,8 @@ Test(agent, every_short_lived_child_gets_a_symbolized_profile, .timeout = 180)
 		cr_expect_gt(tl_samples_total(p, -1, 0), 0, "empty profile %s", ents[i].path);
 		cr_expect_eq(tl_go_pprof_check(ents[i].path, NULL), 0);
 		for (size_t j = 0; j < i; j++)
-			cr_expect(!(ents[j].pid == ents[i].pid && ents[j].start_ns == ents[i].start_ns),
+			cr_expect(!(ents[j].pid == ents[i].pid &&
+				    ents[j].start_ns == ents[i].start_ns),
 				  "duplicate profile of pid %u: %s and %s", ents[i].pid,
 				  ents[j].path, ents[i].path);
 		profile_free(p);
@@ -154,7 +149,8 @@ Test(agent, postgres_profiles_carry_backend_types, .timeout = 300)
 	/* Dirty buffers for the checkpointer to write, then make it work. */
 	for (int i = 0; i < 3; i++) {
 		sleep(3);
-		snprintf(cmd, sizeof(cmd), "psql -h %s -p %d -U postgres -c CHECKPOINT postgres >/dev/null 2>&1",
+		snprintf(cmd, sizeof(cmd),
+			 "psql -h %s -p %d -U postgres -c CHECKPOINT postgres >/dev/null 2>&1",
 			 pg.dir, pg.port);
 		tl_sh(cmd, NULL);
 	}
@@ -171,9 +167,11 @@ Test(agent, postgres_profiles_carry_backend_types, .timeout = 300)
 			if (type && !strcmp(type, want[w].type))
 				want[w].found++;
 		if (type && !strcmp(type, "client backend")) {
-			const char *u = label(&ents[i], "pg_user"), *d = label(&ents[i], "pg_database");
+			const char *u = label(&ents[i], "pg_user"),
+				   *d = label(&ents[i], "pg_database");
 
-			client_with_user += u && d && !strcmp(u, "postgres") && !strcmp(d, "postgres");
+			client_with_user +=
+				u && d && !strcmp(u, "postgres") && !strcmp(d, "postgres");
 		}
 	}
 	cr_expect_gt(want[0].found, 0, "no profile labelled backend_type=checkpointer");
@@ -254,8 +252,9 @@ static void write_conf(const char *path, int freq, const char *pid, const char *
 	FILE *f = fopen(path, "w");
 
 	cr_assert_not_null(f);
-	fprintf(f, "frequency = %d\ninterval = 1\ncomm = x-none\npid = %s\noutput-dir = %s\n"
-		   "http-listen = \"\"\n",
+	fprintf(f,
+		"frequency = %d\ninterval = 1\ncomm = x-none\npid = %s\noutput-dir = %s\n"
+		"http-listen = \"\"\n",
 		freq, pid, out);
 	fclose(f);
 }
@@ -320,6 +319,71 @@ Test(agent, sighup_reloads_without_losing_samples, .timeout = 120)
 	cr_expect_gt(periods[0], 0, "no profile at the first frequency");
 	cr_expect_gt(periods[1], 0, "no profile at the reloaded frequency");
 	cr_expect(cpu_ns >= 0.85 * cpu * 1e9 && cpu_ns <= 1.15 * cpu * 1e9,
-		  "profiles account for %.2f s of CPU, the workload used %.2f s", cpu_ns / 1e9, cpu);
+		  "profiles account for %.2f s of CPU, the workload used %.2f s", cpu_ns / 1e9,
+		  cpu);
+	store_entries_free(ents, n);
+}
+
+/* The cgroup v2 mount: /sys/fs/cgroup itself, or .../unified on hybrid
+ * hosts. */
+static const char *cgroup2_root(void)
+{
+	FILE *f = fopen("/proc/self/mounts", "r");
+	static char root[256];
+	char dev[64], dir[256], type[32];
+
+	root[0] = '\0';
+	while (f && fscanf(f, "%63s %255s %31s %*[^\n]", dev, dir, type) == 3)
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(root, sizeof(root), "%s", dir);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return root;
+}
+
+Test(agent, processes_entering_a_target_cgroup_are_followed, .timeout = 120)
+{
+	char *dir = tl_tmpdir("agentcg"), out[512], cg[512], cmd[1024], line[128];
+	struct store_query q = { 0 };
+	struct store_entry *ents;
+	struct tl_proc fx, ag;
+	int64_t burn = 0;
+	uint32_t pid = 0;
+	size_t n;
+
+	cr_assert_eq(geteuid(), 0);
+	cr_assert_neq(cgroup2_root()[0], '\0', "no cgroup v2 mount on this host");
+	snprintf(cg, sizeof(cg), "%s/ebprof-test-%d", cgroup2_root(), (int)getpid());
+	cr_assert_eq(mkdir(cg, 0755), 0, "cannot create cgroup %s", cg);
+	snprintf(out, sizeof(out), "%s/profiles", dir);
+	start_agent(&ag, (char *[]){ "--config", empty_config(dir), "-F", "99", "--interval", "2",
+				     "--output-dir", out, "--comm", "x-none", "--cgroup", cg,
+				     "--http-listen", "", NULL });
+	/* Not a target when it starts: it joins the cgroup, then execs. */
+	snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && exec %s 2", cg,
+		 tl_path("fixtures/work_split"));
+	cr_assert_eq(tl_spawn(&fx, (char *[]){ "sh", "-c", cmd, NULL }, true, true, false), 0);
+	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
+	sscanf(line, "pid=%u", &pid);
+	fputs("go\n", fx.in);
+	cr_assert_eq(tl_wait(&fx, 30), 0);
+	sleep(3);
+	cr_assert_eq(stop_agent(&ag), 0);
+	rmdir(cg);
+
+	cr_assert_eq(store_list(out, &q, &ents, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct profile *p;
+
+		if (ents[i].pid != pid)
+			continue;
+		p = tl_load_profile(ents[i].path);
+		burn += tl_samples_with(p, "burn_three", -1, 0);
+		profile_free(p);
+	}
+	cr_expect_gt(burn, 50, "the process in the target cgroup was not profiled (%lld samples)",
+		     (long long)burn);
 	store_entries_free(ents, n);
 }

@@ -17,26 +17,14 @@
 #include "store.h"
 #include "testlib.h"
 
-struct agent_run {
-	struct tl_proc p;
-};
-
 static void start_agent(struct tl_proc *ag, char **argv)
 {
-	char line[512];
-
-	cr_assert_eq(tl_spawn(ag, argv, false, false, true), 0);
-	cr_assert_eq(tl_wait_line(ag->err, "sampling at", line, sizeof(line), 30), 0);
+	cr_assert_eq(tl_start_until(ag, argv, "sampling at", 30), 0);
 }
 
 static int stop_agent(struct tl_proc *ag)
 {
-	char line[1024];
-
-	kill(ag->pid, SIGTERM);
-	while (fgets(line, sizeof(line), ag->err))
-		fputs(line, stderr);
-	return tl_wait(ag, 60);
+	return tl_finish(ag, SIGTERM, 60);
 }
 
 /* How many 2xx requests of c carry exactly these bytes. */
@@ -76,17 +64,34 @@ Test(agent_push, profiles_arrive_exactly_once_across_outage_and_restart, .timeou
 	snprintf(queue, sizeof(queue), "%s/queue", dir);
 	snprintf(conf, sizeof(conf), "%s/ebprof.conf", dir);
 	f = fopen(conf, "w");
-	fprintf(f, "push-profefe = %s\npush-pyroscope = %s\npyroscope-user = ebprof\n"
-		   "pyroscope-password = \"s3cret:pw\"\npyroscope-tenant = team-a\n",
+	fprintf(f,
+		"push-profefe = %s\npush-pyroscope = %s\npyroscope-user = ebprof\n"
+		"pyroscope-password = \"s3cret:pw\"\npyroscope-tenant = team-a\n",
 		collector_url(pf), collector_url(py));
 	fclose(f);
 
 	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
 	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
 	sscanf(line, "pid=%15s", pidarg);
-	char *argv[] = { (char *)tl_path("ebprof"), "agent", "--config", conf, "-F", "99",
-			 "--interval", "1", "--output-dir", out, "--queue-dir", queue, "--comm",
-			 "x-none", "--pid", pidarg, "--http-listen", "", NULL };
+	char *argv[] = { (char *)tl_path("ebprof"),
+			 "agent",
+			 "--config",
+			 conf,
+			 "-F",
+			 "99",
+			 "--interval",
+			 "1",
+			 "--output-dir",
+			 out,
+			 "--queue-dir",
+			 queue,
+			 "--comm",
+			 "x-none",
+			 "--pid",
+			 pidarg,
+			 "--http-listen",
+			 "",
+			 NULL };
 
 	start_agent(&ag, argv);
 	fputs("go\n", fx.in);
@@ -120,7 +125,8 @@ Test(agent_push, profiles_arrive_exactly_once_across_outage_and_restart, .timeou
 	}
 	/* Exactly one 400, never retried; nothing else than the disk's. */
 	cr_expect_eq(collector_count(pf) - collector_count_ok(pf), 1,
-		     "profefe saw %zu failed requests", collector_count(pf) - collector_count_ok(pf));
+		     "profefe saw %zu failed requests",
+		     collector_count(pf) - collector_count_ok(pf));
 	cr_expect_eq(collector_count_ok(pf), n - 1);
 	cr_expect_eq(collector_count_ok(py), n);
 	for (size_t i = 0; i < collector_count_ok(py); i++) {

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pprof.h"
 #include "testlib.h"
 
 #define FREQ 99
@@ -41,7 +42,7 @@ static pid_t start_fixture(struct tl_proc *fx, char *const argv[])
 /* Start `ebprof record ARGS -v` and wait until it samples. */
 static void start_record(struct tl_proc *rec, char **args)
 {
-	char *argv[32], line[512];
+	char *argv[32];
 	int n = 0;
 
 	argv[n++] = (char *)tl_path("ebprof");
@@ -50,19 +51,14 @@ static void start_record(struct tl_proc *rec, char **args)
 		argv[n++] = *args++;
 	argv[n++] = "-v";
 	argv[n] = NULL;
-	cr_assert_eq(tl_spawn(rec, argv, false, false, true), 0);
-	cr_assert_eq(tl_wait_line(rec->err, "sampling at", line, sizeof(line), 30), 0,
+	cr_assert_eq(tl_start_until(rec, argv, "sampling at", 30), 0,
 		     "ebprof record did not start sampling");
 }
 
-/* Drain the recorder's stderr to our log and wait for it. */
+/* Copy the recorder's stderr to our log and wait for it. */
 static int finish_record(struct tl_proc *rec, double timeout)
 {
-	char line[1024];
-
-	while (fgets(line, sizeof(line), rec->err))
-		fputs(line, stderr);
-	return tl_wait(rec, timeout);
+	return tl_finish(rec, 0, timeout);
 }
 
 Test(record, cpu_split_and_sample_count, .timeout = 120)
@@ -179,9 +175,10 @@ Test(record, all_folded_to_stdout, .timeout = 60)
 
 	require_root();
 	/* Something to sample besides the idle machine: a shell loop. */
-	snprintf(cmd, sizeof(cmd),
-		 "(timeout 4 sh -c 'while :; do :; done' &); %s record -a -d 2 --format folded -o -",
-		 tl_path("ebprof"));
+	snprintf(
+		cmd, sizeof(cmd),
+		"(timeout 4 sh -c 'while :; do :; done' &); %s record -a -d 2 --format folded -o -",
+		tl_path("ebprof"));
 	rc = tl_sh(cmd, &text);
 	cr_assert_eq(rc, 0, "%s", text);
 	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
@@ -291,8 +288,10 @@ Test(record, bad_input_is_rejected_with_one_line, .timeout = 60)
 	expect_rejected("-d soon -a", 2, "duration must be a number");
 	expect_rejected("-p 12,ab -d 1", 2, "malformed pid list '12,ab'");
 	expect_rejected("-p 12, -d 1", 2, "malformed pid list");
-	expect_rejected("-a -d 1 -o /nonexistent/dir/p.pb.gz", 2, "directory /nonexistent/dir does not exist");
-	expect_rejected("-a -d 1 --format xml", 2, "unknown format 'xml'");
+	expect_rejected("-a -d 1 -o /nonexistent/dir/p.pb.gz", 2,
+			"directory /nonexistent/dir does not exist");
+	expect_rejected("-a -d 1 --format xml", 2,
+			"unknown format 'xml': use pprof, folded or svg");
 	expect_rejected("-a -d 1 -o /", 2, "is a directory");
 	expect_rejected("-d 1 --comm nosuchproc9x", 2, "no target process found");
 	expect_rejected("-d 1 --comm a-name-longer-than-15", 2, "names are 1 to 15 characters");
@@ -309,10 +308,29 @@ Test(record, missing_privileges_name_the_capability, .timeout = 60)
 	require_root();
 	/* setpriv drops every capability while staying uid 0's file access. */
 	snprintf(cmd, sizeof(cmd),
-		 "setpriv --inh-caps=-all --bounding-set=-all %s record -a -d 1 -o /tmp/x.pb.gz 2>&1",
+		 "setpriv --inh-caps=-all --bounding-set=-all %s record -a -d 1 -o /tmp/x.pb.gz "
+		 "2>&1",
 		 tl_path("ebprof"));
 	rc = tl_sh(cmd, &text);
 	cr_expect_eq(rc, 1, "exit %d: %s", rc, text);
 	cr_expect(strstr(text, "CAP_BPF") != NULL, "message lacks the capability: %s", text);
 	free(text);
+}
+
+Test(record, svg_flamegraph_output, .timeout = 60)
+{
+	char *dir = tl_tmpdir("svg"), out[512], cmd[1024];
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	require_root();
+	snprintf(out, sizeof(out), "%s/cpu.svg", dir);
+	tl_sh("(timeout 3 sh -c 'while :; do :; done' >/dev/null 2>&1 &)", NULL);
+	snprintf(cmd, sizeof(cmd), "%s record -a -d 1 --format svg -o %s", tl_path("ebprof"), out);
+	cr_assert_eq(tl_sh(cmd, NULL), 0);
+	cr_assert_eq(read_file(out, &buf, &len), 0);
+	cr_expect(len > 1000, "svg of %zu bytes", len);
+	cr_expect(memmem(buf, len, "<svg", 4) != NULL, "not an SVG");
+	cr_expect(memmem(buf, len, "</svg>", 6) != NULL, "truncated SVG");
+	free(buf);
 }

@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The agent's HTTP API end to end, as root with the real BPF program: the
+ * server is http_start() in the test process, the target a work_split
+ * fixture, the client libcurl (and curl(1) for the commands of the compute
+ * documentation, replayed as written). Both contracts: the compute API
+ * (POST/GET/DELETE /profile/cpu with JSON) and the pprof-endpoint API
+ * (GET /profile/cpu?..., /debug/pprof/profile). Every profile returned is
+ * decoded and read back by go tool pprof.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "http_env.h"
+#include "pprof.h"
+
+TestSuite(http, .init = http_env_setup, .fini = http_env_teardown, .timeout = 60);
+
+static const char *const json_hdr[] = { "Content-Type: application/json", NULL };
+
+#define MSG_CONFLICT                                                                               \
+	"{\"msg\":\"Conflict: profiler already running (use ?force=true to cancel it)\"}"
+
+static void post(const char *body, struct httpc_resp *r)
+{
+	cr_assert_eq(httpc_request("POST", http_url("/profile/cpu"), json_hdr, body, strlen(body),
+				   30, r),
+		     0, "POST: %s", r->error);
+}
+
+static void get(const char *rest, struct httpc_resp *r)
+{
+	cr_assert_eq(httpc_request("GET", http_url(rest), NULL, NULL, 0, 30, r), 0, "GET %s: %s",
+		     rest, r->error);
+}
+
+static const char *header(const struct httpc_resp *r, const char *name)
+{
+	static char buf[4][256];
+	static int slot;
+
+	return httpc_header(r, name, buf[slot++ % 4], sizeof(buf[0]));
+}
+
+/* The fixture's burn_three samples in a returned profile (> 0 expected). */
+static int64_t burn_samples(const struct httpc_resp *r)
+{
+	struct profile *p = http_check_profile(r->body, r->len);
+	int64_t n;
+
+	cr_assert_not_null(p, "the returned profile does not decode or fails go tool pprof");
+	n = tl_samples_with(p, "burn_three", henv.pid, 0);
+	profile_free(p);
+	return n;
+}
+
+Test(http, compute_post_as_documented)
+{
+	char cmd[1024], *out = NULL, path[512], *dir = tl_tmpdir("post");
+	struct profile *p;
+	int rc;
+
+	http_env_burn();
+	snprintf(path, sizeof(path), "%s/profile.pb", dir);
+	/* Exactly the command of the compute documentation (no -f: what the
+	 * file holds tells the status; headers are checked elsewhere). */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && curl -X POST http://127.0.0.1:%d/profile/cpu "
+		 "-H 'Content-Type: application/json' "
+		 "-d '{\"profiler\": {\"BccProfile\": null}, \"sampling_frequency\": 99, "
+		 "\"timeout_seconds\": 2, \"archive\": false}' -o profile.pb 2>/dev/null",
+		 dir, henv.port);
+	rc = tl_sh(cmd, &out);
+	cr_assert_eq(rc, 0, "%s", out);
+	free(out);
+	/* Uncompressed protobuf: no gzip magic. */
+	p = tl_load_profile(path);
+	cr_assert_not_null(p);
+	cr_expect_gt(tl_samples_with(p, "burn_three", henv.pid, 0), 50);
+	cr_expect_eq(p->period, 1000000000LL / 99);
+	profile_free(p);
+	cr_expect_eq(tl_go_pprof_check(path, NULL), 0);
+	snprintf(cmd, sizeof(cmd), "head -c2 %s | od -An -tx1", path);
+	tl_sh(cmd, &out);
+	cr_expect_null(strstr(out, "1f 8b"), "raw profile is gzip: %s", out);
+	free(out);
+	free(dir);
+}
+
+Test(http, compute_archive_is_gzip_and_idle_target_is_a_valid_profile)
+{
+	struct httpc_resp r;
+
+	/* The fixture does not burn: (almost) no samples, still a profile. */
+	post("{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 50, \"timeout_seconds\": 1, "
+	     "\"archive\": true}",
+	     &r);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect_str_eq(header(&r, "Content-Type"), "application/gzip");
+	cr_expect_str_eq(header(&r, "Content-Disposition"),
+			 "attachment; filename=\"profile.pb.gz\"");
+	cr_assert_gt(r.len, 2);
+	cr_expect(r.body[0] == '\x1f' && r.body[1] == '\x8b', "archive is not gzip");
+	cr_expect_eq(burn_samples(&r), 0);
+	httpc_free(&r);
+}
+
+Test(http, compute_accepts_every_profiler_form)
+{
+	static const char *const forms[] = {
+		"{\"BccProfile\": \"/usr/share/bcc/tools/profile\"}",
+		"{\"Perf\": \"/usr/bin/perf\"}",
+	};
+
+	http_env_burn();
+	for (size_t i = 0; i < 2; i++) {
+		char body[256];
+		struct httpc_resp r;
+
+		/* Defaults for the rest, but a short timeout. */
+		snprintf(body, sizeof(body), "{\"profiler\": %s, \"timeout_seconds\": 1}",
+			 forms[i]);
+		post(body, &r);
+		cr_assert_eq(r.status, 200, "%s: %s", body, r.body);
+		cr_expect_str_eq(header(&r, "Content-Type"), "application/octet-stream");
+		cr_expect_str_eq(header(&r, "Content-Disposition"),
+				 "attachment; filename=\"profile.pb\"");
+		cr_expect(r.len > 2 && !(r.body[0] == '\x1f' && r.body[1] == '\x8b'),
+			  "gzip without archive");
+		cr_expect_gt(burn_samples(&r), 0, "%s", body);
+		httpc_free(&r);
+	}
+}
+
+Test(http, compute_status_cancel_and_conflict)
+{
+	struct httpc_async a;
+	struct httpc_resp r;
+	char *out = NULL, cmd[512];
+
+	get("/profile/cpu", &r);
+	cr_expect_eq(r.status, 204);
+	cr_expect_eq(r.len, 0, "204 with a body: %s", r.body);
+	httpc_free(&r);
+
+	http_env_burn();
+	cr_assert_eq(httpc_start(&a, "POST", http_url("/profile/cpu"), json_hdr,
+				 "{\"profiler\": {\"BccProfile\": null}, \"timeout_seconds\": 20}",
+				 40),
+		     0);
+	cr_assert(http_wait_running(10), "the POST did not start profiling");
+	get("/profile/cpu", &r);
+	cr_expect_eq(r.status, 200);
+	cr_expect_str_eq(r.body, http_jstr("Profiling is currently in progress."));
+	cr_expect_str_eq(header(&r, "Content-Type"), "application/json");
+	httpc_free(&r);
+
+	post("{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 1}", &r);
+	cr_expect_eq(r.status, 409);
+	cr_expect_str_eq(r.body, http_jstr("Profiling is already in progress."));
+	httpc_free(&r);
+
+	/* As the documentation writes it. */
+	snprintf(cmd, sizeof(cmd), "curl -X DELETE http://127.0.0.1:%d/profile/cpu 2>/dev/null",
+		 henv.port);
+	cr_assert_eq(tl_sh(cmd, &out), 0, "%s", out);
+	cr_expect_str_eq(out, http_jstr("Profiling stopped successfully."));
+	free(out);
+
+	cr_assert_eq(httpc_join(&a), 0, "%s", a.resp.error);
+	cr_expect_eq(a.resp.status, 204, "the cancelled POST got %ld %s", a.resp.status,
+		     a.resp.body);
+	cr_expect_eq(a.resp.len, 0);
+	cr_expect_lt(a.resp.seconds, 10, "the cancelled POST took %.1f s", a.resp.seconds);
+	httpc_free(&a.resp);
+
+	cr_assert_eq(httpc_request("DELETE", http_url("/profile/cpu"), NULL, NULL, 0, 10, &r), 0);
+	cr_expect_eq(r.status, 412);
+	cr_expect_str_eq(r.body,
+			 http_jstr("Profiling is not in progress, there is nothing to stop."));
+	httpc_free(&r);
+	get("/profile/cpu", &r);
+	cr_expect_eq(r.status, 204);
+	httpc_free(&r);
+}
+
+struct bad_post {
+	const char *ctype; /* NULL: no Content-Type header */
+	const char *body;
+	long status;
+	const char *msg; /* exact body, NULL: only a JSON string naming... */
+	const char *has; /* substring of the message */
+};
+
+Test(http, compute_bad_input)
+{
+	static const struct bad_post cases[] = {
+		{ NULL, "{\"profiler\": {\"Perf\": null}}", 415, NULL,
+		  "Content-Type must be application/json" },
+		{ "text/plain", "{\"profiler\": {\"Perf\": null}}", 415, NULL, "got 'text/plain'" },
+		{ "application/x-www-form-urlencoded", "a=b", 415, NULL, "application/json" },
+		{ "application/json", "{", 400, NULL, "malformed JSON" },
+		{ "application/json", "", 400, NULL, "malformed JSON" },
+		{ "application/json", "{\"profiler\": {\"BccProfile\": nu", 400, NULL,
+		  "malformed JSON" },
+		{ "application/json", "{\"profiler\": {\"Perf\": null}} trailing", 400, NULL,
+		  "malformed JSON" },
+		{ "application/json", "{\"profiler\": {\"Perf\": \"\xff\xfe\"}}", 400, NULL,
+		  "malformed JSON" },
+		{ "application/json", "{}", 422, NULL, "profiler is required" },
+		{ "application/json", "[]", 422, NULL, "must be a JSON object" },
+		{ "application/json", "42", 422, NULL, "must be a JSON object" },
+		{ "application/json", "{\"profiler\": null}", 422, NULL, "profiler must be" },
+		{ "application/json", "{\"profiler\": \"BccProfile\"}", 422, NULL,
+		  "profiler must be" },
+		{ "application/json", "{\"profiler\": {\"Foo\": null}}", 422, NULL,
+		  "got {\\\"Foo\\\":null}" },
+		{ "application/json", "{\"profiler\": {\"Perf\": 5}}", 422, NULL,
+		  "profiler must be" },
+		{ "application/json", "{\"profiler\": {\"Perf\": null, \"BccProfile\": null}}", 422,
+		  NULL, "profiler must be" },
+		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 0}",
+		  422, "\"sampling_frequency must be between 1 and 1000, got 0\"", NULL },
+		{ "application/json",
+		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 1001}", 422,
+		  "\"sampling_frequency must be between 1 and 1000, got 1001\"", NULL },
+		{ "application/json",
+		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": -99}", 422,
+		  "\"sampling_frequency must be between 1 and 1000, got -99\"", NULL },
+		{ "application/json",
+		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 99.5}", 422,
+		  "\"sampling_frequency must be an integer between 1 and 1000, got 99.5\"", NULL },
+		{ "application/json",
+		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 99.0}", 422, NULL,
+		  "sampling_frequency must be an integer between 1 and 1000" },
+		{ "application/json",
+		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": \"99\"}", 422,
+		  "\"sampling_frequency must be an integer between 1 and 1000, got \\\"99\\\"\"",
+		  NULL },
+		{ "application/json",
+		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": "
+		  "123456789012345678901234567890}",
+		  422, NULL, "sampling_frequency must be between 1 and 1000, got 1.23456789" },
+		{ "application/json",
+		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 1e400}", 400, NULL,
+		  "malformed JSON" },
+		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 0}",
+		  422, "\"timeout_seconds must be between 1 and 60, got 0\"", NULL },
+		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 61}",
+		  422, "\"timeout_seconds must be between 1 and 60, got 61\"", NULL },
+		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": true}",
+		  422, "\"timeout_seconds must be an integer between 1 and 60, got true\"", NULL },
+		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"archive\": \"yes\"}", 422,
+		  "\"archive must be a boolean, got \\\"yes\\\"\"", NULL },
+		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"archive\": 1}", 422,
+		  "\"archive must be a boolean, got 1\"", NULL },
+		{ "application/json",
+		  "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 1, \"timeout_seconds\": "
+		  "2}",
+		  422, NULL, "given twice" },
+	};
+	struct httpc_resp r;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct bad_post *c = &cases[i];
+		char hdr[128];
+		const char *hdrs[] = { hdr, NULL };
+
+		if (c->ctype)
+			snprintf(hdr, sizeof(hdr), "Content-Type: %s", c->ctype);
+		else
+			snprintf(hdr, sizeof(hdr), "Content-Type:");
+		cr_assert_eq(httpc_request("POST", http_url("/profile/cpu"), hdrs, c->body,
+					   strlen(c->body), 10, &r),
+			     0, "%s", r.error);
+		cr_expect_eq(r.status, c->status, "%s: %ld %s", c->body, r.status, r.body);
+		cr_expect_str_eq(header(&r, "Content-Type"), "application/json");
+		cr_expect(r.len > 2 && r.body[0] == '"' && r.body[r.len - 1] == '"',
+			  "not a JSON string: %s", r.body);
+		if (c->msg)
+			cr_expect_str_eq(r.body, c->msg, "%s", c->body);
+		if (c->has)
+			cr_expect(strstr(r.body, c->has), "%s: '%s' lacks '%s'", c->body, r.body,
+				  c->has);
+		httpc_free(&r);
+	}
+	/* Nothing of it started a profile, and the server still answers. */
+	get("/profile/cpu", &r);
+	cr_expect_eq(r.status, 204);
+	httpc_free(&r);
+	get("/healthz", &r);
+	cr_expect_eq(r.status, 200);
+	cr_expect_str_eq(r.body, "ok");
+	httpc_free(&r);
+}
+
+Test(http, pprof_get_profile_and_svg_as_documented)
+{
+	char cmd[1024], *dir = tl_tmpdir("svg"), *svg = NULL;
+	struct httpc_resp r;
+	int rc;
+
+	http_env_burn();
+	get("/profile/cpu?seconds=1&frequency=199", &r);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect_str_eq(header(&r, "Content-Type"), "application/octet-stream");
+	cr_expect(r.len > 2 && r.body[0] == '\x1f' && r.body[1] == '\x8b', "not gzip");
+	cr_expect_gt(burn_samples(&r), 100);
+	httpc_free(&r);
+	get("/profile/cpu?seconds=1&format=svg", &r);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect_str_eq(header(&r, "Content-Type"), "image/svg+xml");
+	cr_expect(strstr(r.body, "burn_three"), "burn_three is not in the flamegraph");
+	httpc_free(&r);
+
+	/* As the documentation writes it. */
+	snprintf(
+		cmd, sizeof(cmd),
+		"cd %s && curl 'http://127.0.0.1:%d/profile/cpu?seconds=2&format=svg' -o flame.svg "
+		"2>/dev/null && cat flame.svg",
+		dir, henv.port);
+	rc = tl_sh(cmd, &svg);
+	cr_assert_eq(rc, 0, "%.2000s", svg);
+	cr_expect(strstr(svg, "<svg"), "no <svg> in the answer");
+	cr_expect(strstr(svg, "burn_three"), "burn_three is not in the flamegraph");
+	free(svg);
+	free(dir);
+}
+
+Test(http, pprof_narrowed_by_pid_and_comm)
+{
+	char q[256];
+	struct httpc_resp r;
+
+	http_env_burn();
+	snprintf(q, sizeof(q), "/profile/cpu?seconds=1&pid=%d&comm=work_split", henv.pid);
+	get(q, &r);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect_gt(burn_samples(&r), 0);
+	httpc_free(&r);
+	/* A comm that matches none of the agent's targets: nothing to profile. */
+	get("/profile/cpu?seconds=1&comm=nosuchcomm", &r);
+	cr_expect_eq(r.status, 404, "%s", r.body);
+	cr_expect(strstr(r.body, "{\"msg\":\"no target process"), "%s", r.body);
+	httpc_free(&r);
+}
+
+Test(http, debug_pprof_profile_as_alloy_asks)
+{
+	struct httpc_resp r;
+
+	http_env_burn();
+	/* Alloy may repeat a parameter; identical values are one. Unknown
+	 * parameters are ignored on the Go-compatible path. */
+	get("/debug/pprof/profile?seconds=1&seconds=1&debug=0", &r);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect_str_eq(header(&r, "Content-Type"), "application/octet-stream");
+	cr_expect(r.len > 2 && r.body[0] == '\x1f' && r.body[1] == '\x8b', "not gzip");
+	cr_expect_gt(burn_samples(&r), 0);
+	httpc_free(&r);
+	get("/debug/pprof/profile?seconds=1&seconds=2", &r);
+	cr_expect_eq(r.status, 400);
+	cr_expect_str_eq(
+		r.body,
+		"{\"msg\":\"parameter seconds is given more than once with different values\"}");
+	httpc_free(&r);
+}
+
+Test(http, pprof_conflict_and_force)
+{
+	struct httpc_async a, f;
+	struct httpc_resp r;
+
+	http_env_burn();
+	cr_assert_eq(httpc_start(&a, "GET", http_url("/profile/cpu?seconds=20"), NULL, NULL, 40),
+		     0);
+	cr_assert(http_wait_running(10));
+	get("/profile/cpu?seconds=1", &r);
+	cr_expect_eq(r.status, 409);
+	cr_expect_str_eq(r.body, MSG_CONFLICT);
+	cr_expect_str_eq(header(&r, "Content-Type"), "application/json");
+	httpc_free(&r);
+	get("/profile/cpu?seconds=1&force=false", &r);
+	cr_expect_eq(r.status, 409);
+	httpc_free(&r);
+	get("/debug/pprof/profile?seconds=1", &r);
+	cr_expect_eq(r.status, 409);
+	cr_expect_str_eq(r.body, MSG_CONFLICT);
+	httpc_free(&r);
+	post("{\"profiler\": {\"BccProfile\": null}, \"timeout_seconds\": 1}", &r);
+	cr_expect_eq(r.status, 409);
+	cr_expect_str_eq(r.body, http_jstr("Profiling is already in progress."));
+	httpc_free(&r);
+
+	/* force: the first ends early with what it has, the second runs. */
+	sleep(1);
+	cr_assert_eq(httpc_start(&f, "GET", http_url("/profile/cpu?seconds=1&force=true"), NULL,
+				 NULL, 40),
+		     0);
+	cr_assert_eq(httpc_join(&a), 0, "%s", a.resp.error);
+	cr_expect_eq(a.resp.status, 200, "%s", a.resp.body);
+	cr_expect_lt(a.resp.seconds, 10, "the forced profile took %.1f s", a.resp.seconds);
+	cr_expect_gt(burn_samples(&a.resp), 0);
+	httpc_free(&a.resp);
+	cr_assert_eq(httpc_join(&f), 0, "%s", f.resp.error);
+	cr_expect_eq(f.resp.status, 200, "%s", f.resp.body);
+	cr_expect_gt(burn_samples(&f.resp), 0);
+	httpc_free(&f.resp);
+}
+
+Test(http, two_clients_at_once)
+{
+	struct httpc_async a, b;
+	long sa, sb;
+
+	http_env_burn();
+	cr_assert_eq(httpc_start(&a, "GET", http_url("/profile/cpu?seconds=1"), NULL, NULL, 30), 0);
+	cr_assert_eq(httpc_start(&b, "POST", http_url("/profile/cpu"), json_hdr,
+				 "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 1}", 30),
+		     0);
+	cr_assert_eq(httpc_join(&a), 0, "%s", a.resp.error);
+	cr_assert_eq(httpc_join(&b), 0, "%s", b.resp.error);
+	sa = a.resp.status;
+	sb = b.resp.status;
+	cr_expect((sa == 200 && sb == 409) || (sa == 409 && sb == 200),
+		  "statuses %ld and %ld, expected one 200 and one 409", sa, sb);
+	if (sa == 200)
+		cr_expect_gt(burn_samples(&a.resp), 0);
+	else
+		cr_expect_str_eq(a.resp.body, MSG_CONFLICT);
+	if (sb == 200)
+		cr_expect_gt(burn_samples(&b.resp), 0);
+	else
+		cr_expect_str_eq(b.resp.body, http_jstr("Profiling is already in progress."));
+	httpc_free(&a.resp);
+	httpc_free(&b.resp);
+}
+
+struct bad_query {
+	const char *query;
+	const char *msg; /* exact {"msg":...} or NULL */
+	const char *has; /* substring */
+};
+
+Test(http, pprof_bad_query)
+{
+	static const struct bad_query cases[] = {
+		{ "seconds=0", "{\"msg\":\"seconds must be an integer between 1 and 60, got '0'\"}",
+		  NULL },
+		{ "seconds=61",
+		  "{\"msg\":\"seconds must be an integer between 1 and 60, got '61'\"}", NULL },
+		{ "seconds=-1", NULL, "seconds must be" },
+		{ "seconds=1.5", NULL, "seconds must be" },
+		{ "seconds=abc", NULL, "got 'abc'" },
+		{ "seconds=", NULL, "seconds must be" },
+		{ "seconds", NULL, "seconds must be" },
+		{ "seconds=99999999999999999999", NULL, "seconds must be" },
+		{ "seconds=1&seconds=2", NULL, "given more than once" },
+		{ "frequency=0",
+		  "{\"msg\":\"frequency must be an integer between 1 and 1000, got '0'\"}", NULL },
+		{ "frequency=1001", NULL, "frequency must be" },
+		{ "frequency=99.5", NULL, "frequency must be" },
+		{ "format=png", "{\"msg\":\"format must be pprof or svg, got 'png'\"}", NULL },
+		{ "format=%FF", "{\"msg\":\"format must be pprof or svg, got '\\\\xff'\"}", NULL },
+		{ "format=svg&format=pprof", NULL, "format is given more than once" },
+		{ "force=maybe", "{\"msg\":\"force must be true or false, got 'maybe'\"}", NULL },
+		{ "pid=abc", NULL, "pid must be a list of process ids" },
+		{ "pid=1,,2", NULL, "pid must be a list" },
+		{ "pid=-5", NULL, "pid must be a list" },
+		{ "pid=4194000", "{\"msg\":\"pid 4194000: no such process\"}", NULL },
+		{ "pid=1", "{\"msg\":\"pid 1 is not one of the agent's target processes\"}", NULL },
+		{ "comm=a/b", NULL, "comm must be a list of process names" },
+		{ "comm=abcdefghijklmnopq", NULL, "comm must be" },
+		{ "comm=", NULL, "comm must be" },
+		{ "foo=1", NULL, "unknown parameter 'foo'" },
+		{ "seconds=1&bogus", NULL, "unknown parameter 'bogus'" },
+	};
+	struct httpc_resp r;
+	struct stat st;
+
+	cr_assert_neq(stat("/proc/4194000", &st), 0, "pid 4194000 exists on this host");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct bad_query *c = &cases[i];
+		char rest[256];
+
+		snprintf(rest, sizeof(rest), "/profile/cpu?%s", c->query);
+		get(rest, &r);
+		cr_expect_eq(r.status, 400, "%s: %ld %s", c->query, r.status, r.body);
+		cr_expect_str_eq(header(&r, "Content-Type"), "application/json");
+		cr_expect(!strncmp(r.body, "{\"msg\":\"", 8), "%s: %s", c->query, r.body);
+		if (c->msg)
+			cr_expect_str_eq(r.body, c->msg, "%s", c->query);
+		if (c->has)
+			cr_expect(strstr(r.body, c->has), "%s: '%s' lacks '%s'", c->query, r.body,
+				  c->has);
+		httpc_free(&r);
+		/* The same on the Go-compatible path (which ignores unknown names). */
+		if (strstr(c->query, "foo") || strstr(c->query, "bogus"))
+			continue;
+		snprintf(rest, sizeof(rest), "/debug/pprof/profile?%s", c->query);
+		get(rest, &r);
+		cr_expect_eq(r.status, 400, "%s: %ld %s", rest, r.status, r.body);
+		httpc_free(&r);
+	}
+	get("/healthz", &r);
+	cr_expect_eq(r.status, 200);
+	httpc_free(&r);
+}
+
+Test(http, routes_methods_metrics_healthz)
+{
+	static const struct {
+		const char *method, *path;
+		long status;
+		const char *allow;
+	} cases[] = {
+		{ "GET", "/nope", 404, NULL },
+		{ "GET", "/profile/cpu/", 404, NULL },
+		{ "GET", "/", 404, NULL },
+		{ "PUT", "/profile/cpu", 405, "GET, POST, DELETE" },
+		{ "PATCH", "/profile/cpu", 405, "GET, POST, DELETE" },
+		{ "POST", "/healthz", 405, "GET, HEAD" },
+		{ "DELETE", "/metrics", 405, "GET, HEAD" },
+		{ "POST", "/debug/pprof/profile", 405, "GET" },
+		{ "BREW", "/debug/pprof/profile", 405, "GET" },
+	};
+	struct httpc_resp r;
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cr_assert_eq(httpc_request(cases[i].method, http_url(cases[i].path), NULL, NULL, 0,
+					   10, &r),
+			     0);
+		cr_expect_eq(r.status, cases[i].status, "%s %s: %ld", cases[i].method,
+			     cases[i].path, r.status);
+		if (cases[i].allow)
+			cr_expect_str_eq(httpc_header(&r, "Allow", buf, sizeof(buf)),
+					 cases[i].allow);
+		httpc_free(&r);
+	}
+	get("/healthz", &r);
+	cr_expect_eq(r.status, 200);
+	cr_expect_str_eq(r.body, "ok");
+	httpc_free(&r);
+	cr_assert_eq(httpc_request("HEAD", http_url("/healthz"), NULL, NULL, 0, 10, &r), 0);
+	cr_expect_eq(r.status, 200);
+	httpc_free(&r);
+	/* Something for the ad hoc counters. */
+	cr_assert_eq(httpc_request("DELETE", http_url("/profile/cpu"), NULL, NULL, 0, 10, &r), 0);
+	httpc_free(&r);
+	get("/metrics", &r);
+	cr_expect_eq(r.status, 200);
+	cr_expect(strstr(header(&r, "Content-Type"), "text/plain"));
+	cr_expect(strstr(r.body, "\nebprof_test_agent_counter 42\n"), "%s", r.body);
+	cr_expect(strstr(r.body, "ebprof_http_adhoc_requests_total{code=\"412\"} 1\n"), "%s",
+		  r.body);
+	cr_expect(strstr(r.body, "ebprof_http_requests_total{code=\"404\"} 3\n"), "%s", r.body);
+	cr_expect(strstr(r.body, "\nebprof_http_adhoc_in_progress 0\n"), "%s", r.body);
+	httpc_free(&r);
+}
