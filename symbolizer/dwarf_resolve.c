@@ -18,8 +18,8 @@
 
 /* A function symbol of the symbol table, for bisection. */
 struct func_sym {
-	GElf_Addr addr; /* module address */
-	GElf_Addr end;	/* addr + size; sizeless: end of its section */
+	GElf_Addr addr;	  /* module address */
+	GElf_Addr end;	  /* addr + size; sizeless: end of its section */
 	const char *name; /* owned by libelf's string table */
 	int rank;	  /* GLOBAL 0, WEAK 1, LOCAL 2: the name kept at an alias */
 };
@@ -325,8 +325,8 @@ static void build_funcs(struct sym_dwarf *dw)
 		GElf_Addr addr = 0;
 		Elf *elf = NULL;
 		GElf_Sym sym;
-		const char *name = dwfl_module_getsym_info(dw->mod, i, &sym, &addr, &shndx, &elf,
-							    NULL);
+		const char *name =
+			dwfl_module_getsym_info(dw->mod, i, &sym, &addr, &shndx, &elf, NULL);
 		GElf_Addr end = addr + sym.st_size;
 		GElf_Shdr sh;
 		Elf_Scn *scn;
@@ -335,16 +335,17 @@ static void build_funcs(struct sym_dwarf *dw)
 		if (!name || !name[0] || !is_function(&sym, elf, shndx))
 			continue;
 		if (!sym.st_size) {
-			scn = shndx != SHN_UNDEF && shndx < SHN_LORESERVE ? elf_getscn(elf, shndx) : NULL;
+			scn = shndx != SHN_UNDEF && shndx < SHN_LORESERVE ? elf_getscn(elf, shndx)
+									  : NULL;
 			if (!scn || !gelf_getshdr(scn, &sh))
 				continue;
 			end = sh.sh_addr + sh.sh_size + (addr - sym.st_value);
 		}
 		bind = GELF_ST_BIND(sym.st_info);
 		dw->funcs[count++] = (struct func_sym){ addr, end, name,
-							bind == STB_GLOBAL ? 0 :
-							bind == STB_WEAK   ? 1 :
-									     2 };
+							bind == STB_GLOBAL ? 0
+							: bind == STB_WEAK ? 1
+									   : 2 };
 	}
 	qsort(dw->funcs, count, sizeof(*dw->funcs), cmp_func);
 	/* Keep the best-ranked name at each address (aliases). */

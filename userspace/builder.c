@@ -42,8 +42,8 @@ struct loc_entry {
 struct builder {
 	struct builder_opts opts;
 	struct profile *p;
-	struct hashmap *bmaps;	/* bmap_key -> bmap */
-	struct hashmap *locs;	/* loc_key -> loc_entry */
+	struct hashmap *bmaps; /* bmap_key -> bmap */
+	struct hashmap *locs;  /* loc_key -> loc_entry */
 	uint64_t kernel_mapping_id;
 	int64_t period;
 	bool kallsyms_failed;
@@ -234,8 +234,8 @@ static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t 
 
 	for (int i = 0; i < nframes; i++) {
 		int64_t fid = profile_add_function(b->p, frames[i].function,
-						   frames[i].system_name ? frames[i].system_name :
-									   frames[i].function,
+						   frames[i].system_name ? frames[i].system_name
+									 : frames[i].function,
 						   frames[i].file, 0);
 
 		if (fid < 0)

@@ -21,19 +21,19 @@
 #include "stack_source.h"
 
 struct builder_opts {
-	int frequency;			/* Hz, for period and cpu/nanoseconds */
-	struct symbolizer *sym;		/* NULL: addresses only */
-	struct proc_registry *procs;	/* maps snapshots; required */
-	int64_t time_nanos;		/* start of the profile (wall clock) */
+	int frequency;		     /* Hz, for period and cpu/nanoseconds */
+	struct symbolizer *sym;	     /* NULL: addresses only */
+	struct proc_registry *procs; /* maps snapshots; required */
+	int64_t time_nanos;	     /* start of the profile (wall clock) */
 };
 
 struct builder_stats {
-	uint64_t samples;	 /* sum of counts added */
-	uint64_t stacks;	 /* raw samples added */
+	uint64_t samples; /* sum of counts added */
+	uint64_t stacks;  /* raw samples added */
 	uint64_t user_frames, user_frames_resolved;
 	uint64_t kernel_frames, kernel_frames_resolved;
-	uint64_t leaf_resolved;	 /* samples whose leaf frame has a function */
-	uint64_t no_mapping;	 /* user frames outside any known mapping */
+	uint64_t leaf_resolved; /* samples whose leaf frame has a function */
+	uint64_t no_mapping;	/* user frames outside any known mapping */
 };
 
 struct builder;

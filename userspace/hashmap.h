@@ -38,9 +38,9 @@ bool hm_next(const struct hashmap *hm, size_t *iter, const void **key, void **va
 
 /* Hash helpers (64-bit FNV-1a finished with a mixer). */
 uint64_t hm_hash_bytes(const void *data, size_t len);
-uint64_t hm_hash_str(const void *str);	    /* key is a NUL-terminated string */
+uint64_t hm_hash_str(const void *str); /* key is a NUL-terminated string */
 bool hm_equal_str(const void *a, const void *b);
-uint64_t hm_hash_u64(const void *key);	    /* key points to a uint64_t */
+uint64_t hm_hash_u64(const void *key); /* key points to a uint64_t */
 bool hm_equal_u64(const void *a, const void *b);
 
 #endif /* EBPROF_HASHMAP_H */

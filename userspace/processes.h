@@ -23,12 +23,12 @@
 
 struct proc_info {
 	uint32_t pid;
-	uint32_t ppid;	 /* 0 when unknown */
-	char comm[16];	 /* process (main thread) name */
-	char *exe;	 /* readlink of /proc/PID/exe, NULL if unknown */
+	uint32_t ppid;		/* 0 when unknown */
+	char comm[16];		/* process (main thread) name */
+	char *exe;		/* readlink of /proc/PID/exe, NULL if unknown */
 	struct proc_maps *maps; /* own snapshot, NULL if none yet */
 	bool exited;
-	bool execd;	 /* exec'd after the fork we saw: don't inherit maps */
+	bool execd;	  /* exec'd after the fork we saw: don't inherit maps */
 	int snapshot_err; /* last error reading maps, 0 if none */
 };
 

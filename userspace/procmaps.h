@@ -14,7 +14,7 @@
 
 enum map_kind {
 	MAPPING_ANON = 0, /* no path: anonymous memory, JIT code */
-	MAPPING_FILE,     /* a file (possibly deleted) */
+	MAPPING_FILE,	  /* a file (possibly deleted) */
 	MAPPING_SPECIAL,  /* "[vdso]", "[heap]", "[stack]", "[vsyscall]", ... */
 };
 
@@ -23,10 +23,10 @@ struct map_entry {
 	uint64_t offset;     /* file offset of start */
 	uint64_t dev;	     /* makedev(major, minor) */
 	uint64_t inode;
-	char perms[5];	     /* "r-xp" */
+	char perms[5]; /* "r-xp" */
 	enum map_kind kind;
-	bool deleted;	     /* path had the " (deleted)" suffix (stripped) */
-	char *path;	     /* NULL for MAPPING_ANON */
+	bool deleted; /* path had the " (deleted)" suffix (stripped) */
+	char *path;   /* NULL for MAPPING_ANON */
 };
 
 struct proc_maps {

@@ -13,9 +13,9 @@
 struct target_rules {
 	const char *const *comms; /* comm or exe basename in this list */
 	size_t ncomms;
-	const uint32_t *pids;	  /* explicit processes */
+	const uint32_t *pids; /* explicit processes */
 	size_t npids;
-	bool descendants;	  /* add every descendant of a match */
+	bool descendants; /* add every descendant of a match */
 };
 
 /*

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 struct pgcluster {
-	char dir[256];	  /* temporary directory (socket lives here) */
+	char dir[256]; /* temporary directory (socket lives here) */
 	int port;
 	pid_t postmaster;
 };

@@ -20,7 +20,9 @@ Test(cli, pids)
 	cr_assert_eq(cli_parse_pids("7", &pids, &n, err, sizeof(err)), 0);
 	cr_expect_eq(n, 1);
 	free(pids);
-	const char *bad[] = { "", ",", "1,", ",1", "1,,2", "a", "12a", "-5", "0", "99999999", " 1" };
+	const char *bad[] = {
+		"", ",", "1,", ",1", "1,,2", "a", "12a", "-5", "0", "99999999", " 1"
+	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		cr_expect_eq(cli_parse_pids(bad[i], &pids, &n, err, sizeof(err)), -EINVAL, "'%s'",
 			     bad[i]);
