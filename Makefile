@@ -111,6 +111,7 @@ bench: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/record-overhead.sh
 	BUILD=$(BUILD) ./bench/agent-overhead.sh
+	BUILD=$(BUILD) ./bench/adhoc-latency.sh
 
 # Install the Debian packages that are missing (needs root; prints the
 # command otherwise).
