@@ -17,8 +17,7 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 $(WARN) -Iinclude -Iuserspace -Isymbolizer -I$(BUILD) \
-	-D_GNU_SOURCE -DEBPROF_VERSION='"$(VERSION)"' -DEBPROF_GIT_REV='"$(GIT_REV)"' \
-	-fno-omit-frame-pointer -MMD -MP
+	-D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP
 LDLIBS := -lbpf -ldw -lelf -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljansson -lpthread -lm
 
 # Debian packages the build, the tests and `make run` need.
@@ -78,6 +77,18 @@ $(PROTO_C) $(PROTO_H) &: proto/profile.proto
 
 $(BUILD)/proto/profile.pb-c.o: $(PROTO_C)
 	$(CC) $(filter-out -Wextra,$(CFLAGS)) -c $< -o $@
+
+# --- version: only version.o knows it, rebuilt when VERSION or git moves --
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(VERSION) $(GIT_REV)' | cmp -s - $@ 2>/dev/null || echo '$(VERSION) $(GIT_REV)' > $@
+
+$(BUILD)/userspace/version.o: userspace/version.c $(BUILD)/version.stamp
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DEBPROF_VERSION='"$(VERSION)"' -DEBPROF_GIT_REV='"$(GIT_REV)"' -c $< -o $@
+
+.PHONY: FORCE
+FORCE:
 
 # --- C objects -----------------------------------------------------------
 $(BUILD)/%.o: %.c | $(SKELS) $(PROTO_H)

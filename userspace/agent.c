@@ -34,6 +34,7 @@
 #include "store.h"
 #include "targets.h"
 #include "timeutil.h"
+#include "version.h"
 
 #define MAX_REMOTES 2
 #define REMOTE_DRAIN_S 5.0
@@ -251,7 +252,7 @@ static int emit_profile(struct agent *a, struct agent_proc *ap, int64_t end_ns, 
 			labels[n++] = (struct kv){ "pg_database", ap->pg.database };
 	}
 
-	snprintf(comment, sizeof(comment), "ebprof %s agent: %d Hz, interval %d s", EBPROF_VERSION,
+	snprintf(comment, sizeof(comment), "ebprof %s agent: %d Hz, interval %d s", ebprof_version,
 		 a->cfg.frequency, a->cfg.interval);
 	builder_comment(ap->b, comment);
 	for (size_t i = 0; i < n; i++) {

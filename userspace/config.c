@@ -25,6 +25,7 @@
 #include "config.h"
 #include "ebprof/bpf_shared.h"
 #include "log.h"
+#include "version.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -997,7 +998,7 @@ int config_parse_args_path(struct agent_config *c, int argc, char **argv, const 
 			return 1;
 		}
 		if (opt == OPT_VERSION) {
-			printf("ebprof %s (%s)\n", EBPROF_VERSION, EBPROF_GIT_REV);
+			puts(ebprof_version_line);
 			return 1;
 		}
 		if (opt == OPT_CONFIG)

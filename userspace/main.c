@@ -11,6 +11,7 @@
 #include "cmd_merge.h"
 #include "config.h"
 #include "record.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("ebprof %s (%s)\n", EBPROF_VERSION, EBPROF_GIT_REV);
+		puts(ebprof_version_line);
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

@@ -19,6 +19,7 @@
 #include "record.h"
 #include "recording.h"
 #include "timeutil.h"
+#include "version.h"
 
 enum out_format { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG };
 
@@ -179,7 +180,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			cmd_record_usage();
 			exit(EXIT_OK);
 		case OPT_VERSION:
-			printf("ebprof %s (%s)\n", EBPROF_VERSION, EBPROF_GIT_REV);
+			puts(ebprof_version_line);
 			exit(EXIT_OK);
 		case ':':
 			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
@@ -280,7 +281,7 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	snprintf(comment, sizeof(comment), "ebprof %s record", EBPROF_VERSION);
+	snprintf(comment, sizeof(comment), "ebprof %s record", ebprof_version);
 	ro.frequency = (int)o.frequency;
 	ro.duration_s = o.duration;
 	ro.all = o.all;

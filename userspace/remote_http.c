@@ -12,10 +12,8 @@
 #include <time.h>
 
 #include "remote_http.h"
+#include "version.h"
 
-#ifndef EBPROF_VERSION
-#define EBPROF_VERSION "0.0.0"
-#endif
 
 #define RESP_MAX 4096
 
@@ -382,6 +380,7 @@ int rhttp_new(const struct remote_opts *opts, const char *base, bool (*should_ab
 {
 	struct rhttp *h;
 	char hdr[512];
+	char user_agent[64];
 	int err = -ENOMEM;
 
 	*out = NULL;
@@ -409,10 +408,12 @@ int rhttp_new(const struct remote_opts *opts, const char *base, bool (*should_ab
 	}
 	if (!h->headers)
 		goto fail;
+	/* libcurl copies string options */
+	snprintf(user_agent, sizeof(user_agent), "ebprof/%s", ebprof_version);
 	err = -EINVAL;
 	if (curl_easy_setopt(h->c, CURLOPT_NOSIGNAL, 1L) ||
 	    curl_easy_setopt(h->c, CURLOPT_HTTPHEADER, h->headers) ||
-	    curl_easy_setopt(h->c, CURLOPT_USERAGENT, "ebprof/" EBPROF_VERSION) ||
+	    curl_easy_setopt(h->c, CURLOPT_USERAGENT, user_agent) ||
 	    curl_easy_setopt(h->c, CURLOPT_PROTOCOLS_STR, "http,https") ||
 	    curl_easy_setopt(h->c, CURLOPT_ERRORBUFFER, h->errbuf) ||
 	    curl_easy_setopt(h->c, CURLOPT_WRITEFUNCTION, on_body) ||
