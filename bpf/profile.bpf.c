@@ -131,13 +131,16 @@ static __always_inline __u64 store_stack(void *ctx, bool user, bool *lost)
 {
 	struct stack_trace *st;
 	__u64 h = 14695981039346656037ULL; /* FNV-1a offset basis */
-	__u32 zero = 0, depth;
+	__u32 zero = 0;
 	long len, ret;
 
 	*lost = false;
 	st = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!st)
 		return 0;
+	/* Zero first and hash every slot: no branch on the depth inside the
+	 * loop, which keeps the verifier's work (and so load time) small. */
+	__builtin_memset(st, 0, sizeof(*st));
 	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), user ? BPF_F_USER_STACK : 0);
 	if (len < 0) {
 		stat_inc(len == -EFAULT ? (user ? STAT_USTACK_EFAULT : STAT_KSTACK_EFAULT) :
@@ -145,17 +148,12 @@ static __always_inline __u64 store_stack(void *ctx, bool user, bool *lost)
 		*lost = true;
 		return 0;
 	}
-	depth = len / sizeof(__u64);
-	if (!depth)
+	if (len < (long)sizeof(__u64))
 		return 0;
 	for (__u32 i = 0; i < EBPROF_MAX_STACK_DEPTH; i++) {
-		if (i < depth) {
-			h ^= st->ips[i];
-			h *= 1099511628211ULL; /* FNV prime */
-			h ^= h >> 32;
-		} else {
-			st->ips[i] = 0;
-		}
+		h ^= st->ips[i];
+		h *= 1099511628211ULL; /* FNV prime */
+		h ^= h >> 32;
 	}
 	h = h ? h : 1; /* 0 means "no stack" */
 	ret = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
