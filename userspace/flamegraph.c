@@ -375,25 +375,6 @@ static int64_t child(struct fg *g, uint32_t parent, uint32_t frame)
 	return n;
 }
 
-/* The sample's thread or process name ("thread_name", else "comm"). */
-static const char *sample_thread(const struct profile *p, const struct pf_sample *s)
-{
-	const char *comm = NULL;
-	size_t i;
-
-	for (i = 0; i < s->nlabels; i++) {
-		const char *key = profile_string(p, s->labels[i].key);
-
-		if (!s->labels[i].str)
-			continue;
-		if (!strcmp(key, "thread_name"))
-			return profile_string(p, s->labels[i].str);
-		if (!comm && !strcmp(key, "comm"))
-			comm = profile_string(p, s->labels[i].str);
-	}
-	return comm;
-}
-
 /* Visit node: add the sample's value and count. */
 static void add_value(struct fg_node *n, int64_t v, int64_t c)
 {
@@ -425,7 +406,7 @@ static int add_sample(struct fg *g, const struct pf_sample *s, uint32_t cut_fram
 {
 	const struct profile *p = g->p;
 	int64_t v = s->values[g->ti], c = 0;
-	const char *thread = sample_thread(p, s);
+	const char *thread = profile_sample_thread(p, s);
 	size_t remaining = 0, k;
 	uint32_t cur = 0, j;
 	int r = 0;

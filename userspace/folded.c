@@ -76,20 +76,9 @@ static int buf_add_raw(struct folded *f, const char *s)
 
 static const char *sample_comm(const struct profile *p, const struct pf_sample *s)
 {
-	const char *comm = NULL;
-	size_t i;
+	const char *name = profile_sample_thread(p, s);
 
-	for (i = 0; i < s->nlabels; i++) {
-		const char *key = profile_string(p, s->labels[i].key);
-
-		if (!s->labels[i].str)
-			continue;
-		if (!strcmp(key, "thread_name"))
-			return profile_string(p, s->labels[i].str);
-		if (!comm && !strcmp(key, "comm"))
-			comm = profile_string(p, s->labels[i].str);
-	}
-	return comm ? comm : "[unknown]";
+	return name ? name : "[unknown]";
 }
 
 static bool is_kernel(const struct profile *p, const struct pf_location *l)

@@ -550,3 +550,20 @@ int64_t profile_total(const struct profile *p, size_t ti)
 		sum += (uint64_t)p->samples[i].values[ti];
 	return (int64_t)sum;
 }
+
+const char *profile_sample_thread(const struct profile *p, const struct pf_sample *s)
+{
+	const char *comm = NULL;
+
+	for (size_t i = 0; i < s->nlabels; i++) {
+		const char *key = profile_string(p, s->labels[i].key);
+
+		if (!s->labels[i].str)
+			continue;
+		if (!strcmp(key, "thread_name"))
+			return profile_string(p, s->labels[i].str);
+		if (!comm && !strcmp(key, "comm"))
+			comm = profile_string(p, s->labels[i].str);
+	}
+	return comm;
+}

@@ -149,6 +149,10 @@ struct pf_label profile_label_num(struct profile *p, const char *key, int64_t nu
 /* String at index i, "" when out of range. */
 const char *profile_string(const struct profile *p, int64_t i);
 
+/* The sample's thread name: its "thread_name" string label, else its
+ * "comm" label, else NULL. Owned by the profile. */
+const char *profile_sample_thread(const struct profile *p, const struct pf_sample *s);
+
 /* Total of sample values of sample type index ti. */
 int64_t profile_total(const struct profile *p, size_t ti);
 

@@ -21,17 +21,6 @@
 
 #define SCRIPT "tests/browser/flamegraph.js"
 
-static uint64_t loc1(struct profile *p, uint64_t mapping, uint64_t addr, const char *fn)
-{
-	int64_t f = profile_add_function(p, fn, NULL, NULL, 0), l;
-	struct pf_line ln = { .function_id = (uint64_t)f };
-
-	cr_assert_gt(f, 0);
-	l = profile_add_location(p, mapping, addr, &ln, 1);
-	cr_assert_gt(l, 0);
-	return (uint64_t)l;
-}
-
 static void sample(struct profile *p, const uint64_t *stack, size_t n, int64_t count)
 {
 	int64_t v[2] = { count, count * 1000000 };
@@ -48,29 +37,25 @@ static void sample(struct profile *p, const uint64_t *stack, size_t n, int64_t c
 static struct profile *make_profile(void)
 {
 	struct profile *p = profile_new();
-	struct pf_mapping m = { .start = 0x400000, .limit = 0x500000 };
 	uint64_t app, kern, l_main, l_inl, l_unres, l_sys, l_kunres, l_alpha, l_beta;
 	struct pf_line chain[2];
 
 	cr_assert_not_null(p);
 	cr_assert_eq(profile_add_sample_type(p, "samples", "count"), 0);
 	cr_assert_eq(profile_add_sample_type(p, "cpu", "nanoseconds"), 0);
-	m.filename = profile_str(p, "/usr/bin/app");
-	app = (uint64_t)profile_add_mapping(p, &m);
-	m = (struct pf_mapping){ .start = 0xffffffff81000000, .limit = 0xffffffff82000000 };
-	m.filename = profile_str(p, "[kernel.kallsyms]");
-	kern = (uint64_t)profile_add_mapping(p, &m);
-	l_main = loc1(p, app, 0x401000, "main");
+	app = tl_mapping(p, 0x400000, 0x500000, "/usr/bin/app");
+	kern = tl_mapping(p, 0xffffffff81000000, 0xffffffff82000000, "[kernel.kallsyms]");
+	l_main = tl_loc(p, app, 0x401000, "main");
 	chain[0] = (struct pf_line){ .function_id = (uint64_t)profile_add_function(p, "helper",
 										   NULL, NULL, 0) };
 	chain[1] = (struct pf_line){ .function_id = (uint64_t)profile_add_function(p, "work", NULL,
 										   NULL, 0) };
 	l_inl = (uint64_t)profile_add_location(p, app, 0x402000, chain, 2);
 	l_unres = (uint64_t)profile_add_location(p, app, 0x4030ab, NULL, 0);
-	l_sys = loc1(p, kern, 0xffffffff81001000, "do_syscall_64");
+	l_sys = tl_loc(p, kern, 0xffffffff81001000, "do_syscall_64");
 	l_kunres = (uint64_t)profile_add_location(p, kern, 0xffffffff81002000, NULL, 0);
-	l_alpha = loc1(p, app, 0x405000, "alpha");
-	l_beta = loc1(p, app, 0x406000, "beta");
+	l_alpha = tl_loc(p, app, 0x405000, "alpha");
+	l_beta = tl_loc(p, app, 0x406000, "beta");
 	sample(p, (uint64_t[]){ l_inl, l_main }, 2, 5);
 	sample(p, (uint64_t[]){ l_kunres, l_sys, l_unres, l_main }, 4, 3);
 	sample(p, (uint64_t[]){ l_beta, l_main }, 2, 1);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -292,4 +293,26 @@ int64_t tl_samples_total(const struct profile *p, int64_t pid, size_t vi)
 		if (pid < 0 || tl_label_num(p, &p->samples[i], "pid") == pid)
 			sum += p->samples[i].values[vi];
 	return sum;
+}
+
+uint64_t tl_mapping(struct profile *p, uint64_t start, uint64_t limit, const char *file)
+{
+	struct pf_mapping m = { .start = start, .limit = limit };
+	int64_t id;
+
+	m.filename = profile_str(p, file);
+	id = profile_add_mapping(p, &m);
+	cr_assert_gt(id, 0);
+	return (uint64_t)id;
+}
+
+uint64_t tl_loc(struct profile *p, uint64_t mapping, uint64_t addr, const char *fn)
+{
+	int64_t f = profile_add_function(p, fn, NULL, NULL, 0), l;
+	struct pf_line ln = { .function_id = (uint64_t)f };
+
+	cr_assert_gt(f, 0);
+	l = profile_add_location(p, mapping, addr, &ln, 1);
+	cr_assert_gt(l, 0);
+	return (uint64_t)l;
 }

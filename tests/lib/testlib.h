@@ -68,4 +68,9 @@ int64_t tl_label_num(const struct profile *p, const struct pf_sample *s, const c
  * counting inline frames, or -1. */
 int tl_frame_pos(const struct profile *p, const struct pf_sample *s, const char *fn);
 
+/* Building test profiles (assert on failure): a mapping, and a location
+ * at addr with one line in function fn. Return the 1-based ids. */
+uint64_t tl_mapping(struct profile *p, uint64_t start, uint64_t limit, const char *file);
+uint64_t tl_loc(struct profile *p, uint64_t mapping, uint64_t addr, const char *fn);
+
 #endif /* EBPROF_TESTLIB_H */

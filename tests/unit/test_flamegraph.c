@@ -255,17 +255,6 @@ static int svg_int_attr(const char *svg, const char *attr)
 
 /* ---- profiles ------------------------------------------------------ */
 
-static uint64_t loc1(struct profile *p, uint64_t mapping, uint64_t addr, const char *fn)
-{
-	int64_t f = profile_add_function(p, fn, NULL, NULL, 0), l;
-	struct pf_line ln = { .function_id = (uint64_t)f };
-
-	cr_assert_gt(f, 0);
-	l = profile_add_location(p, mapping, addr, &ln, 1);
-	cr_assert_gt(l, 0);
-	return (uint64_t)l;
-}
-
 static void sample(struct profile *p, const uint64_t *stack, size_t n, int64_t count,
 		   const char *thread)
 {
@@ -286,20 +275,16 @@ struct locs {
 static struct profile *base_profile(struct locs *L)
 {
 	struct profile *p = profile_new();
-	struct pf_mapping m = { .start = 0x400000, .limit = 0x500000 };
 	struct pf_line chain[2];
 	uint64_t app, kern;
 
 	cr_assert_not_null(p);
 	cr_assert_eq(profile_add_sample_type(p, "samples", "count"), 0);
 	cr_assert_eq(profile_add_sample_type(p, "cpu", "nanoseconds"), 0);
-	m.filename = profile_str(p, "/usr/bin/app");
-	app = (uint64_t)profile_add_mapping(p, &m);
-	m = (struct pf_mapping){ .start = 0xffffffff81000000, .limit = 0xffffffff82000000 };
-	m.filename = profile_str(p, "[kernel.kallsyms]");
-	kern = (uint64_t)profile_add_mapping(p, &m);
+	app = tl_mapping(p, 0x400000, 0x500000, "/usr/bin/app");
+	kern = tl_mapping(p, 0xffffffff81000000, 0xffffffff82000000, "[kernel.kallsyms]");
 
-	L->main = loc1(p, app, 0x401000, "main");
+	L->main = tl_loc(p, app, 0x401000, "main");
 	/* helper inlined into work: lines innermost first */
 	chain[0] = (struct pf_line){
 		.function_id = (uint64_t)profile_add_function(p, "helper", NULL, NULL, 0), .line = 3
@@ -309,10 +294,10 @@ static struct profile *base_profile(struct locs *L)
 	};
 	L->inl = (uint64_t)profile_add_location(p, app, 0x402000, chain, 2);
 	L->unres = (uint64_t)profile_add_location(p, app, 0x4030ab, NULL, 0);
-	L->sys = loc1(p, kern, 0xffffffff81001000, "do_syscall_64");
+	L->sys = tl_loc(p, kern, 0xffffffff81001000, "do_syscall_64");
 	L->kunres = (uint64_t)profile_add_location(p, kern, 0xffffffff81002000, NULL, 0);
-	L->beta = loc1(p, app, 0x405000, "beta");
-	L->alpha = loc1(p, app, 0x406000, "alpha");
+	L->beta = tl_loc(p, app, 0x405000, "beta");
+	L->alpha = tl_loc(p, app, 0x406000, "alpha");
 	return p;
 }
 
@@ -444,7 +429,7 @@ Test(flamegraph, labels_cut_to_width)
 	struct locs L;
 	struct profile *p = base_profile(&L);
 	const char *longname = "a_function_with_a_rather_long_name_that_does_not_fit";
-	uint64_t lng = loc1(p, 0, 0x1000, longname);
+	uint64_t lng = tl_loc(p, 0, 0x1000, longname);
 	struct frame f;
 	char *svg;
 
@@ -517,9 +502,9 @@ Test(flamegraph, escaping_and_utf8)
 {
 	struct locs L;
 	struct profile *p = base_profile(&L);
-	uint64_t tmpl = loc1(p, 0, 0x1000, "std::map<int, std::pair<a&b, \"c'>>::find");
-	uint64_t bad = loc1(p, 0, 0x2000,
-			    "bad\xff\xfe utf8 \xc3\x28 ctl\x01\ttab \xed\xa0\x80 ok\xc3\xa9");
+	uint64_t tmpl = tl_loc(p, 0, 0x1000, "std::map<int, std::pair<a&b, \"c'>>::find");
+	uint64_t bad = tl_loc(p, 0, 0x2000,
+			      "bad\xff\xfe utf8 \xc3\x28 ctl\x01\ttab \xed\xa0\x80 ok\xc3\xa9");
 	char *svg;
 
 	sample(p, (uint64_t[]){ tmpl, L.main }, 2, 5, "th<&>");
@@ -563,7 +548,7 @@ static struct profile *deep_profile(int n)
 	cr_assert_eq(profile_add_sample_type(p, "samples", "count"), 0);
 	for (int i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "f%04d", i);
-		stack[n - 1 - i] = loc1(p, 0, 0x1000 + (uint64_t)i, name); /* leaf first */
+		stack[n - 1 - i] = tl_loc(p, 0, 0x1000 + (uint64_t)i, name); /* leaf first */
 	}
 	cr_assert_eq(profile_add_sample(p, stack, (size_t)n, v, NULL, 0), 0);
 	free(stack);
@@ -631,7 +616,7 @@ Test(flamegraph, narrow_frames_left_out_but_counted)
 {
 	struct locs L;
 	struct profile *p = base_profile(&L);
-	uint64_t tiny = loc1(p, 0, 0x1000, "tiny"), big = loc1(p, 0, 0x2000, "big");
+	uint64_t tiny = tl_loc(p, 0, 0x1000, "tiny"), big = tl_loc(p, 0, 0x2000, "big");
 	struct frame mn;
 	char *svg;
 
@@ -685,7 +670,7 @@ Test(flamegraph, units)
 
 	cr_assert_eq(profile_add_sample_type(p, "alloc_space", "bytes"), 0);
 	cr_assert_eq(profile_add_sample_type(p, "alloc_objects", "count"), 0);
-	l = loc1(p, 0, 0x1000, "allocate");
+	l = tl_loc(p, 0, 0x1000, "allocate");
 	cr_assert_eq(profile_add_sample(p, &l, 1, v, NULL, 0), 0);
 	svg = render_ok(p, &(struct flamegraph_opts){ .sample_type = "alloc_space" });
 	cr_assert_str_eq(frame_of(svg, "allocate").title,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "testlib.h"
 
 /* Run folded_write into a memory buffer; returns the text (caller frees). */
 static char *fold(const struct profile *p, size_t vi, int *ret)
@@ -18,17 +19,6 @@ static char *fold(const struct profile *p, size_t vi, int *ret)
 	*ret = folded_write(p, vi, f);
 	cr_assert_eq(fclose(f), 0);
 	return text;
-}
-
-static uint64_t loc1(struct profile *p, uint64_t mapping, uint64_t addr, const char *fn)
-{
-	int64_t f = profile_add_function(p, fn, NULL, NULL, 0), l;
-	struct pf_line ln = { .function_id = (uint64_t)f };
-
-	cr_assert_gt(f, 0);
-	l = profile_add_location(p, mapping, addr, &ln, 1);
-	cr_assert_gt(l, 0);
-	return (uint64_t)l;
 }
 
 static void sample(struct profile *p, const uint64_t *stack, size_t n, int64_t count,
@@ -47,7 +37,6 @@ static void sample(struct profile *p, const uint64_t *stack, size_t n, int64_t c
 static struct profile *make_profile(void)
 {
 	struct profile *p = profile_new();
-	struct pf_mapping m = { .start = 0x400000, .limit = 0x500000 };
 	uint64_t app, kern, l_main, l_inl, l_unres, l_semi, l_sys, l_kunres;
 	int64_t f_inner, f_outer;
 	struct pf_line chain[2];
@@ -55,13 +44,10 @@ static struct profile *make_profile(void)
 	cr_assert_not_null(p);
 	cr_assert_eq(profile_add_sample_type(p, "samples", "count"), 0);
 	cr_assert_eq(profile_add_sample_type(p, "cpu", "nanoseconds"), 0);
-	m.filename = profile_str(p, "/usr/bin/app");
-	app = (uint64_t)profile_add_mapping(p, &m);
-	m = (struct pf_mapping){ .start = 0xffffffff81000000, .limit = 0xffffffff82000000 };
-	m.filename = profile_str(p, "[kernel.kallsyms]");
-	kern = (uint64_t)profile_add_mapping(p, &m);
+	app = tl_mapping(p, 0x400000, 0x500000, "/usr/bin/app");
+	kern = tl_mapping(p, 0xffffffff81000000, 0xffffffff82000000, "[kernel.kallsyms]");
 
-	l_main = loc1(p, app, 0x401000, "main");
+	l_main = tl_loc(p, app, 0x401000, "main");
 	/* helper inlined into work: lines innermost first. */
 	f_inner = profile_add_function(p, "helper", NULL, NULL, 0);
 	f_outer = profile_add_function(p, "work", NULL, NULL, 0);
@@ -69,8 +55,8 @@ static struct profile *make_profile(void)
 	chain[1] = (struct pf_line){ .function_id = (uint64_t)f_outer, .line = 30 };
 	l_inl = (uint64_t)profile_add_location(p, app, 0x402000, chain, 2);
 	l_unres = (uint64_t)profile_add_location(p, app, 0x4030ab, NULL, 0);
-	l_semi = loc1(p, app, 0x404000, "std::map<a;b>::find\nx");
-	l_sys = loc1(p, kern, 0xffffffff81001000, "do_syscall_64");
+	l_semi = tl_loc(p, app, 0x404000, "std::map<a;b>::find\nx");
+	l_sys = tl_loc(p, kern, 0xffffffff81001000, "do_syscall_64");
 	l_kunres = (uint64_t)profile_add_location(p, kern, 0xffffffff81002000, NULL, 0);
 
 	/* leaf first */
@@ -114,7 +100,7 @@ Test(folded, thread_name_beats_comm_and_zero_lines_skipped)
 	int r;
 
 	cr_assert_eq(profile_add_sample_type(p, "samples", "count"), 0);
-	l = loc1(p, 0, 0x10, "f");
+	l = tl_loc(p, 0, 0x10, "f");
 	lab[0] = profile_label_str(p, "comm", "proc");
 	lab[1] = profile_label_str(p, "thread_name", "thr");
 	cr_assert_eq(profile_add_sample(p, &l, 1, &v, lab, 2), 0);
@@ -160,7 +146,7 @@ Test(folded, deterministic_many_lines)
 		uint64_t l;
 
 		snprintf(name, sizeof(name), "f%zu", (i * 7919) % 2000);
-		l = loc1(p, 0, i, name);
+		l = tl_loc(p, 0, i, name);
 		cr_assert_eq(profile_add_sample(p, &l, 1, &v, NULL, 0), 0);
 	}
 	a = fold(p, 0, &r);
