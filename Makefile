@@ -3,7 +3,8 @@
 #   make run      install missing packages, build, run the profiler on its defaults
 #   make test     install missing packages, build, run every test (root needed)
 #   make deps     install missing Debian packages only
-#   make bench    benchmarks (bench/)
+#   make bench    perf/bpftrace/bcc comparison (bench/compare.sh); bench-record,
+#                 bench-agent, bench-adhoc: the focused benchmarks
 
 BUILD ?= build
 CC ?= gcc
@@ -46,8 +47,15 @@ INTEG_BINS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(IN
 TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
+# Fragments of vmtest/ and packaging/: each adds its targets, the Debian
+# packages it needs (DEB_PACKAGES +=), its shell tests (SHELL_TESTS +=, run
+# by tests/run.sh) and what those tests need built first (TEST_PREREQS +=).
+SHELL_TESTS :=
+TEST_PREREQS :=
+-include $(sort $(wildcard packaging/*.mk vmtest/*.mk))
+
 .SECONDARY:
-.PHONY: all run test unit-test integration-test deps bench clean format
+.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc clean format
 all: $(BUILD)/ebprof
 
 # Fixture programs for tests (tests/fixtures/fixtures.mk defines FIXTURES).
@@ -105,8 +113,8 @@ $(BUILD)/tests/integration/%: tests/integration/%.c $(LIB_OBJS) $(TEST_HELPER_OB
 	$(CC) $(CFLAGS) -Itests/lib -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
 
 test: deps
-	$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES)
-	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS) $(INTEG_BINS)
+	$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES) $(TEST_PREREQS)
+	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS) $(INTEG_BINS) $(SHELL_TESTS)
 
 unit-test: all $(UNIT_BINS) $(FIXTURES)
 	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS)
@@ -118,10 +126,22 @@ run: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ARGS='$(ARGS)' ./tools/run-default.sh
 
+# The side-by-side comparison with perf, bpftrace and bcc (< 15 minutes).
 bench: deps
 	$(MAKE) --no-print-directory all
+	BUILD=$(BUILD) ./bench/compare.sh
+
+# Focused benchmarks of one figure each.
+bench-record: deps
+	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/record-overhead.sh
+
+bench-agent: deps
+	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/agent-overhead.sh
+
+bench-adhoc: deps
+	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/adhoc-latency.sh
 
 # Install the Debian packages that are missing (needs root; prints the

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * pprof helper of bench/compare.sh, built against ebprof's own profile
+ * model and pprof codec (userspace/pprof.h):
+ *
+ *   pprofutil stacks FILE...
+ *       every sample as one line "COUNT<TAB>frame;frame;...", root first,
+ *       one frame per location (a physical frame: a return address or the
+ *       sampled ip), named by the outermost function of its inline chain,
+ *       "0xADDR" when unresolved; kernel and user frames alike.
+ *   pprofutil offsets SUFFIX FILE...
+ *       the distinct file offsets (address - mapping start + mapping
+ *       offset, hex) of the locations whose mapping file name ends with
+ *       SUFFIX, e.g. /bin/postgres, sorted.
+ *   pprofutil encode FILE SECONDS
+ *       decode FILE once, then encode it (gzip and raw) again and again
+ *       for about SECONDS each; prints one line of key=value figures.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pprof.h"
+#include "profile.h"
+
+static struct profile *load(const char *path)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	struct profile *p = NULL;
+	int err = read_file(path, &buf, &len);
+
+	if (!err)
+		err = pprof_decode(buf, len, &p);
+	free(buf);
+	if (err) {
+		fprintf(stderr, "pprofutil: %s: %s\n", path, strerror(-err));
+		exit(1);
+	}
+	return p;
+}
+
+static void print_frame(const struct profile *p, uint64_t loc_id)
+{
+	const struct pf_location *l = &p->locations[loc_id - 1];
+	const char *name = NULL;
+
+	if (l->nlines) {
+		const struct pf_function *f =
+			&p->functions[l->lines[l->nlines - 1].function_id - 1];
+
+		name = profile_string(p, f->name);
+		if (!*name)
+			name = profile_string(p, f->system_name);
+	}
+	if (name && *name) {
+		for (; *name; name++)
+			putchar(*name == ';' ? ':' : *name == '\n' ? ' ' : *name);
+	} else {
+		printf("0x%" PRIx64, l->address);
+	}
+}
+
+static int cmd_stacks(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		struct profile *p = load(argv[i]);
+
+		for (size_t s = 0; s < p->nsamples; s++) {
+			const struct pf_sample *sm = &p->samples[s];
+
+			if (!sm->values[0])
+				continue;
+			printf("%" PRId64 "\t", sm->values[0]);
+			for (size_t k = sm->nlocations; k-- > 0;) {
+				print_frame(p, sm->location_ids[k]);
+				if (k)
+					putchar(';');
+			}
+			putchar('\n');
+		}
+		profile_free(p);
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmd_offsets(const char *suffix, int argc, char **argv)
+{
+	uint64_t *offs = NULL;
+	size_t n = 0, cap = 0, sl = strlen(suffix);
+
+	for (int i = 0; i < argc; i++) {
+		struct profile *p = load(argv[i]);
+
+		for (size_t k = 0; k < p->nlocations; k++) {
+			const struct pf_location *l = &p->locations[k];
+			const struct pf_mapping *m;
+			const char *fn;
+			size_t fl;
+
+			if (!l->mapping_id)
+				continue;
+			m = &p->mappings[l->mapping_id - 1];
+			fn = profile_string(p, m->filename);
+			fl = strlen(fn);
+			if (fl < sl || strcmp(fn + fl - sl, suffix) || l->address < m->start)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 1024;
+				offs = realloc(offs, cap * sizeof(*offs));
+				if (!offs)
+					return 1;
+			}
+			offs[n++] = l->address - m->start + m->offset;
+		}
+		profile_free(p);
+	}
+	qsort(offs, n, sizeof(*offs), cmp_u64);
+	for (size_t k = 0; k < n; k++)
+		if (!k || offs[k] != offs[k - 1])
+			printf("0x%" PRIx64 "\n", offs[k]);
+	free(offs);
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Encode p repeatedly for about secs; per-encoding wall and CPU ms. */
+static void encode_loop(const struct profile *p, bool gzip, double secs, size_t *size, double *ms,
+			double *cpu_ms, int *iters)
+{
+	double t0 = now(), c0 = cpu_now(), t;
+	int n = 0;
+
+	do {
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		int err = pprof_encode(p, gzip, &buf, &len);
+
+		if (err) {
+			fprintf(stderr, "pprofutil: encode: %s\n", strerror(-err));
+			exit(1);
+		}
+		*size = len;
+		free(buf);
+		n++;
+		t = now();
+	} while (t - t0 < secs || n < 3);
+	*ms = (t - t0) * 1000 / n;
+	*cpu_ms = (cpu_now() - c0) * 1000 / n;
+	*iters = n;
+}
+
+static int cmd_encode(const char *path, double secs)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0, gz_size, raw_size;
+	struct profile *p = NULL;
+	double t0, dec_ms, gz_ms, gz_cpu, raw_ms, raw_cpu;
+	int err, gz_n, raw_n, dec_n = 0;
+	int64_t samples = 0;
+
+	if ((err = read_file(path, &buf, &len))) {
+		fprintf(stderr, "pprofutil: %s: %s\n", path, strerror(-err));
+		return 1;
+	}
+	t0 = now();
+	do {
+		if (p)
+			profile_free(p);
+		p = NULL;
+		if ((err = pprof_decode(buf, len, &p))) {
+			fprintf(stderr, "pprofutil: %s: %s\n", path, strerror(-err));
+			return 1;
+		}
+		dec_n++;
+	} while (now() - t0 < secs / 2 || dec_n < 3);
+	dec_ms = (now() - t0) * 1000 / dec_n;
+	encode_loop(p, true, secs, &gz_size, &gz_ms, &gz_cpu, &gz_n);
+	encode_loop(p, false, secs, &raw_size, &raw_ms, &raw_cpu, &raw_n);
+	for (size_t s = 0; s < p->nsamples; s++)
+		samples += p->samples[s].values[0];
+	printf("file_bytes=%zu samples=%" PRId64 " distinct_stacks=%zu locations=%zu functions=%zu "
+	       "mappings=%zu strings=%zu duration_s=%.1f gzip_bytes=%zu gzip_ms=%.3f "
+	       "gzip_cpu_ms=%.3f gzip_iters=%d raw_bytes=%zu raw_ms=%.3f raw_cpu_ms=%.3f "
+	       "raw_iters=%d decode_ms=%.3f\n",
+	       len, samples, p->nsamples, p->nlocations, p->nfunctions, p->nmappings, p->nstrings,
+	       p->duration_nanos / 1e9, gz_size, gz_ms, gz_cpu, gz_n, raw_size, raw_ms, raw_cpu,
+	       raw_n, dec_ms);
+	profile_free(p);
+	free(buf);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "stacks"))
+		return cmd_stacks(argc - 2, argv + 2);
+	if (argc >= 4 && !strcmp(argv[1], "offsets"))
+		return cmd_offsets(argv[2], argc - 3, argv + 3);
+	if (argc == 4 && !strcmp(argv[1], "encode"))
+		return cmd_encode(argv[2], atof(argv[3]));
+	fprintf(stderr,
+		"usage: pprofutil stacks FILE... | offsets SUFFIX FILE... | encode FILE SECONDS\n");
+	return 2;
+}
