@@ -317,64 +317,56 @@ static void update_metrics(struct agent *a, int64_t now_ns)
 	pthread_mutex_unlock(&m->lock);
 }
 
-#define METRIC(name, type, help) "# HELP " name " " help "\n# TYPE " name " " type "\n" name
+/* The HELP and TYPE lines of one metric (Prometheus text format). */
+static void metric_head(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
 
-/* Prometheus text format, for the HTTP API's /metrics (any thread). */
+/* One metric without labels. */
+static void metric(FILE *out, const char *name, const char *type, const char *help, uint64_t value)
+{
+	metric_head(out, name, type, help);
+	fprintf(out, "%s %llu\n", name, (unsigned long long)value);
+}
+
 static int write_metrics(FILE *out, void *ctx)
 {
+	static const char *const states[] = { "pushed", "queued", "retried", "rejected",
+					      "dropped" };
 	struct agent_metrics *m = ctx;
 
 	pthread_mutex_lock(&m->lock);
-	fprintf(out,
-		METRIC("ebprof_intervals_total", "counter", "Intervals flushed.") " %llu\n" METRIC("ebprof_samples_total", "counter", "Samples of target processes.") " %llu\n" METRIC(
-			"ebprof_profiles_written_total", "counter",
-			"Per-process profiles handed to the sinks.") " %llu\n" METRIC("ebprof_"
-										      "profile_"
-										      "errors_"
-										      "total",
-										      "counter",
-										      "Profiles "
-										      "that could "
-										      "not be "
-										      "built or "
-										      "stored.") " "
-												 "%"
-												 "l"
-												 "l"
-												 "u"
-												 "\n" METRIC("ebprof_processes_tracked",
-													     "gauge",
-													     "Processes the agent knows now.") " %llu\n" METRIC("ebprof_last_flush_timestamp_seconds",
-																				"gauge",
-																				"End of the last interval.") " %.3f\n",
-		(unsigned long long)m->total.intervals, (unsigned long long)m->total.samples,
-		(unsigned long long)m->total.profiles_written,
-		(unsigned long long)m->total.profile_errors,
-		(unsigned long long)m->processes_tracked, m->last_flush_ns / 1e9);
-	fprintf(out, "# HELP ebprof_lost_total Samples, stacks or events lost, by cause.\n"
-		     "# TYPE ebprof_lost_total counter\n");
+	metric(out, "ebprof_intervals_total", "counter", "Intervals flushed.", m->total.intervals);
+	metric(out, "ebprof_samples_total", "counter", "Samples of target processes.",
+	       m->total.samples);
+	metric(out, "ebprof_profiles_written_total", "counter",
+	       "Per-process profiles handed to the sinks.", m->total.profiles_written);
+	metric(out, "ebprof_profile_errors_total", "counter",
+	       "Profiles that could not be built or stored.", m->total.profile_errors);
+	metric(out, "ebprof_processes_tracked", "gauge", "Processes the agent knows now.",
+	       m->processes_tracked);
+	metric_head(out, "ebprof_last_flush_timestamp_seconds", "gauge",
+		    "End of the last interval.");
+	fprintf(out, "ebprof_last_flush_timestamp_seconds %.3f\n", m->last_flush_ns / 1e9);
+	metric_head(out, "ebprof_lost_total", "counter",
+		    "Samples, stacks or events lost, by cause.");
 	for (int i = STAT_SAMPLES + 1; i < STAT_MAX; i++)
 		fprintf(out, "ebprof_lost_total{cause=\"%s\"} %llu\n", sampler_stat_name(i),
 			(unsigned long long)m->total.lost[i]);
-	if (m->has_store)
-		fprintf(out,
-			METRIC("ebprof_store_bytes", "gauge",
-			       "Bytes of profiles on disk.") " %llu\n" METRIC("ebprof_store_files",
-									      "gauge",
-									      "Profiles on disk.") " %llu\n" METRIC("ebprof_store_removed_total",
-														    "counter",
-														    "Profiles removed by retention.") " %llu\n" METRIC("ebprof_store_write_errors_total",
-																				       "counter",
-																				       "Failed profile writes.") " %llu\n",
-			(unsigned long long)m->store.bytes, (unsigned long long)m->store.files,
-			(unsigned long long)m->store.removed,
-			(unsigned long long)m->store.write_errors);
+	if (m->has_store) {
+		metric(out, "ebprof_store_bytes", "gauge", "Bytes of profiles on disk.",
+		       m->store.bytes);
+		metric(out, "ebprof_store_files", "gauge", "Profiles on disk.", m->store.files);
+		metric(out, "ebprof_store_removed_total", "counter",
+		       "Profiles removed by retention.", m->store.removed);
+		metric(out, "ebprof_store_write_errors_total", "counter", "Failed profile writes.",
+		       m->store.write_errors);
+	}
 	if (m->nremotes)
-		fprintf(out, "# HELP ebprof_remote_profiles Remote push, by remote and state.\n"
-			     "# TYPE ebprof_remote_profiles gauge\n");
+		metric_head(out, "ebprof_remote_profiles", "gauge",
+			    "Remote push, by remote and state.");
 	for (size_t i = 0; i < m->nremotes; i++) {
-		static const char *const states[] = { "pushed", "queued", "retried", "rejected",
-						      "dropped" };
 		const struct remote_stats *r = &m->remotes[i];
 		const uint64_t v[] = { r->pushed, r->queued, r->retries, r->rejected, r->dropped };
 
@@ -382,17 +374,10 @@ static int write_metrics(FILE *out, void *ctx)
 			fprintf(out, "ebprof_remote_profiles{remote=\"%s\",state=\"%s\"} %llu\n",
 				m->remote_names[i], states[k], (unsigned long long)v[k]);
 	}
-	fprintf(out,
-		METRIC("ebprof_symbolizer_cache_bytes",
-		       "gauge", "Estimated size of the binary cache.") " %llu\n" METRIC("ebprof_"
-											"symbolizer"
-											"_binaries",
-											"gauge",
-											"Binaries "
-											"in the "
-											"symbolizer"
-											" cache.") " %llu\n",
-		(unsigned long long)m->sym.cache_bytes, (unsigned long long)m->sym.binaries_cached);
+	metric(out, "ebprof_symbolizer_cache_bytes", "gauge", "Estimated size of the binary cache.",
+	       m->sym.cache_bytes);
+	metric(out, "ebprof_symbolizer_binaries", "gauge", "Binaries in the symbolizer cache.",
+	       m->sym.binaries_cached);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
