@@ -645,6 +645,7 @@ static int start(struct agent *a)
 	so.kernel = !a->cfg.no_kernel;
 	so.user = !a->cfg.no_user;
 	so.follow_forks = true;
+	so.btf_path = a->cfg.btf;
 	so.comms = (const char *const *)a->cfg.comms;
 	so.ncomms = a->cfg.ncomms;
 	ret = sampler_open(&so, handle_event, a, &a->s, err, sizeof(err));
@@ -676,6 +677,7 @@ static int start(struct agent *a)
 		ho.ncgroups = a->cfg.ncgroups;
 		ho.kernel = !a->cfg.no_kernel;
 		ho.user = !a->cfg.no_user;
+		ho.btf = a->cfg.btf;
 		ho.metrics = write_metrics;
 		ho.metrics_ctx = &a->metrics;
 		ret = http_start(&ho, &a->http, err, sizeof(err));

@@ -94,6 +94,11 @@ static const struct key_def keys[] = {
 	  .type = T_BOOL,
 	  .off = F(no_user),
 	  .help = "do not collect user stacks" },
+	{ .name = "btf",
+	  .type = T_PATH,
+	  .off = F(btf),
+	  .arg = "PATH",
+	  .help = "vmlinux BTF file for kernels without\n/sys/kernel/btf/vmlinux" },
 	{ .name = "comm",
 	  .type = T_NAMES,
 	  .off = F(comms),
@@ -746,6 +751,7 @@ void config_free(struct agent_config *c)
 	free(c->pyroscope_password);
 	free(c->pyroscope_tenant);
 	free(c->queue_dir);
+	free(c->btf);
 	free(c->http_listen);
 	free(c->config_path);
 	memset(c, 0, sizeof(*c));

@@ -61,6 +61,7 @@ struct agent_config {
 	char *http_listen;	  /* http-listen: ADDR:PORT, default 127.0.0.1:3080, "" = off */
 	bool no_kernel;		  /* no-kernel: true/false */
 	bool no_user;		  /* no-user */
+	char *btf;		  /* btf: vmlinux BTF file, NULL = /sys/kernel/btf/vmlinux */
 	int log_level;	   /* log-level: error|warn|info|debug -> enum log_level, default info */
 	char *config_path; /* --config: the file read, NULL if none */
 };

@@ -380,6 +380,7 @@ static void server_free(struct http_server *s)
 	free_strs(s->comms, s->ncomms);
 	free_strs(s->cgroups, s->ncgroups);
 	free(s->pids);
+	free(s->btf);
 	free(s);
 }
 
@@ -400,6 +401,8 @@ static int copy_opts(struct http_server *s, const struct http_opts *o)
 	if (o->npids)
 		memcpy(s->pids, o->pids, o->npids * sizeof(*s->pids));
 	s->npids = o->npids;
+	if (o->btf && !(s->btf = strdup(o->btf)))
+		return -ENOMEM;
 	/* Neither stack kind asked for: a zeroed struct means both. */
 	s->kernel = o->kernel || !o->user;
 	s->user = o->user || !o->kernel;

@@ -49,6 +49,7 @@ struct http_opts {
 	const char *const *cgroups;
 	size_t ncgroups;
 	bool kernel, user;
+	const char *btf; /* vmlinux BTF file; NULL: the kernel's */
 	/* Appends the agent's counters in Prometheus text format to /metrics;
 	 * called from the server's threads (must be thread-safe). May be NULL. */
 	int (*metrics)(FILE *out, void *ctx);

@@ -97,6 +97,7 @@ struct http_server {
 	char **cgroups;
 	size_t ncgroups;
 	bool kernel, user;
+	char *btf; /* NULL: the kernel's */
 	int (*metrics)(FILE *out, void *ctx);
 	void *metrics_ctx;
 	struct adhoc_state adhoc;

@@ -123,6 +123,7 @@ static void fill_opts(struct http_server *s, const struct adhoc_request *r,
 	o->duration_s = r->seconds;
 	o->kernel = s->kernel;
 	o->user = s->user;
+	o->btf_path = s->btf;
 	o->inherit = true;
 	o->prewarm = true;
 	o->comment = r->what;

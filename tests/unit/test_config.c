@@ -89,6 +89,7 @@ Test(config, defaults)
 	cr_expect_str_eq(c.http_listen, "127.0.0.1:3080");
 	cr_expect_not(c.no_kernel);
 	cr_expect_not(c.no_user);
+	cr_expect_null(c.btf);
 	cr_expect_eq(c.log_level, LOG_INFO);
 	cr_expect_null(c.config_path);
 	config_free(&c);
@@ -113,6 +114,7 @@ static void check_all_keys(const struct agent_config *c, const char *cg)
 	cr_expect_eq(c->frequency, 49);
 	cr_expect_eq(c->interval, 30);
 	cr_expect_str_eq(c->output_dir, "/srv/profiles");
+	cr_expect_str_eq(c->btf, "/srv/btf/vmlinux");
 	cr_expect_eq(c->retention_age, 12 * 3600);
 	cr_expect_eq(c->retention_size, 512LL << 20);
 	cr_assert_eq(c->ncomms, 3);
@@ -168,6 +170,7 @@ Test(config, every_key_from_file)
 		 "http-listen = [::1]:9000\n"
 		 "no-kernel = yes\n"
 		 "no-user = off\n"
+		 "btf = /srv/btf/vmlinux\n"
 		 "log-level = debug\n",
 		 cg ? "cgroup = /," : "", cg ? cg : "", cg ? "/" : "", cg ? "\n" : "");
 	write_tmp(path, sizeof(path), content);
@@ -209,7 +212,8 @@ Test(config, every_key_from_flags)
 			   "https://user@pyro.example.com:4040/base", "--pyroscope-user", "alice",
 			   "--pyroscope-password", "s3cret pass#1", "--pyroscope-tenant", "team-a",
 			   "--queue-dir", "/srv/queue", "--queue-size", "64M", "--http-listen",
-			   "[::1]:9000", "--no-kernel", "--log-level", "debug"),
+			   "[::1]:9000", "--no-kernel", "--log-level", "debug", "--btf",
+			   "/srv/btf/vmlinux"),
 		     0, "%s", err);
 	check_all_keys(&c, cg);
 	cr_expect_null(c.config_path);
@@ -226,7 +230,7 @@ Test(config, every_key_from_flags)
 			   "--pyroscope-user=alice", "--pyroscope-password=s3cret pass#1",
 			   "--pyroscope-tenant=team-a", "--queue-dir=/srv/queue",
 			   "--queue-size=67108864", "--http-listen=[::1]:9000", "--no-kernel=on",
-			   "--no-user=false", "--log-level=debug"),
+			   "--no-user=false", "--log-level=debug", "--btf=/srv/btf/vmlinux"),
 		     0, "%s", err);
 	if (cg) {
 		cr_assert_eq(c.ncgroups, 1);
@@ -396,6 +400,7 @@ static const struct bad_value bad_values[] = {
 	{ "output-dir", "./x", "%s must be an absolute path or \"\", got './x'" },
 	{ "queue-dir", "", "%s must be an absolute path, got ''" },
 	{ "queue-dir", "queue", "%s must be an absolute path, got 'queue'" },
+	{ "btf", "vmlinux", "%s must be an absolute path, got 'vmlinux'" },
 	{ "http-listen", "127.0.0.1", LISTEN_MSG("127.0.0.1") },
 	{ "http-listen", "127.0.0.1:0", LISTEN_MSG("127.0.0.1:0") },
 	{ "http-listen", "127.0.0.1:70000", LISTEN_MSG("127.0.0.1:70000") },
@@ -684,6 +689,7 @@ Test(config, help, .init = cr_redirect_stdout)
 		"(default: 60)",
 		"--no-kernel",
 		"--no-user",
+		"--btf PATH",
 		"--comm NAME[,NAME]",
 		"(default: postgres,postmaster)",
 		"-p, --pid PID[,PID]",
