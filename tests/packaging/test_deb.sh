@@ -1,0 +1,334 @@
+#!/bin/sh
+# The Debian package (packaging/deb.mk, `make deb`; built first as a
+# TEST_PREREQS): lintian (no error; its other messages are printed),
+# control data (version, dpkg-shlibdeps Depends, conffiles, md5sums),
+# contents (binary, unit, man page, config, state directory), the unit
+# (systemd-analyze verify), the man page (renders without a warning and
+# names every flag of every command), then the package extracted into a
+# scratch root and the agent started from the unit's ExecStart line (paths
+# moved into the scratch root, the shipped config unchanged, flags added to
+# target a workload), with the unit's capabilities (setpriv: bounding,
+# inheritable and ambient sets from CapabilityBoundingSet= and
+# AmbientCapabilities=, no-new-privs): a busy loop run by user nobody from
+# a 0700 directory must show up in a profile that go tool pprof reads, with
+# its user and kernel frames symbolized; SIGHUP (ExecReload) and SIGTERM.
+# Needs root, BPF and perf events. Prints PASS:/FAIL: lines for tests/run.sh.
+set -u
+BUILD=${BUILD:-build}
+VERSION=$(cat VERSION)
+ARCH=$(dpkg --print-architecture)
+DEB=$BUILD/packaging/ebprof_${VERSION}_${ARCH}.deb
+
+failed=0
+pass() { echo "PASS: $1"; }
+fail() {
+	echo "FAIL: $1: $2"
+	failed=1
+}
+
+tmp=$(mktemp -d /tmp/ebprof-deb-test.XXXXXX)
+wpid='' apid=''
+cleanup() {
+	[ -n "$apid" ] && kill -KILL "$apid" 2>/dev/null
+	[ -n "$wpid" ] && kill -KILL "$wpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+if [ ! -f "$DEB" ]; then
+	fail deb_exists "$DEB missing (make BUILD=$BUILD deb)"
+	exit 1
+fi
+pass "deb_exists ($(basename "$DEB"): $((($(stat -c %s "$DEB") + 1023) / 1024)) KiB)"
+
+# --- lintian -----------------------------------------------------------------
+lintian --fail-on error "$DEB" >"$tmp/lintian.log" 2>&1
+rc=$?
+sed -e '/running with root privileges/d' -e 's/^/  lintian: /' "$tmp/lintian.log"
+if [ "$rc" = 0 ] && ! grep -q '^E: ' "$tmp/lintian.log"; then
+	pass "lintian_no_errors ($(grep -c '^W: ' "$tmp/lintian.log") warnings)"
+else
+	fail lintian_no_errors "$(grep '^E: ' "$tmp/lintian.log" | head -5 | tr '\n' ' ')(exit $rc)"
+fi
+
+# --- control data ------------------------------------------------------------
+v=$(dpkg-deb -f "$DEB" Version)
+[ "$v" = "$VERSION" ] && pass package_version || fail package_version "$v, VERSION says $VERSION"
+deps=$(dpkg-deb -f "$DEB" Depends)
+case "$deps" in
+*libbpf1*libc6*libdw1*) pass "depends_from_shlibdeps ($deps)" ;;
+*) fail depends_from_shlibdeps "Depends: $deps" ;;
+esac
+missing=
+for p in $(echo "$deps" | sed -e 's/([^)]*)//g' -e 's/|[^,]*//g' -e 's/,/ /g'); do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && pass depends_installable || fail depends_installable "not installed:$missing"
+mkdir -p "$tmp/control"
+dpkg-deb -e "$DEB" "$tmp/control"
+if grep -qx /etc/ebprof/ebprof.conf "$tmp/control/conffiles" 2>/dev/null; then
+	pass conffile_marked
+else
+	fail conffile_marked "conffiles: $(cat "$tmp/control/conffiles" 2>/dev/null)"
+fi
+if [ -s "$tmp/control/md5sums" ] && grep -q ' usr/sbin/ebprof$' "$tmp/control/md5sums"; then
+	pass md5sums
+else
+	fail md5sums "no md5sums for usr/sbin/ebprof"
+fi
+bad=
+for s in postinst prerm postrm; do
+	[ -f "$tmp/control/$s" ] && ! sh -n "$tmp/control/$s" && bad="$bad $s"
+done
+[ -z "$bad" ] && pass maintainer_scripts_parse || fail maintainer_scripts_parse "$bad"
+
+# --- contents ------------------------------------------------------------------
+root=$tmp/root
+dpkg-deb -x "$DEB" "$root"
+unit=
+for u in "$root/lib/systemd/system/ebprof.service" "$root/usr/lib/systemd/system/ebprof.service"; do
+	[ -f "$u" ] && unit=$u
+done
+bad=
+for f in usr/sbin/ebprof etc/ebprof/ebprof.conf usr/share/man/man8/ebprof.8.gz \
+	usr/share/doc/ebprof/copyright; do
+	[ -f "$root/$f" ] || bad="$bad $f"
+done
+ls "$root"/usr/share/doc/ebprof/changelog*.gz >/dev/null 2>&1 || bad="$bad changelog"
+[ -d "$root/var/lib/ebprof" ] || bad="$bad var/lib/ebprof/"
+[ -n "$unit" ] || bad="$bad ebprof.service"
+[ -z "$bad" ] && pass package_contents || fail package_contents "missing:$bad"
+[ -z "$unit" ] && exit 1
+
+# --- the unit --------------------------------------------------------------------
+if systemd-analyze --man=no verify "$unit" >"$tmp/verify.log" 2>&1; then
+	pass unit_verify
+elif ! grep -v 'is not executable: No such file or directory' "$tmp/verify.log" | grep -q .; then
+	pass "unit_verify (only /usr/sbin/ebprof missing: not installed on this machine)"
+else
+	fail unit_verify "$(tr '\n' ' ' <"$tmp/verify.log")"
+fi
+key() { sed -n "s/^$1=//p" "$unit" | tail -1; }
+exec_start=$(key ExecStart | sed 's/^[-@+!:]*//')
+bounding=$(key CapabilityBoundingSet)
+ambient=$(key AmbientCapabilities)
+bad=
+case "$exec_start" in /usr/sbin/ebprof\ agent*) ;; *) bad="$bad ExecStart" ;; esac
+[ "$(key StateDirectory)" = ebprof ] || bad="$bad StateDirectory"
+key ExecReload | grep -q HUP || bad="$bad ExecReload"
+[ "$(key NoNewPrivileges)" = yes ] || bad="$bad NoNewPrivileges"
+[ "$(key ProtectSystem)" = strict ] || bad="$bad ProtectSystem"
+key ProtectHome | grep -Eq '^(yes|read-only)$' || bad="$bad ProtectHome"
+for c in CAP_BPF CAP_PERFMON; do
+	echo " $bounding " | grep -q " $c " || bad="$bad $c"
+done
+echo "$bounding" | grep -q CAP_SYS_ADMIN && bad="$bad CAP_SYS_ADMIN"
+grep -Eq '^(ProtectProc=invisible|ProcSubset=pid|ProtectKernelTunables=yes|ProtectKernelLogs=yes)' "$unit" &&
+	bad="$bad hides-proc-or-kallsyms"
+[ -z "$bad" ] && pass "unit_settings ($bounding)" || fail unit_settings "$bad"
+
+# --- the man page ------------------------------------------------------------------
+man=$root/usr/share/man/man8/ebprof.8.gz
+if MANWIDTH=80 man --warnings -l "$man" >"$tmp/man.txt" 2>"$tmp/man.err" && [ ! -s "$tmp/man.err" ] &&
+	[ "$(wc -l <"$tmp/man.txt")" -gt 100 ]; then
+	pass man_renders
+else
+	fail man_renders "$(head -5 "$tmp/man.err" | tr '\n' ' ')"
+fi
+# Every long flag the commands know, as the help of each prints them.
+zcat "$man" >"$tmp/ebprof.8"
+bad=
+for cmd in record agent ls merge flamegraph; do
+	for flag in $("$root/usr/sbin/ebprof" help $cmd | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		esc=$(echo "$flag" | sed 's/-/\\\\-/g')
+		grep -q -- "$esc" "$tmp/ebprof.8" || bad="$bad $cmd:$flag"
+	done
+	grep -q "^\\.SH.*$(echo $cmd | tr a-z A-Z)" "$tmp/ebprof.8" || bad="$bad section:$cmd"
+done
+[ -z "$bad" ] && pass man_covers_every_flag || fail man_covers_every_flag "$bad"
+
+# --- the agent from the unit's command line -----------------------------------------
+# A workload of another user whose binary root may not read by ownership.
+mkdir -p "$tmp/home"
+cat >"$tmp/spin.c" <<'EOF'
+#include <sys/syscall.h>
+#include <unistd.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) void ebprof_deb_spin(void)
+{
+	unsigned long x = sink;
+	for (unsigned long i = 0; i < 2000000; i++)
+		x = x * 6364136223846793005UL + 1;
+	sink = x;
+}
+__attribute__((noinline)) void ebprof_deb_syscalls(void)
+{
+	for (int i = 0; i < 20000; i++)
+		syscall(SYS_getppid);
+}
+int main(void)
+{
+	for (;;) {
+		ebprof_deb_spin();
+		ebprof_deb_syscalls();
+	}
+}
+EOF
+if ! gcc -O0 -g -fno-omit-frame-pointer -o "$tmp/home/debspin" "$tmp/spin.c"; then
+	fail workload_build "gcc failed"
+	exit 1
+fi
+chmod 711 "$tmp"
+chown -R nobody "$tmp/home"
+chmod 700 "$tmp/home"
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$tmp/home/debspin" &
+wpid=$!
+
+# ExecStart with the scratch root's paths; the shipped config as it is.
+state=$tmp/state
+mkdir -p "$state"
+cmd=$(echo "$exec_start" | sed -e "s|/usr/sbin/ebprof|$root/usr/sbin/ebprof|" \
+	-e "s|/etc/ebprof/|$root/etc/ebprof/|g" -e "s|/var/lib/ebprof|$state|g")
+port=$((20000 + $$ % 20000))
+caps() { # "CAP_A CAP_B" -> "-all,+a,+b"
+	printf '%s' '-all'
+	for c in $1; do printf ',+%s' "$(echo "${c#CAP_}" | tr A-Z a-z)"; done
+}
+# shellcheck disable=SC2086 # $cmd is the unit's command line: word splitting wanted
+(cd "$state" && exec setpriv --bounding-set="$(caps "$bounding")" --inh-caps="$(caps "$ambient")" \
+	--ambient-caps="$(caps "$ambient")" --no-new-privs -- $cmd \
+	--comm debspin --frequency 99 --interval 2 --output-dir "$state/profiles" \
+	--queue-dir "$state/queue" --http-listen "127.0.0.1:$port") >"$tmp/agent.log" 2>&1 &
+apid=$!
+echo "  agent: $cmd --comm debspin --frequency 99 --interval 2 --output-dir ... (pid $apid)"
+
+sleep 1
+if [ -r "/proc/$apid/status" ]; then
+	eff=$(capsh --decode="$(sed -n 's/^CapEff:[[:space:]]*//p' "/proc/$apid/status")" | sed 's/^[^=]*=//')
+	want=$(echo "$bounding" | tr 'A-Z' 'a-z' | tr ' ' '\n' | grep . | sort | tr '\n' ',')
+	got=$(echo "$eff" | tr ',' '\n' | grep . | sort | tr '\n' ',')
+	[ "$got" = "$want" ] && pass "agent_capabilities ($eff)" || fail agent_capabilities "has $got, unit says $want"
+else
+	fail agent_capabilities "the agent is not running: $(tail -3 "$tmp/agent.log" | tr '\n' ' ')"
+fi
+
+if kill -0 "$apid" 2>/dev/null && ! grep -q 'ebprof.conf:' "$tmp/agent.log"; then
+	pass shipped_config_accepted
+else
+	fail shipped_config_accepted "$(grep -m1 'error' "$tmp/agent.log")"
+fi
+bad=
+for k in $("$root/usr/sbin/ebprof" help agent | grep -o -- '--[a-z][a-z-]*' | sed 's/^--//' | sort -u); do
+	case $k in config | verbose | help | version) continue ;; esac
+	grep -Eq "^#? ?$k = " "$root/etc/ebprof/ebprof.conf" || bad="$bad $k"
+done
+[ -z "$bad" ] && pass config_documents_every_key || fail config_documents_every_key "missing:$bad"
+
+# Wait for two whole intervals.
+i=0
+while [ $i -lt 30 ] && [ "$(find "$state/profiles" -name '*.pb.gz' 2>/dev/null | wc -l)" -lt 3 ]; do
+	kill -0 "$apid" 2>/dev/null || break
+	sleep 0.5
+	i=$((i + 1))
+done
+if curl -sf "http://127.0.0.1:$port/metrics" | grep -q '^ebprof_intervals_total'; then
+	pass http_metrics
+else
+	fail http_metrics "no ebprof_intervals_total from 127.0.0.1:$port/metrics"
+fi
+kill -HUP "$apid" 2>/dev/null
+sleep 1
+if kill -0 "$apid" 2>/dev/null && grep -q 'reloading the configuration' "$tmp/agent.log"; then
+	pass agent_reload_sighup
+else
+	fail agent_reload_sighup "$(tail -3 "$tmp/agent.log" | tr '\n' ' ')"
+fi
+kill -TERM "$apid" 2>/dev/null
+i=0
+while kill -0 "$apid" 2>/dev/null && [ $i -lt 30 ]; do
+	sleep 0.5
+	i=$((i + 1))
+done
+if kill -0 "$apid" 2>/dev/null; then
+	fail agent_sigterm "still running 15 s after SIGTERM"
+else
+	wait "$apid"
+	rc=$?
+	[ "$rc" = 0 ] && pass agent_sigterm_exit0 || fail agent_sigterm_exit0 "exit $rc: $(tail -3 "$tmp/agent.log" | tr '\n' ' ')"
+fi
+apid=
+kill "$wpid" 2>/dev/null
+wpid=
+sed 's/^/  agent: /' "$tmp/agent.log" | head -20
+
+profiles=$(find "$state/profiles" -name '*.pb.gz' 2>/dev/null)
+if [ -z "$profiles" ]; then
+	fail profile_written "no profile under $state/profiles"
+	exit 1
+fi
+pass "profile_written ($(echo "$profiles" | wc -l) files)"
+bad='' n=0
+for f in $profiles; do
+	if go tool pprof -symbolize=none -raw "$f" >>"$tmp/raw.txt" 2>"$tmp/pprof.err"; then
+		n=$((n + 1))
+	else
+		bad="$bad $(basename "$f"): $(head -1 "$tmp/pprof.err")"
+	fi
+done
+[ -z "$bad" ] && pass "pprof_reads_profiles ($n)" || fail pprof_reads_profiles "$bad"
+grep -q 'ebprof_deb_spin' "$tmp/raw.txt" && pass user_frames_symbolized ||
+	fail user_frames_symbolized "no ebprof_deb_spin frame (CAP_DAC_READ_SEARCH, CAP_PERFMON?)"
+grep -q 'sys_getppid' "$tmp/raw.txt" && pass kernel_frames_symbolized ||
+	fail kernel_frames_symbolized "no *sys_getppid frame (CAP_SYSLOG?)"
+grep -q "exe=$tmp/home/debspin" "$tmp/raw.txt" && pass exe_label ||
+	fail exe_label "no exe label (CAP_SYS_PTRACE?)"
+
+# --- dpkg -i / --purge on this machine ---------------------------------------------------
+# Only where it cannot disturb anything: no systemd running (postinst would
+# start the agent), and nothing of ebprof installed or left on the machine.
+if [ -d /run/systemd/system ] || dpkg-query -W ebprof >/dev/null 2>&1 ||
+	[ -e /etc/ebprof ] || [ -e /var/lib/ebprof ] || [ -e /usr/sbin/ebprof ]; then
+	echo "  skipped dpkg -i/--purge: systemd runs here, or ebprof is installed or left on this machine"
+	exit $failed
+fi
+installed=
+trap 'cleanup; [ -n "$installed" ] && dpkg --purge ebprof >/dev/null 2>&1' EXIT
+i=0
+while :; do
+	dpkg -i "$DEB" >"$tmp/dpkg.log" 2>&1 && break
+	i=$((i + 1))
+	grep -qi lock "$tmp/dpkg.log" && [ $i -lt 6 ] || break
+	sleep 5
+done
+if dpkg-query -W -f='${Status}' ebprof 2>/dev/null | grep -q 'install ok installed'; then
+	installed=1
+	pass dpkg_install
+else
+	installed=1
+	fail dpkg_install "$(tail -3 "$tmp/dpkg.log" | tr '\n' ' ')"
+fi
+dpkg-query -W -f='${Conffiles}\n' ebprof 2>/dev/null | grep -q '/etc/ebprof/ebprof.conf' &&
+	pass dpkg_conffile_registered || fail dpkg_conffile_registered "not in dpkg's Conffiles"
+/usr/sbin/ebprof --version | grep -q "$VERSION" && pass installed_binary_runs ||
+	fail installed_binary_runs "/usr/sbin/ebprof --version"
+[ -L /etc/systemd/system/multi-user.target.wants/ebprof.service ] && pass postinst_enables_unit ||
+	fail postinst_enables_unit "no multi-user.target.wants/ebprof.service link"
+systemd-analyze --man=no verify /lib/systemd/system/ebprof.service >"$tmp/verify2.log" 2>&1 &&
+	pass unit_verify_installed || fail unit_verify_installed "$(tr '\n' ' ' <"$tmp/verify2.log")"
+/usr/sbin/ebprof agent --config /etc/ebprof/ebprof.conf --frequency 0 >"$tmp/conf.log" 2>&1
+grep -q -- '--frequency' "$tmp/conf.log" && ! grep -q 'ebprof.conf:' "$tmp/conf.log" &&
+	pass installed_config_parses || fail installed_config_parses "$(head -2 "$tmp/conf.log" | tr '\n' ' ')"
+if dpkg --purge ebprof >"$tmp/purge.log" 2>&1; then
+	installed=
+	left=
+	for f in /usr/sbin/ebprof /etc/ebprof /var/lib/ebprof /etc/systemd/system/multi-user.target.wants/ebprof.service; do
+		if [ -e "$f" ] || [ -L "$f" ]; then left="$left $f"; fi
+	done
+	[ -z "$left" ] && pass dpkg_purge_clean || fail dpkg_purge_clean "left:$left"
+else
+	fail dpkg_purge_clean "$(tail -3 "$tmp/purge.log" | tr '\n' ' ')"
+fi
+
+exit $failed
