@@ -19,12 +19,7 @@ VERSION=$(cat VERSION)
 ARCH=$(dpkg --print-architecture)
 DEB=$BUILD/packaging/ebprof_${VERSION}_${ARCH}.deb
 
-failed=0
-pass() { echo "PASS: $1"; }
-fail() {
-	echo "FAIL: $1: $2"
-	failed=1
-}
+. "$(dirname "$0")/../lib/testlib.sh"
 
 tmp=$(mktemp -d /tmp/ebprof-deb-test.XXXXXX)
 wpid='' apid=''

@@ -11,12 +11,7 @@ BUILD=${BUILD:-build}
 IMG=$BUILD/image/ebprof.img
 LIMIT=20000000 # bytes
 
-failed=0
-pass() { echo "PASS: $1"; }
-fail() {
-	echo "FAIL: $1: $2"
-	failed=1
-}
+. "$(dirname "$0")/../lib/testlib.sh"
 
 tmp=$(mktemp -d /tmp/ebprof-image-test.XXXXXX)
 wpid=
