@@ -156,7 +156,10 @@ static __always_inline __u64 store_stack(void *ctx, bool user, bool *lost)
 		h ^= h >> 32;
 	}
 	h = h ? h : 1; /* 0 means "no stack" */
-	ret = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
+	/* Compare as int: before 6.4 the map ops behind the (JIT-inlined)
+	 * helper returned int, so the upper half of r0 is zero and a long
+	 * -EEXIST reads as 4294967279. */
+	ret = (int)bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
 	if (ret && ret != -EEXIST) {
 		stat_inc(STAT_STACKS_FULL);
 		*lost = true;
@@ -170,7 +173,12 @@ static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 	/* The verifier only allows full 8-byte loads of the context's
 	 * registers: keep clang from narrowing the load. */
 #if defined(__TARGET_ARCH_x86)
-	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
+	/* The context's registers are the UAPI struct pt_regs, whose
+	 * layout is ABI: read cs (slot 17) at its fixed offset rather than
+	 * through vmlinux.h's pt_regs, where 6.9+ (FRED) made cs a 2-byte
+	 * union member and the CO-RE relocation of an 8-byte load to it
+	 * fails on older kernels ("unexpected mem size: got 8, exp 2"). */
+	__u64 cs = *(volatile __u64 *)((char *)ctx + 17 * sizeof(__u64));
 
 	return (cs & 3) != 0;
 #elif defined(__TARGET_ARCH_arm64)
@@ -220,7 +228,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (count) {
 		__sync_fetch_and_add(count, 1);
 	} else {
-		ret = bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST);
+		ret = (int)bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST); /* see store_stack() */
 		if (ret == -EEXIST) { /* another CPU inserted it meanwhile */
 			count = bpf_map_lookup_elem(counts, &key);
 			if (count)
