@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf_features.h"
 #include "log.h"
 #include "sampler.h"
 #include "profile.skel.h"
@@ -122,6 +124,37 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * The feature probe, run once per process (a documented cache: the kernel
+ * does not change under us, and the agent opens a sampler per reload and
+ * per ad hoc profile): what the kernel offers in one info line, what it
+ * lacks in err.
+ */
+static struct features probed;
+static int probe_ret;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static const char *probe_btf_path;
+
+static void run_probe(void)
+{
+	char line[512];
+
+	probe_ret = features_probe(probe_btf_path, &probed);
+	if (probe_ret) { /* cannot ask: the load itself reports what is wrong */
+		log_debug("feature probe failed: %s", strerror(-probe_ret));
+		return;
+	}
+	features_format(&probed, line, sizeof(line));
+	log_info("%s", line);
+}
+
+static int probe_features(const char *btf_path, char *err, size_t errlen)
+{
+	probe_btf_path = btf_path;
+	pthread_once(&probe_once, run_probe);
+	return probe_ret ? 0 : features_check(&probed, err, errlen);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
@@ -167,6 +200,9 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 			"CONFIG_DEBUG_INFO_BTF is off); pass an external BTF file");
 		return -ENOTSUP;
 	}
+	ret = probe_features(opts->btf_path, err, errlen);
+	if (ret)
+		return ret;
 	libbpf_set_print(libbpf_print);
 
 	s = calloc(1, sizeof(*s));

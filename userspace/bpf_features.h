@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * (Named bpf_features.h: a "features.h" under -Iuserspace would shadow
+ * glibc's <features.h>.)
+ * Feature probe: what ebprof's BPF program (bpf/profile.bpf.c) needs from
+ * the running kernel, asked of the kernel itself through libbpf's probing
+ * helpers (tiny programs and maps that are loaded and dropped) and the
+ * vmlinux BTF, before the real program is loaded. A missing feature is
+ * reported in one line naming it and the Linux version that brought it,
+ * instead of a verifier dump. Needs CAP_BPF (or root) like the load itself.
+ */
+#ifndef EBPROF_BPF_FEATURES_H
+#define EBPROF_BPF_FEATURES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct features {
+	char release[65];  /* uname -r */
+	bool btf;	   /* vmlinux BTF readable (sysfs, or the --btf file) */
+	bool perf_event;   /* BPF_PROG_TYPE_PERF_EVENT: the sampler (4.9) */
+	bool tp_btf;	   /* tp_btf/sched_process_{fork,exec,exit} load (5.5; kernel BTF) */
+	bool hash;	   /* BPF_MAP_TYPE_HASH */
+	bool percpu_array; /* BPF_MAP_TYPE_PERCPU_ARRAY (4.6) */
+	bool ringbuf;	   /* BPF_MAP_TYPE_RINGBUF: fork/exec/exit events (5.8) */
+	bool get_stack;	   /* bpf_get_stack() in perf_event programs (4.18) */
+	bool task_btf;	   /* bpf_get_current_task_btf() (5.11) */
+	bool cgroup_id;	   /* bpf_get_current_cgroup_id() (4.18) */
+	bool read_kernel;  /* bpf_probe_read_kernel_str() (5.5) */
+	bool batch_ops;	   /* map lookup-and-delete in batches (5.6); optional */
+};
+
+/*
+ * Probe the running kernel. btf_path: the --btf file, or NULL for
+ * /sys/kernel/btf/vmlinux. Fills *f (a feature that cannot be probed
+ * counts as missing). Returns 0, or a negative errno when the kernel
+ * cannot load even a trivial program (no BPF, or no privilege): then *f
+ * only has release and btf filled.
+ */
+int features_probe(const char *btf_path, struct features *f);
+
+/* One line, "kernel 6.1.0-13-amd64: BTF yes, perf_event yes, ...", in buf. */
+void features_format(const struct features *f, char *buf, size_t len);
+
+/*
+ * 0 when every feature the BPF program needs is there; otherwise
+ * -ENOTSUP and, in err, one line naming what is missing and since which
+ * Linux version it exists. Optional features with a fallback (batch ops:
+ * the counts are drained key by key) never fail the check.
+ */
+int features_check(const struct features *f, char *err, size_t errlen);
+
+#endif /* EBPROF_BPF_FEATURES_H */
