@@ -47,16 +47,16 @@ INTEG_BINS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(IN
 TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
+.SECONDARY:
+.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc clean format
+all: $(BUILD)/ebprof
+
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
 # packages it needs (DEB_PACKAGES +=), its shell tests (SHELL_TESTS +=, run
 # by tests/run.sh) and what those tests need built first (TEST_PREREQS +=).
 SHELL_TESTS :=
 TEST_PREREQS :=
 -include $(sort $(wildcard packaging/*.mk vmtest/*.mk))
-
-.SECONDARY:
-.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc clean format
-all: $(BUILD)/ebprof
 
 # Fixture programs for tests (tests/fixtures/fixtures.mk defines FIXTURES).
 -include $(wildcard tests/fixtures/*.mk)
