@@ -37,6 +37,10 @@ export BUILD
 #    interval drains (counts0/counts1 flip, batch ops) and exit events.
 #  - http/pprof_get_profile_and_svg_as_documented: an ad hoc profile beside
 #    the continuous one (a second load and attach in the same process).
+#  - postgres/pgbench_select_profile_has_backend_frames: what ebprof is for,
+#    on each kernel: a real PostgreSQL cluster under pgbench -S, backends
+#    forked after the start followed, their frames symbolized (~35 s in a
+#    TCG guest).
 # Left out: agent/sighup_reloads_without_losing_samples asserts that the
 # profiles account for the workload's CPU time across a reload; under TCG
 # the reload (a new load, verification and attach, ~10-30x slower) leaves a
@@ -44,8 +48,8 @@ export BUILD
 # emulation rather than of the kernel (the HTTP test covers a second load
 # and attach). Also left out: the bad-input and privilege tests (nothing
 # kernel-specific), the other HTTP and push tests (the same BPF paths as
-# the one above), the PostgreSQL and browser tests (a cluster or a browser
-# under TCG would take most of the time budget for no kernel coverage).
+# the one above), the browser test (a browser under TCG would take most of
+# the time budget for no kernel coverage).
 TESTS="
 test_record:record/cpu_split_and_sample_count
 test_record:record/children_that_exit_early_are_symbolized
@@ -55,6 +59,7 @@ test_record:record/sigint_still_writes_a_complete_profile
 test_agent:agent/processes_entering_a_target_cgroup_are_followed
 test_agent:agent/every_short_lived_child_gets_a_symbolized_profile
 test_http:http/pprof_get_profile_and_svg_as_documented
+test_postgres:postgres/pgbench_select_profile_has_backend_frames
 "
 
 features=$("$BUILD/ebprof" record -a -d 1 -v --format folded -o - 2>&1 >/dev/null |
