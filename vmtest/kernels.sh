@@ -38,6 +38,16 @@ die() {
 	exit 1
 }
 
+# apt's lists may be missing or stale on a machine whose packages were all
+# installed already (make deps then skips apt-get update): refresh once.
+apt_refreshed=no
+apt_refresh() {
+	[ "$apt_refreshed" = no ] && [ "$(id -u)" = 0 ] || return 1
+	apt_refreshed=yes
+	echo "vmtest: apt-get update" >&2
+	apt-get update -qq >/dev/null 2>&1
+}
+
 # The kernel package for a label: pinned, or the metapackage's dependency.
 package_for() {
 	case "$1" in
@@ -51,6 +61,10 @@ package_for() {
 	fi
 	pkg=$(apt-cache depends "$meta" 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
+	if [ -z "$pkg" ] && apt_refresh; then
+		pkg=$(apt-cache depends "$meta" 2>/dev/null |
+			sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
+	fi
 	[ -n "$pkg" ] || die "kernel $1: apt-cache knows no package behind $meta (apt-get update?)"
 	case "$pkg" in
 	linux-image-$1[.-]*) echo "$pkg" ;;
@@ -64,6 +78,7 @@ fetch() { # PKG -> path of the .deb
 	if [ -z "$deb" ]; then
 		echo "vmtest: downloading $1" >&2
 		(cd "$VM/debs" && apt-get download -q "$1" >/dev/null 2>"$1.err") ||
+			{ apt_refresh && (cd "$VM/debs" && apt-get download -q "$1" >/dev/null 2>"$1.err"); } ||
 			die "apt-get download $1 failed: $(tail -1 "$VM/debs/$1.err")"
 		rm -f "$VM/debs/$1.err"
 		deb=$(ls "$VM/debs/$1"_*.deb | head -1)
