@@ -36,8 +36,8 @@ __u32 active_counts = 0;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768);
-	__type(key, __u32);   /* tgid */
-	__type(value, __u8);  /* 1 = targeted */
+	__type(key, __u32);  /* tgid */
+	__type(value, __u8); /* 1 = targeted */
 } targets SEC(".maps");
 
 /* cgroup v2 ids (inode numbers) whose processes are targets (--cgroup). */
@@ -143,8 +143,8 @@ static __always_inline __u64 store_stack(void *ctx, bool user, bool *lost)
 	__builtin_memset(st, 0, sizeof(*st));
 	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), user ? BPF_F_USER_STACK : 0);
 	if (len < 0) {
-		stat_inc(len == -EFAULT ? (user ? STAT_USTACK_EFAULT : STAT_KSTACK_EFAULT) :
-					  STAT_STACK_OTHER);
+		stat_inc(len == -EFAULT ? (user ? STAT_USTACK_EFAULT : STAT_KSTACK_EFAULT)
+					: STAT_STACK_OTHER);
 		*lost = true;
 		return 0;
 	}
@@ -217,8 +217,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		key.kstack = store_stack(ctx, false, &lost);
 		key.flags |= lost ? SAMPLE_KSTACK_LOST : 0;
 	}
-	task = bpf_get_current_task_btf();
-	if (want_user && task->mm) { /* kernel threads have no user stack */
+	task = (struct task_struct *)bpf_get_current_task();
+	if (want_user && BPF_CORE_READ(task, mm)) { /* kernel threads have no user stack */
 		key.ustack = store_stack(ctx, true, &lost);
 		key.flags |= lost ? SAMPLE_USTACK_LOST : 0;
 	}
@@ -228,8 +228,9 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (count) {
 		__sync_fetch_and_add(count, 1);
 	} else {
-		ret = (int)bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST); /* see store_stack() */
-		if (ret == -EEXIST) { /* another CPU inserted it meanwhile */
+		ret = (int)bpf_map_update_elem(counts, &key, &one,
+					       BPF_NOEXIST); /* see store_stack() */
+		if (ret == -EEXIST) {			     /* another CPU inserted it meanwhile */
 			count = bpf_map_lookup_elem(counts, &key);
 			if (count)
 				__sync_fetch_and_add(count, 1);
@@ -272,18 +273,24 @@ static __always_inline bool in_target_cgroup(void)
 	return bpf_map_lookup_elem(&target_cgroups, &id) != NULL;
 }
 
-SEC("tp_btf/sched_process_fork")
+/*
+ * The process tracepoints are raw tracepoints read through CO-RE
+ * (BPF_CORE_READ), not tp_btf programs: tp_btf attaches through the
+ * kernel's own BTF, so a kernel without /sys/kernel/btf/vmlinux could not
+ * load them even with an external --btf file; raw tracepoints (4.17) only
+ * need the relocations, which --btf serves.
+ */
+SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
 	__u8 yes = 1;
 
 	if (ptgid == ctgid) /* a new thread: targeted through its tgid */
 		return 0;
 	if (filter_targets) {
 		/* current is the parent: its cgroup is the child's */
-		if (!(follow_forks && bpf_map_lookup_elem(&targets, &ptgid)) &&
-		    !in_target_cgroup())
+		if (!(follow_forks && bpf_map_lookup_elem(&targets, &ptgid)) && !in_target_cgroup())
 			return 0;
 		if (bpf_map_update_elem(&targets, &ctgid, &yes, BPF_ANY)) {
 			stat_inc(STAT_TARGETS_FULL);
@@ -294,15 +301,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = p->tgid;
+	__u32 tgid = BPF_CORE_READ(p, tgid);
 	char comm[EBPROF_TASK_COMM_LEN];
 	__u8 yes = 1;
 
 	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid)) {
-		bpf_probe_read_kernel_str(comm, sizeof(comm), p->comm);
+		BPF_CORE_READ_STR_INTO(&comm, p, comm);
 		if (!(ncomms && comm_matches(comm)) && !in_target_cgroup())
 			return 0;
 		if (bpf_map_update_elem(&targets, &tgid, &yes, BPF_ANY)) {
@@ -317,12 +324,12 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
-	__u32 tgid = p->tgid;
+	__u32 tgid = BPF_CORE_READ(p, tgid);
 
-	if (p->pid != p->tgid) /* a thread, not the process */
+	if (BPF_CORE_READ(p, pid) != tgid) /* a thread, not the process */
 		return 0;
 	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
 		return 0;

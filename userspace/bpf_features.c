@@ -5,7 +5,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_features.h"
@@ -14,40 +13,6 @@
 static bool yes(int probe)
 {
 	return probe == 1;
-}
-
-/*
- * Load "return 0" as tp_btf/<tracepoint> for each tracepoint the program
- * follows (BPF_PROG_TYPE_TRACING + BPF_TRACE_RAW_TP, Linux 5.5). The
- * attach point is a btf_trace_<tp> typedef of the kernel's own BTF: an
- * external --btf file serves CO-RE relocations, not this, so a kernel
- * without /sys/kernel/btf/vmlinux has no tp_btf. (libbpf's generic probe
- * cannot tell: it loads a tracing program without an attach point.)
- */
-static bool probe_tp_btf(void)
-{
-	static const char *const tps[] = { "btf_trace_sched_process_fork",
-					   "btf_trace_sched_process_exec",
-					   "btf_trace_sched_process_exit" };
-	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool ok = btf != NULL;
-
-	for (size_t i = 0; ok && i < sizeof(tps) / sizeof(tps[0]); i++) {
-		int id = btf__find_by_name_kind(btf, tps[i], BTF_KIND_TYPEDEF), fd;
-		LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_RAW_TP,
-			    .attach_btf_id = id);
-
-		fd = id > 0 ? bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &o) : -1;
-		ok = fd >= 0;
-		if (fd >= 0)
-			close(fd);
-	}
-	btf__free(btf);
-	return ok;
 }
 
 /* Batched lookup-and-delete on an empty hash map: ENOENT when supported. */
@@ -85,18 +50,17 @@ int features_probe(const char *btf_path, struct features *f)
 	f->hash = yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_HASH, NULL));
 	f->percpu_array = yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERCPU_ARRAY, NULL));
 	f->ringbuf = yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL));
-	/* The helpers of the tracing programs are the perf_event ones too
-	 * (bpf_tracing_func_proto); libbpf cannot probe helpers of
-	 * BPF_PROG_TYPE_TRACING itself. */
+	f->raw_tp = yes(libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL));
+	/* The raw tracepoints' helpers are the perf_event ones too
+	 * (bpf_tracing_func_proto). */
 	if (f->perf_event) {
 		f->get_stack = yes(libbpf_probe_bpf_helper(pe, BPF_FUNC_get_stack, NULL));
-		f->task_btf = yes(libbpf_probe_bpf_helper(pe, BPF_FUNC_get_current_task_btf, NULL));
+		f->current_task = yes(libbpf_probe_bpf_helper(pe, BPF_FUNC_get_current_task, NULL));
 		f->cgroup_id =
 			yes(libbpf_probe_bpf_helper(pe, BPF_FUNC_get_current_cgroup_id, NULL));
 		f->read_kernel =
 			yes(libbpf_probe_bpf_helper(pe, BPF_FUNC_probe_read_kernel_str, NULL));
 	}
-	f->tp_btf = probe_tp_btf();
 	f->batch_ops = probe_batch_ops();
 	return 0;
 }
@@ -105,12 +69,12 @@ void features_format(const struct features *f, char *buf, size_t len)
 {
 #define YN(x) ((x) ? "yes" : "no")
 	snprintf(buf, len,
-		 "kernel %s: BTF %s, perf_event %s, tp_btf %s, hash %s, percpu_array %s, "
-		 "ringbuf %s, bpf_get_stack %s, task_btf %s, cgroup_id %s, "
+		 "kernel %s: BTF %s, perf_event %s, raw_tp %s, hash %s, percpu_array %s, "
+		 "ringbuf %s, bpf_get_stack %s, current_task %s, cgroup_id %s, "
 		 "probe_read_kernel %s, batch ops %s%s",
-		 f->release[0] ? f->release : "?", YN(f->btf), YN(f->perf_event), YN(f->tp_btf),
+		 f->release[0] ? f->release : "?", YN(f->btf), YN(f->perf_event), YN(f->raw_tp),
 		 YN(f->hash), YN(f->percpu_array), YN(f->ringbuf), YN(f->get_stack),
-		 YN(f->task_btf), YN(f->cgroup_id), YN(f->read_kernel), YN(f->batch_ops),
+		 YN(f->current_task), YN(f->cgroup_id), YN(f->read_kernel), YN(f->batch_ops),
 		 f->batch_ops ? "" : " (fallback: counts drained key by key)");
 #undef YN
 }
@@ -127,8 +91,8 @@ int features_check(const struct features *f, char *err, size_t errlen)
 		{ f->percpu_array, "BPF per-CPU arrays (Linux 4.6+)" },
 		{ f->ringbuf, "the BPF ring buffer (Linux 5.8+)" },
 		{ f->get_stack, "bpf_get_stack() (Linux 4.18+)" },
-		{ f->task_btf, "bpf_get_current_task_btf() (Linux 5.11+)" },
-		{ f->tp_btf, "BTF tracepoints sched_process_fork/exec/exit (tp_btf, Linux 5.5+; "
+		{ f->current_task, "bpf_get_current_task() (Linux 4.8+)" },
+		{ f->raw_tp, "raw tracepoints for sched_process_fork/exec/exit (Linux 4.17+; "
 			     "no fallback: new processes could not be followed)" },
 		{ f->cgroup_id, "bpf_get_current_cgroup_id() (Linux 4.18+)" },
 		{ f->read_kernel, "bpf_probe_read_kernel_str() (Linux 5.5+)" },
@@ -154,7 +118,7 @@ int features_check(const struct features *f, char *err, size_t errlen)
 	if (!missing)
 		return 0;
 	if (err && off < errlen)
-		snprintf(err + off, errlen - off, " (kernel %s; ebprof needs Linux 5.11 or later)",
+		snprintf(err + off, errlen - off, " (kernel %s; ebprof needs Linux 5.8 or later)",
 			 f->release[0] ? f->release : "?");
 	return -ENOTSUP;
 }

@@ -19,12 +19,12 @@ struct features {
 	char release[65];  /* uname -r */
 	bool btf;	   /* vmlinux BTF readable (sysfs, or the --btf file) */
 	bool perf_event;   /* BPF_PROG_TYPE_PERF_EVENT: the sampler (4.9) */
-	bool tp_btf;	   /* tp_btf/sched_process_{fork,exec,exit} load (5.5; kernel BTF) */
+	bool raw_tp;	   /* raw tracepoints: sched_process_{fork,exec,exit} (4.17) */
 	bool hash;	   /* BPF_MAP_TYPE_HASH */
 	bool percpu_array; /* BPF_MAP_TYPE_PERCPU_ARRAY (4.6) */
 	bool ringbuf;	   /* BPF_MAP_TYPE_RINGBUF: fork/exec/exit events (5.8) */
 	bool get_stack;	   /* bpf_get_stack() in perf_event programs (4.18) */
-	bool task_btf;	   /* bpf_get_current_task_btf() (5.11) */
+	bool current_task; /* bpf_get_current_task() (4.8) */
 	bool cgroup_id;	   /* bpf_get_current_cgroup_id() (4.18) */
 	bool read_kernel;  /* bpf_probe_read_kernel_str() (5.5) */
 	bool batch_ops;	   /* map lookup-and-delete in batches (5.6); optional */

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_features.h"
@@ -114,6 +115,15 @@ static int check_privileges(char *err, size_t errlen)
 	return 0;
 }
 
+/* strerror() for libbpf's own codes too (LIBBPF_ERRNO__*, 4000+). */
+static const char *libbpf_err_str(int err)
+{
+	static __thread char buf[128];
+
+	libbpf_strerror(err, buf, sizeof(buf));
+	return buf;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_WARN && log_get_level() < LOG_INFO)
@@ -173,6 +183,7 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	struct sampler *s;
 	int ret;
 
+	libbpf_set_print(libbpf_print); /* before anything of libbpf speaks */
 	if (opts->frequency < 1 || opts->frequency > 10000) {
 		fmt_err(err, errlen, "frequency must be between 1 and 10000 Hz, got %d",
 			opts->frequency);
@@ -187,12 +198,22 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	if (ret)
 		return ret;
 	if (opts->btf_path) {
+		struct btf *btf;
+
 		if (access(opts->btf_path, R_OK)) {
 			ret = -errno;
 			fmt_err(err, errlen, "cannot read BTF file %s: %s", opts->btf_path,
 				strerror(errno));
 			return ret;
 		}
+		btf = btf__parse(opts->btf_path, NULL);
+		if (!btf) {
+			ret = -errno;
+			fmt_err(err, errlen, "%s is not a BTF file (nor an ELF file with .BTF): %s",
+				opts->btf_path, libbpf_err_str(ret));
+			return ret;
+		}
+		btf__free(btf);
 		oopts.btf_custom_path = opts->btf_path;
 	} else if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		fmt_err(err, errlen,
@@ -203,7 +224,6 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	ret = probe_features(opts->btf_path, err, errlen);
 	if (ret)
 		return ret;
-	libbpf_set_print(libbpf_print);
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -262,7 +282,7 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 			fmt_err(err, errlen,
 				"cannot load the BPF program: %s (run with -v for the verifier "
 				"log)",
-				strerror(-ret));
+				libbpf_err_str(ret));
 		goto fail;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);

@@ -27,12 +27,14 @@ export BUILD
 #    perf cpu-clock and the guest's CPU-time clock run on the same virtual
 #    clock, so the ratios hold under TCG (6.12: 298 samples for 2.996 s).
 #  - record/children_that_exit_early_are_symbolized: fork following in BPF
-#    (tp_btf/sched_process_fork), short-lived children symbolized.
+#    (raw_tp/sched_process_fork), short-lived children symbolized.
+#  - record/external_btf_file_serves_the_relocations: --btf, the CO-RE
+#    relocations from a file (a copy of the kernel's BTF), with fork following.
 #  - record/all_folded_to_stdout: -a (every task, kernel stacks), exit events.
 #  - record/no_kernel_and_no_user: the want_kernel/want_user switches.
 #  - record/sigint_still_writes_a_complete_profile: detach on a signal.
 #  - agent/processes_entering_a_target_cgroup_are_followed: exec following
-#    (tp_btf/sched_process_exec) and bpf_get_current_cgroup_id (cgroup2).
+#    (raw_tp/sched_process_exec) and bpf_get_current_cgroup_id (cgroup2).
 #  - agent/every_short_lived_child_gets_a_symbolized_profile: the agent's
 #    interval drains (counts0/counts1 flip, batch ops) and exit events.
 #  - http/pprof_get_profile_and_svg_as_documented: an ad hoc profile beside
@@ -53,6 +55,7 @@ export BUILD
 TESTS="
 test_record:record/cpu_split_and_sample_count
 test_record:record/children_that_exit_early_are_symbolized
+test_record:record/external_btf_file_serves_the_relocations
 test_record:record/all_folded_to_stdout
 test_record:record/no_kernel_and_no_user
 test_record:record/sigint_still_writes_a_complete_profile

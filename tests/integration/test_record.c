@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "pprof.h"
+#include "fileio.h"
 #include "testlib.h"
 
 #define FREQ 99
@@ -120,7 +121,11 @@ Test(record, cpu_split_and_sample_count, .timeout = 120)
 	profile_free(p);
 }
 
-Test(record, children_that_exit_early_are_symbolized, .timeout = 120)
+/*
+ * fork_tree under `record -p`: the parent, a long child and five short
+ * ones, all symbolized under their own pids. btf: a --btf file, or NULL.
+ */
+static void record_fork_tree(const char *btf)
 {
 	char *dir = tl_tmpdir("fork"), out[512], line[128], pidarg[16];
 	char *fx_argv[] = { (char *)tl_path("fixtures/fork_tree"), NULL };
@@ -135,7 +140,11 @@ Test(record, children_that_exit_early_are_symbolized, .timeout = 120)
 	pid = start_fixture(&fx, fx_argv);
 	snprintf(pidarg, sizeof(pidarg), "%d", pid);
 	/* Duration outlives the children: they exit before the recording ends. */
-	start_record(&rec, (char *[]){ "-p", pidarg, "-d", "60", "-o", out, NULL });
+	if (btf)
+		start_record(&rec, (char *[]){ "-p", pidarg, "-d", "60", "--btf", (char *)btf, "-o",
+					       out, NULL });
+	else
+		start_record(&rec, (char *[]){ "-p", pidarg, "-d", "60", "-o", out, NULL });
 	fputs("go\n", fx.in);
 	while (tl_wait_line(fx.out, "=", line, sizeof(line), 30) == 0) {
 		int v;
@@ -166,6 +175,32 @@ Test(record, children_that_exit_early_are_symbolized, .timeout = 120)
 		     (long long)short_samples);
 	cr_expect_eq(tl_go_pprof_check(out, NULL), 0);
 	profile_free(p);
+}
+
+Test(record, children_that_exit_early_are_symbolized, .timeout = 120)
+{
+	record_fork_tree(NULL);
+}
+
+/*
+ * --btf: the program's CO-RE relocations from a BTF file instead of
+ * /sys/kernel/btf/vmlinux (for kernels built without it). Nothing in the
+ * program may need the kernel's own BTF (no tp_btf, no task_btf helpers),
+ * or this could never work there; the file here is a copy of this
+ * kernel's, and fork following must still work through it.
+ */
+Test(record, external_btf_file_serves_the_relocations, .timeout = 120)
+{
+	char *dir = tl_tmpdir("btf"), btf[512];
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	require_root();
+	snprintf(btf, sizeof(btf), "%s/vmlinux.btf", dir);
+	cr_assert_eq(read_file("/sys/kernel/btf/vmlinux", &buf, &len), 0);
+	cr_assert_eq(write_file_atomic(btf, buf, len), 0);
+	free(buf);
+	record_fork_tree(btf);
 }
 
 Test(record, all_folded_to_stdout, .timeout = 60)
@@ -296,6 +331,10 @@ Test(record, bad_input_is_rejected_with_one_line, .timeout = 60)
 	expect_rejected("-d 1 --comm nosuchproc9x", 2, "no target process found");
 	expect_rejected("-d 1 --comm a-name-longer-than-15", 2, "names are 1 to 15 characters");
 	expect_rejected("-d 1 -o x.pb.gz -F", 2, "option -F needs a value");
+	expect_rejected("-a -d 1 --btf /nonexistent.btf -o never.pb.gz", 1,
+			"cannot read BTF file /nonexistent.btf: No such file or directory");
+	expect_rejected("-a -d 1 --btf /etc/passwd -o never.pb.gz", 1,
+			"/etc/passwd is not a BTF file");
 	snprintf(args, sizeof(args), "-p %d -d 1 -o never.pb.gz", (int)gone);
 	expect_rejected(args, 2, "no such process");
 }

@@ -17,12 +17,12 @@ static struct features everything(void)
 		.release = "6.1.0-test",
 		.btf = true,
 		.perf_event = true,
-		.tp_btf = true,
+		.raw_tp = true,
 		.hash = true,
 		.percpu_array = true,
 		.ringbuf = true,
 		.get_stack = true,
-		.task_btf = true,
+		.current_task = true,
 		.cgroup_id = true,
 		.read_kernel = true,
 		.batch_ops = true,
@@ -66,10 +66,10 @@ Test(features, every_missing_feature_named_with_its_version_in_one_line)
 	char err[1024] = "";
 
 	f.ringbuf = false;
-	f.task_btf = false;
+	f.current_task = false;
 	cr_assert_eq(features_check(&f, err, sizeof(err)), -ENOTSUP);
 	cr_expect(strstr(err, "ring buffer (Linux 5.8+)") != NULL, "%s", err);
-	cr_expect(strstr(err, "bpf_get_current_task_btf() (Linux 5.11+)") != NULL, "%s", err);
+	cr_expect(strstr(err, "bpf_get_current_task() (Linux 4.8+)") != NULL, "%s", err);
 	cr_expect(strstr(err, "6.1.0-test") != NULL, "%s", err);
 	cr_expect(strchr(err, '\n') == NULL, "%s", err);
 }
