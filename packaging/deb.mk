@@ -5,7 +5,7 @@
 # package version is the VERSION file's (native package). The build prints
 # the size of every package it made. Tested by tests/packaging/test_deb.sh.
 
-DEB_PACKAGES += debhelper dpkg-dev lintian man-db systemd gcc golang-go util-linux libcap2-bin curl
+DEB_PACKAGES += build-essential debhelper dpkg-dev lintian man-db systemd gcc golang-go util-linux libcap2-bin curl
 
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo unknown)
 DEB_DIR := $(BUILD)/packaging

@@ -19,15 +19,15 @@ for bin in "$@"; do
 	*)
 		# One test at a time: integration tests measure CPU and share the
 		# machine's BPF and perf resources; Criterion would run one per CPU.
-		"$bin" --jobs=1 2>&1 | tee "$out"
+		{ "$bin" --jobs=1 2>&1; echo "EXIT: $?"; } | tee "$out"
 		;;
 	esac
 	# POSIX sh has no PIPESTATUS: the exit status comes from the log.
+	rc=$(sed -n 's/^EXIT: //p' "$out" | tail -1)
 	case "$bin" in
 	*.sh)
 		p=$(grep -ac '^PASS: ' "$out")
 		f=$(grep -ac '^FAIL: ' "$out")
-		rc=$(sed -n 's/^EXIT: //p' "$out" | tail -1)
 		c=0
 		line="shell"
 		if [ "$p" = 0 ] && [ "$f" = 0 ]; then
@@ -38,10 +38,14 @@ for bin in "$@"; do
 		;;
 	*)
 		# Criterion: "[====] Synthesis: Tested: 5 | Passing: 5 | Failing: 0 | Crashing: 0"
+		# (Failing already counts the crashed tests.)
 		line=$(grep -a 'Synthesis:' "$out" | tail -1)
 		p=$(echo "$line" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
 		f=$(echo "$line" | sed -n 's/.*Failing: \([0-9]*\).*/\1/p')
-		c=$(echo "$line" | sed -n 's/.*Crashing: \([0-9]*\).*/\1/p')
+		c=0
+		if [ -n "$line" ] && [ "${f:-0}" = 0 ] && [ "${rc:-1}" != 0 ]; then
+			f=1 # all passed, yet it exited non-zero (a crash after the tests)
+		fi
 		;;
 	esac
 	rm -f "$out"

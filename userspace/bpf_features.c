@@ -15,6 +15,26 @@ static bool yes(int probe)
 	return probe == 1;
 }
 
+/*
+ * Can this process load a program at all? libbpf's probes answer "no" to a
+ * refusal (EPERM in a user namespace, a seccomp filter, an LSM) as to a
+ * missing feature; the probe must not blame the kernel for that. 0, or the
+ * negative errno of loading "return 0" as a socket filter (Linux 3.19).
+ */
+static int can_load(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns, 2, NULL);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 /* Batched lookup-and-delete on an empty hash map: ENOENT when supported. */
 static bool probe_batch_ops(void)
 {
@@ -43,9 +63,12 @@ int features_probe(const char *btf_path, struct features *f)
 		snprintf(f->release, sizeof(f->release), "%s", u.release);
 	f->btf = access(btf_path ? btf_path : "/sys/kernel/btf/vmlinux", R_OK) == 0;
 
+	ret = can_load();
+	if (ret)
+		return ret; /* no BPF at all, or no privilege to ask */
 	ret = libbpf_probe_bpf_prog_type(pe, NULL);
 	if (ret < 0)
-		return ret; /* no BPF at all, or no privilege to ask */
+		return ret;
 	f->perf_event = yes(ret);
 	f->hash = yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_HASH, NULL));
 	f->percpu_array = yes(libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERCPU_ARRAY, NULL));

@@ -72,14 +72,12 @@ package_for() {
 	esac
 }
 
-fetch() { # PKG -> path of the .deb
+fetch() { # PKG -> path of the .deb; 1 when apt-get download fails
 	mkdir -p "$VM/debs"
 	deb=$(ls "$VM/debs/$1"_*.deb 2>/dev/null | head -1)
 	if [ -z "$deb" ]; then
 		echo "vmtest: downloading $1" >&2
-		(cd "$VM/debs" && apt-get download -q "$1" >/dev/null 2>"$1.err") ||
-			{ apt_refresh && (cd "$VM/debs" && apt-get download -q "$1" >/dev/null 2>"$1.err"); } ||
-			die "apt-get download $1 failed: $(tail -1 "$VM/debs/$1.err")"
+		(cd "$VM/debs" && apt-get download -q "$1" >/dev/null 2>"$1.err") || return 1
 		rm -f "$VM/debs/$1.err"
 		deb=$(ls "$VM/debs/$1"_*.deb | head -1)
 	fi
@@ -120,10 +118,12 @@ initramfs() { # DIR
 	chmod 755 "$stage/init"
 	mknod -m 600 "$stage/dev/console" c 5 1
 	: >"$stage/modules.list"
-	for m in $VMTEST_MODULES; do
-		modprobe -d "$dir/root" -S "$rel" --show-depends "$m" ||
+	: >"$dir/modules.deps"
+	for m in $VMTEST_MODULES; do # (not in a pipeline: die must end the script)
+		modprobe -d "$dir/root" -S "$rel" --show-depends "$m" >>"$dir/modules.deps" ||
 			die "kernel $rel: no module $m"
-	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' >"$dir/modules.paths"
+	done
+	awk '$1 == "insmod" && !seen[$2]++ { print $2 }' "$dir/modules.deps" >"$dir/modules.paths"
 	while read -r ko; do
 		name=$(basename "$ko")
 		case "$name" in
@@ -142,7 +142,13 @@ initramfs() { # DIR
 [ $# -gt 0 ] || die "usage: vmtest/kernels.sh 6.1|6.12..."
 for label in "$@"; do
 	pkg=$(package_for "$label")
-	deb=$(fetch "$pkg")
+	if ! deb=$(fetch "$pkg"); then
+		# Stale lists name a package the mirror no longer has (an ABI or
+		# point-release bump): refresh them, ask again, fetch the new one.
+		apt_refresh || die "apt-get download $pkg failed: $(tail -1 "$VM/debs/$pkg.err")"
+		pkg=$(package_for "$label")
+		deb=$(fetch "$pkg") || die "apt-get download $pkg failed: $(tail -1 "$VM/debs/$pkg.err")"
+	fi
 	dir="$VM/kernels/$pkg"
 	unpack "$deb" "$dir"
 	initramfs "$dir"

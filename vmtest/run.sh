@@ -74,7 +74,7 @@ parse() {
 }
 
 for f in ebprof tests/integration/test_record tests/integration/test_agent \
-	tests/integration/test_http fixtures/work_split fixtures/fork_tree fixtures/forker; do
+	tests/integration/test_http tests/integration/test_postgres fixtures/work_split fixtures/fork_tree fixtures/forker; do
 	if [ ! -x "$BUILD_ABS/$f" ]; then
 		echo "FAIL: kernel matrix: $BUILD/$f is not built (make vmtest builds it)"
 		exit 1
@@ -86,7 +86,10 @@ done
 # into them when they live there), and its own /dev.
 guest_visible=yes
 for d in "$ROOT" "$BUILD_ABS"; do
-	case "$d" in /dev/*) guest_visible="no: $d is under the guest's /dev" ;; esac
+	case "$d" in
+	/dev/*) guest_visible="no: $d is under the guest's /dev" ;;
+	*[[:space:]]*) guest_visible="no: the path '$d' has white space, which the kernel command line cannot carry" ;;
+	esac
 done
 
 # --- acceleration: probe KVM once, on the first guest kernel -------------
@@ -113,9 +116,10 @@ choose_accel() { # KDIR
 		ACCEL=tcg ACCEL_NOTE="KVM: no usable /dev/kvm: using TCG"
 	else
 		plog="$LOGS/kvm-probe.log"
+		rm -f "$plog" "$plog.qemu" # a stale log must not vouch for this run
 		t0=$(date +%s)
 		rc=0
-		timeout -k 5 "$VMTEST_KVM_PROBE_S" "$QEMU" -accel kvm -smp 2 -m 512 \
+		timeout --foreground -k 5 "$VMTEST_KVM_PROBE_S" "$QEMU" -accel kvm -smp 2 -m 512 \
 			-nodefaults -display none -no-reboot -serial "file:$plog" \
 			-kernel "$1/vmlinuz" -initrd "$1/initramfs.gz" \
 			-append "console=ttyS0 panic=-1 vmtest_probe=1" >"$plog.qemu" 2>&1 || rc=$?
@@ -147,6 +151,7 @@ run_guest() { # LABEL
 	rel=$(cat "$kdir/release")
 	choose_accel "$kdir"
 	log="$LOGS/$rel.log"
+	rm -f "$log" "$log.qemu" # a stale log must not vouch for this run
 	echo "vmtest: booting $rel ($ACCEL), console log $log"
 	t0=$(date +%s)
 	rc=0
@@ -155,7 +160,9 @@ run_guest() { # LABEL
 	cpu=""
 	[ "$ACCEL" = kvm ] || cpu="-cpu max"
 	# shellcheck disable=SC2086 # $cpu: zero or two words
-	timeout -k 10 "$VMTEST_TIMEOUT" "$QEMU" -accel "$ACCEL" $cpu -smp 2 -m "$VMTEST_MEM" \
+	# --foreground: qemu stays in this process group, so Ctrl-C or a CI
+	# cancel takes it down with the run.
+	timeout --foreground -k 10 "$VMTEST_TIMEOUT" "$QEMU" -accel "$ACCEL" $cpu -smp 2 -m "$VMTEST_MEM" \
 		-nodefaults -display none -no-reboot -serial "file:$log" \
 		-kernel "$kdir/vmlinuz" -initrd "$kdir/initramfs.gz" \
 		-append "console=ttyS0 panic=-1 loglevel=4 vmtest_dir=$ROOT vmtest_build=$BUILD_ABS" \

@@ -20,7 +20,7 @@ echo "installed $unitdir/ebprof.service (ExecStart: $dir/bin/ebprof)"
 if [ -e "$confdir/ebprof.conf" ]; then
 	echo "kept $confdir/ebprof.conf"
 else
-	cp "$dir/ebprof.conf" "$confdir/ebprof.conf"
+	install -m 0640 "$dir/ebprof.conf" "$confdir/ebprof.conf" # may hold a password
 	echo "installed $confdir/ebprof.conf"
 fi
 if [ "$unitdir" = /etc/systemd/system ] && [ -d /run/systemd/system ]; then
