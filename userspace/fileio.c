@@ -58,8 +58,23 @@ static void sync_dir(const char *path)
 	close(fd);
 }
 
+/* A device or FIFO: nothing to replace atomically, and renaming over it
+ * would turn /dev/null into a regular file. */
+static int write_in_place(const char *path, const uint8_t *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, buf, len);
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
 int write_file_atomic(const char *path, const uint8_t *buf, size_t len)
 {
+	struct stat st;
 	size_t tmplen;
 	char *tmp;
 	int fd = -1, err, tries;
@@ -70,6 +85,8 @@ int write_file_atomic(const char *path, const uint8_t *buf, size_t len)
 		fflush(stdout);
 		return write_all(STDOUT_FILENO, buf, len);
 	}
+	if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return write_in_place(path, buf, len);
 	tmplen = strlen(path) + 64;
 	tmp = malloc(tmplen);
 	if (!tmp)

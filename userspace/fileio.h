@@ -14,7 +14,9 @@
 int write_all(int fd, const void *buf, size_t len);
 
 /* Write buf to path atomically (temp file in the same directory, fsync,
- * rename); path "-" writes to stdout. 0 or a negative errno. */
+ * rename); path "-" writes to stdout; a path that exists and is not a
+ * regular file (/dev/null, /dev/stdout, a FIFO) is written in place, never
+ * replaced. 0 or a negative errno. */
 int write_file_atomic(const char *path, const uint8_t *buf, size_t len);
 
 /* Read a whole file ("-" = stdin); *buf malloc'ed. 0 or negative errno. */
