@@ -14,7 +14,6 @@
 #include "remote_http.h"
 #include "version.h"
 
-
 #define RESP_MAX 4096
 
 struct rhttp {

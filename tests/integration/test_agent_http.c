@@ -53,9 +53,23 @@ Test(agent_http, continuous_rate_unchanged_by_ad_hoc_profiles, .timeout = 120)
 	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
 	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
 	sscanf(line, "pid=%15s", pidarg);
-	char *argv[] = { (char *)tl_path("ebprof"), "agent", "--config", conf, "-F", "19",
-			 "--interval", "2", "--output-dir", out, "--comm", "x-none", "--pid", pidarg,
-			 "--http-listen", listen, NULL };
+	char *argv[] = { (char *)tl_path("ebprof"),
+			 "agent",
+			 "--config",
+			 conf,
+			 "-F",
+			 "19",
+			 "--interval",
+			 "2",
+			 "--output-dir",
+			 out,
+			 "--comm",
+			 "x-none",
+			 "--pid",
+			 pidarg,
+			 "--http-listen",
+			 listen,
+			 NULL };
 	cr_assert_eq(tl_start_until(&ag, argv, "sampling at", 30), 0);
 	fputs("go\n", fx.in);
 	sleep(1);

@@ -74,8 +74,16 @@ Test(postgres, pgbench_select_profile_has_backend_frames, .timeout = 300, .fini 
 
 	snprintf(out, sizeof(out), "%s/pg.pb.gz", dir);
 	{
-		char *argv[] = { (char *)tl_path("ebprof"), "record", "-F", "99", "-d", "6", "-o",
-				 out, "-v", NULL };
+		char *argv[] = { (char *)tl_path("ebprof"),
+				 "record",
+				 "-F",
+				 "99",
+				 "-d",
+				 "6",
+				 "-o",
+				 out,
+				 "-v",
+				 NULL };
 
 		cr_assert_eq(tl_spawn(&rec, argv, false, false, true), 0);
 	}
@@ -101,7 +109,8 @@ Test(postgres, pgbench_select_profile_has_backend_frames, .timeout = 300, .fini 
 		ours += mine ? s->values[0] : 0;
 		for (size_t j = 0; j < s->nlocations && !has_pg; j++) {
 			const struct pf_location *loc = &p->locations[s->location_ids[j] - 1];
-			const struct pf_mapping *m = loc->mapping_id ? &p->mappings[loc->mapping_id - 1] : NULL;
+			const struct pf_mapping *m =
+				loc->mapping_id ? &p->mappings[loc->mapping_id - 1] : NULL;
 
 			has_pg = m && loc->nlines &&
 				 strstr(profile_string(p, m->filename), "/bin/postgres");
