@@ -17,8 +17,14 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
-override CFLAGS += -std=gnu11 $(WARN) -Iinclude -Iuserspace -Isymbolizer -I$(BUILD) \
-	-D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP
+override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP
+# Include paths by layer: the symbolizer library sees include/ only (it
+# builds without anything of userspace/); the program sees include/,
+# userspace/ (headers named by folder: "util/log.h") and the generated
+# files; tests also see the symbolizer's internals and their helpers.
+SYM_INC := -Iinclude
+US_INC := -Iinclude -Iuserspace -I$(BUILD)
+TEST_INC := $(US_INC) -Isymbolizer -Itests/lib
 LDLIBS := -lbpf -ldw -lelf -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljansson -lpthread -lm
 
 # Debian packages the build, the tests and `make run` need.
@@ -36,7 +42,7 @@ PROTO_H := $(BUILD)/proto/profile.pb-c.h
 
 SYM_SRCS := $(wildcard symbolizer/*.c)
 SYM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SYM_SRCS))
-US_SRCS := $(filter-out userspace/main.c,$(wildcard userspace/*.c))
+US_SRCS := $(filter-out userspace/cli/main.c,$(shell find userspace -name '*.c'))
 US_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(US_SRCS)) $(BUILD)/proto/profile.pb-c.o
 LIB_OBJS := $(US_OBJS) $(SYM_OBJS)
 
@@ -54,15 +60,24 @@ all: $(BUILD)/ebprof
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
 # packages it needs (DEB_PACKAGES +=), its shell tests (SHELL_TESTS +=, run
 # by tests/run.sh) and what those tests need built first (TEST_PREREQS +=).
-SHELL_TESTS :=
+SHELL_TESTS := tests/tools/test_check_layers.sh
 TEST_PREREQS :=
 -include $(sort $(wildcard packaging/*.mk vmtest/*.mk))
 
 # Fixture programs for tests (tests/fixtures/fixtures.mk defines FIXTURES).
 -include $(wildcard tests/fixtures/*.mk)
 
-$(BUILD)/ebprof: $(BUILD)/userspace/main.o $(LIB_OBJS)
+$(BUILD)/ebprof: $(BUILD)/layers.ok $(BUILD)/userspace/cli/main.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+
+# The layer check: a file includes headers of its own folder and of the
+# layers below it only (ARCHITECTURE.md); the build stops, naming file and
+# include, when one runs against the layers.
+LAYERED_SRCS := $(shell find userspace symbolizer bpf include -name '*.[ch]')
+$(BUILD)/layers.ok: tools/check-layers.sh $(LAYERED_SRCS)
+	@mkdir -p $(@D)
+	@sh tools/check-layers.sh
+	@touch $@
 
 # --- BPF: vmlinux.h from the running kernel's BTF, object, skeleton --------
 $(BUILD)/vmlinux.h:
@@ -84,33 +99,50 @@ $(PROTO_C) $(PROTO_H) &: proto/profile.proto
 	protoc-c --proto_path=proto --c_out=$(BUILD)/proto proto/profile.proto
 
 $(BUILD)/proto/profile.pb-c.o: $(PROTO_C)
-	$(CC) $(filter-out -Wextra,$(CFLAGS)) -c $< -o $@
+	$(CC) $(filter-out -Wextra,$(CFLAGS)) -I$(BUILD) -c $< -o $@
 
 # --- version: only version.o knows it, rebuilt when VERSION or git moves --
 $(BUILD)/version.stamp: FORCE
 	@mkdir -p $(@D)
 	@echo '$(VERSION) $(GIT_REV)' | cmp -s - $@ 2>/dev/null || echo '$(VERSION) $(GIT_REV)' > $@
 
-$(BUILD)/userspace/version.o: userspace/version.c $(BUILD)/version.stamp
+$(BUILD)/userspace/util/version.o: userspace/util/version.c $(BUILD)/version.stamp
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DEBPROF_VERSION='"$(VERSION)"' -DEBPROF_GIT_REV='"$(GIT_REV)"' -c $< -o $@
+	$(CC) $(CFLAGS) $(US_INC) -DEBPROF_VERSION='"$(VERSION)"' -DEBPROF_GIT_REV='"$(GIT_REV)"' -c $< -o $@
 
 .PHONY: FORCE
 FORCE:
 
 # --- C objects -----------------------------------------------------------
-$(BUILD)/%.o: %.c | $(SKELS) $(PROTO_H)
+$(BUILD)/symbolizer/%.o: symbolizer/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(SYM_INC) -c $< -o $@
+
+$(BUILD)/userspace/%.o: userspace/%.c | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(US_INC) -c $< -o $@
+
+$(BUILD)/tests/%.o: tests/%.c | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(TEST_INC) -c $< -o $@
 
 # --- tests ---------------------------------------------------------------
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/lib -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
+	$(CC) $(CFLAGS) $(TEST_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
 
 $(BUILD)/tests/integration/%: tests/integration/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/lib -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
+	$(CC) $(CFLAGS) $(TEST_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
+
+# Benchmark helpers, linked against the project's own objects.
+$(BUILD)/bench/pprofutil: bench/pprofutil.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+
+$(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty
 
 test: deps
 	$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES) $(TEST_PREREQS)

@@ -74,13 +74,7 @@ POSTGRES="$PGBIN/postgres"
 unset DEBUGINFOD_URLS
 
 # --- helpers, built against the project's objects ------------------------
-mkdir -p "$BUILD/bench"
-HCFLAGS="-O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -Iinclude -Iuserspace -Isymbolizer -I$BUILD -D_GNU_SOURCE"
-lib_objs=$(ls "$BUILD"/userspace/*.o | grep -v '/main\.o$')
-gcc $HCFLAGS -o "$BUILD/bench/pprofutil" bench/pprofutil.c $lib_objs "$BUILD/proto/profile.pb-c.o" \
-	"$BUILD"/symbolizer/*.o -lbpf -ldw -lelf -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljansson -lpthread -lm
-gcc $HCFLAGS -o "$BUILD/bench/symbench" bench/symbench.c "$BUILD"/symbolizer/*.o "$BUILD/userspace/log.o" \
-	-ldw -lelf -lz -liberty
+make --no-print-directory BUILD="$BUILD" "$BUILD/bench/pprofutil" "$BUILD/bench/symbench" >/dev/null
 PPROFUTIL="$BUILD/bench/pprofutil"
 STACKSTATS="python3 bench/stackstats.py"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * pprof helper of bench/compare.sh, built against ebprof's own profile
- * model and pprof codec (userspace/pprof.h):
+ * model and pprof codec (userspace/formats/pprof.h):
  *
  *   pprofutil stacks FILE...
  *       every sample as one line "COUNT<TAB>frame;frame;...", root first,
@@ -23,8 +23,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "pprof.h"
-#include "profile.h"
+#include "formats/pprof.h"
+#include "profile/profile.h"
 
 static struct profile *load(const char *path)
 {

@@ -12,8 +12,7 @@ DEB_DIR := $(BUILD)/packaging
 DEB_SRC := $(DEB_DIR)/ebprof-$(VERSION)
 DEB_FILE := $(DEB_DIR)/ebprof_$(VERSION)_$(DEB_ARCH).deb
 # What goes into the package: a change to any of these rebuilds it.
-DEB_INPUTS := Makefile VERSION $(wildcard bpf/* include/ebprof/* proto/* symbolizer/* \
-	userspace/*) $(wildcard packaging/debian/* packaging/debian/source/*) \
+DEB_INPUTS := Makefile VERSION $(shell find bpf include proto symbolizer userspace tools -type f) $(wildcard packaging/debian/* packaging/debian/source/*) \
 	packaging/ebprof.service packaging/ebprof.conf packaging/ebprof.8
 
 SHELL_TESTS += tests/packaging/test_deb.sh
@@ -33,6 +32,7 @@ $(DEB_FILE): $(DEB_INPUTS)
 	rm -rf $(DEB_SRC) $(DEB_DIR)/ebprof_* $(DEB_DIR)/ebprof-dbgsym_*
 	mkdir -p $(DEB_SRC)/packaging
 	cp -R Makefile VERSION bpf include proto symbolizer userspace $(DEB_SRC)/
+	mkdir -p $(DEB_SRC)/tools && cp tools/check-layers.sh $(DEB_SRC)/tools/
 	cp packaging/ebprof.service packaging/ebprof.conf $(DEB_SRC)/packaging/
 	sed '1,/^\.TH/s/"ebprof [0-9][^"]*"/"ebprof $(VERSION)"/' packaging/ebprof.8 > $(DEB_SRC)/packaging/ebprof.8
 	cp -RL packaging/debian $(DEB_SRC)/debian

@@ -55,7 +55,7 @@ TEST_PREREQS += $(IMAGE)
 disk-image: deps
 	$(MAKE) --no-print-directory $(IMAGE)
 
-$(IMAGE_FULL): $(BUILD)/userspace/main.o $(LIB_OBJS) packaging/image.mk
+$(IMAGE_FULL): $(BUILD)/userspace/cli/main.o $(LIB_OBJS) packaging/image.mk
 	@mkdir -p $(@D)
 	@extra='$(filter-out $(IMAGE_LDLIBS_COVERED),$(LDLIBS))'; if [ -n "$$extra" ]; then \
 		echo "error: LDLIBS has $$extra, which packaging/image.mk does not link; add it (and its static deps) to IMAGE_STATIC_LIBS or IMAGE_SHARED_LIBS" >&2; exit 1; fi

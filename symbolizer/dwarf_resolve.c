@@ -11,7 +11,7 @@
 #include <gelf.h>
 
 #include "dwarf_resolve.h"
-#include "log.h"
+#include "sym_log.h"
 
 /* Longest inline chain followed; deeper ones keep their outer part. */
 #define SYMDW_MAX_CHAIN 128
@@ -129,7 +129,7 @@ int symdw_open(int fd, const char *name, const char *debug_path, struct sym_dwar
 		name = "[unknown]";
 	dw->mod = dwfl_report_elf(dw->dwfl, name, name, fd, 0, false);
 	if (!dw->mod) {
-		log_debug("symbolizer: dwfl_report_elf %s: %s", name ? name : "", dwfl_errmsg(-1));
+		sym_debug("symbolizer: dwfl_report_elf %s: %s", name ? name : "", dwfl_errmsg(-1));
 		close(fd); /* not consumed on failure */
 		dwfl_report_end(dw->dwfl, NULL, NULL);
 		symdw_close(dw);

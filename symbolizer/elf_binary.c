@@ -14,7 +14,7 @@
 #include <zlib.h>
 
 #include "elf_binary.h"
-#include "log.h"
+#include "sym_log.h"
 
 enum { CAND_MAP_FILES, CAND_ROOT, CAND_PATH, CAND_COUNT };
 
@@ -105,7 +105,7 @@ int elfbin_open(const struct sym_binary *bin, int *fd, struct stat *st)
 			close(f);
 			return -ENOEXEC;
 		}
-		log_debug("symbolizer: opened %s", path);
+		sym_debug("symbolizer: opened %s", path);
 		*fd = f;
 		return 0;
 	}
@@ -294,7 +294,7 @@ static bool debug_candidate_ok(const char *path, const struct elf_ident *id,
 out:
 	close(fd);
 	if (ok)
-		log_debug("symbolizer: debug file %s", path);
+		sym_debug("symbolizer: debug file %s", path);
 	return ok;
 }
 

@@ -22,7 +22,7 @@
 #include "elf_binary.h"
 #include "htab.h"
 #include "kallsyms.h"
-#include "log.h"
+#include "sym_log.h"
 
 #define SYM_DEFAULT_CACHE_BYTES (64ULL << 20)
 /* Longest inline chain kept per address. */
@@ -275,7 +275,7 @@ static void evict(struct symbolizer *sym)
 		struct sym_elf *prev = e->lru_prev;
 
 		if (!e->pins) {
-			log_debug("symbolizer: evicting %s",
+			sym_debug("symbolizer: evicting %s",
 				  e->build_id[0] ? e->build_id : "(no id)");
 			entry_destroy(sym, e);
 			sym->stats.evictions++;
@@ -644,7 +644,7 @@ int sym_kernel_resolve(struct symbolizer *sym, uint64_t addr, struct sym_frame *
 		/* retry later only after transient failures */
 		sym->ksyms_tried = sym->ksyms_err != -ENOMEM;
 		if (sym->ksyms_err)
-			log_debug("symbolizer: kallsyms: %s", strerror(-sym->ksyms_err));
+			sym_debug("symbolizer: kallsyms: %s", strerror(-sym->ksyms_err));
 	}
 	if (sym->ksyms_err)
 		return sym->ksyms_err;

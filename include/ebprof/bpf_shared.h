@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Structures shared by the BPF sampler (bpf/profile.bpf.c) and userspace
- * (userspace/sampler.c). Included from BPF after vmlinux.h and from
+ * (userspace/sampling/sampler.c). Included from BPF after vmlinux.h and from
  * userspace after <linux/types.h>; it must not include anything itself.
  */
 #ifndef EBPROF_BPF_SHARED_H

@@ -21,6 +21,7 @@
 #ifndef EBPROF_SYMBOLIZER_H
 #define EBPROF_SYMBOLIZER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -112,5 +113,15 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 int sym_kernel_resolve(struct symbolizer *sym, uint64_t addr, struct sym_frame *frame);
 
 void sym_get_stats(const struct symbolizer *sym, struct sym_stats *out);
+
+/*
+ * Logging. The library writes nothing itself: it hands each message (one
+ * line, no trailing newline) to the function installed here, as libbpf
+ * does with libbpf_set_print(). NULL (the default) keeps it silent. Set
+ * it once, before symbolizing; returns the previous function.
+ */
+enum sym_log_level { SYM_LOG_WARN, SYM_LOG_INFO, SYM_LOG_DEBUG };
+typedef void (*sym_print_fn)(enum sym_log_level level, const char *fmt, va_list ap);
+sym_print_fn sym_set_print(sym_print_fn fn);
 
 #endif /* EBPROF_SYMBOLIZER_H */

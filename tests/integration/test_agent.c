@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "pgcluster.h"
-#include "store.h"
+#include "sinks/store/store.h"
 #include "testlib.h"
 
 static char *empty_config(const char *dir)

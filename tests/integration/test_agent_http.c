@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "sinks/store/store.h"
 #include "testlib.h"
 
 static int free_port(void)

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "pprof.h"
-#include "store.h"
+#include "formats/pprof.h"
+#include "sinks/store/store.h"
 #include "testlib.h"
 
 static void start_agent(struct tl_proc *ag, char **argv)

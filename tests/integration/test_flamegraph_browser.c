@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flamegraph.h"
+#include "formats/flamegraph.h"
 #include "testlib.h"
 
 #define SCRIPT "tests/browser/flamegraph.js"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "pgcluster.h"
-#include "processes.h"
+#include "process/processes.h"
 #include "testlib.h"
 
 static struct pgcluster pg;

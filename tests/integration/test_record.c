@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pprof.h"
-#include "fileio.h"
+#include "formats/pprof.h"
+#include "util/fileio.h"
 #include "testlib.h"
 
 #define FREQ 99

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "http_env.h"
-#include "log.h"
-#include "pprof.h"
+#include "util/log.h"
+#include "formats/pprof.h"
 
 struct http_env henv;
 

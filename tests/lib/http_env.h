@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "http.h"
+#include "http/http.h"
 #include "httpc.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "testlib.h"
 
 struct http_env {

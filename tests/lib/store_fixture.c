@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "pprof.h"
+#include "formats/pprof.h"
 #include "store_fixture.h"
 
 int sf_profile(uint32_t pid, const char *comm, const char *leaf, int64_t start_s, int types,

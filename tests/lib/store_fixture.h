@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "sinks/store/store.h"
 
 #define SF_T0 1700000000LL
 #define SF_PERIOD 10000000LL

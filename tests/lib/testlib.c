@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pprof.h"
+#include "formats/pprof.h"
 #include "testlib.h"
 
 const char *tl_build(void)

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 struct tl_proc {
 	pid_t pid;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpf_features.h"
+#include "sampling/bpf_features.h"
 
 static struct features everything(void)
 {

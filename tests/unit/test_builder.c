@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "builder.h"
+#include "profile/build.h"
 
 __attribute__((noinline)) int builder_leaf_fn(int x)
 {

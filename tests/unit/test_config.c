@@ -10,8 +10,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "log.h"
+#include "agent/config.h"
+#include "util/log.h"
 
 #define NO_DEFAULT "/nonexistent/ebprof-test/ebprof.conf"
 #define CGROUP2_MAGIC 0x63677270
@@ -750,89 +750,6 @@ Test(config, help_short, .init = cr_redirect_stdout)
 	cr_assert_eq(config_defaults(&c), 0);
 	cr_expect_eq(parse(&c, err, "-h"), 1);
 	config_free(&c);
-}
-
-Test(config, durations)
-{
-	static const struct {
-		const char *s;
-		int64_t v;
-	} ok[] = { { "1", 1 },	      { "3600", 3600 }, { "30s", 30 },
-		   { "90m", 5400 },   { "12h", 43200 }, { "7d", 604800 },
-		   { "2w", 1209600 }, { "007", 7 },	{ "9223372036854775807", INT64_MAX } };
-	static const char *const bad[] = { "",	 "d",	 "7x",	"-1d", "+1d",  " 1",
-					   "1 ", "1.5h", "1hh", "1H",  "0x10", "1h30m" };
-	int64_t v;
-
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		cr_expect_eq(config_parse_duration(ok[i].s, &v), 0, "%s", ok[i].s);
-		cr_expect_eq(v, ok[i].v, "%s", ok[i].s);
-	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_expect_eq(config_parse_duration(bad[i], &v), -EINVAL, "'%s'", bad[i]);
-	cr_expect_eq(config_parse_duration("0", &v), -ERANGE);
-	cr_expect_eq(config_parse_duration("0w", &v), -ERANGE);
-	cr_expect_eq(config_parse_duration("9223372036854775808", &v), -ERANGE);
-	cr_expect_eq(config_parse_duration("15250284452472w", &v), -ERANGE);
-	cr_expect_eq(config_parse_duration("15250284452471w", &v), 0);
-}
-
-Test(config, sizes)
-{
-	static const struct {
-		const char *s;
-		int64_t v;
-	} ok[] = { { "1000", 1000 },
-		   { "1024K", 1LL << 20 },
-		   { "1k", 1024 },
-		   { "512M", 512LL << 20 },
-		   { "1G", 1LL << 30 },
-		   { "2T", 2LL << 40 },
-		   { "1KiB", 1024 },
-		   { "3MiB", 3LL << 20 },
-		   { "1GiB", 1LL << 30 },
-		   { "1TiB", 1LL << 40 },
-		   { "8388607T", 8388607LL << 40 } };
-	static const char *const bad[] = { "",	  "G",	  "1Q",	 "1GB", "1 G", " 1G", "-1G",
-					   "+1G", "1.5G", "1Gi", "1iB", "1P",  "0x1G" };
-	int64_t v;
-
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		cr_expect_eq(config_parse_size(ok[i].s, &v), 0, "%s", ok[i].s);
-		cr_expect_eq(v, ok[i].v, "%s", ok[i].s);
-	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_expect_eq(config_parse_size(bad[i], &v), -EINVAL, "'%s'", bad[i]);
-	cr_expect_eq(config_parse_size("0", &v), -ERANGE);
-	cr_expect_eq(config_parse_size("0K", &v), -ERANGE);
-	cr_expect_eq(config_parse_size("8388608T", &v), -ERANGE);
-	cr_expect_eq(config_parse_size("99999999999T", &v), -ERANGE);
-	cr_expect_eq(config_parse_size("99999999999999999999", &v), -ERANGE);
-}
-
-Test(config, listen)
-{
-	char host[64];
-	int port;
-
-	cr_expect_eq(config_parse_listen("127.0.0.1:3080", host, sizeof(host), &port), 0);
-	cr_expect_str_eq(host, "127.0.0.1");
-	cr_expect_eq(port, 3080);
-	cr_expect_eq(config_parse_listen("0.0.0.0:1", host, sizeof(host), &port), 0);
-	cr_expect_eq(port, 1);
-	cr_expect_eq(config_parse_listen("[::1]:65535", host, sizeof(host), &port), 0);
-	cr_expect_str_eq(host, "::1");
-	cr_expect_eq(port, 65535);
-	cr_expect_eq(config_parse_listen("[::]:80", host, sizeof(host), &port), 0);
-	cr_expect_str_eq(host, "::");
-	cr_expect_eq(config_parse_listen("localhost:8080", host, sizeof(host), &port), 0);
-	cr_expect_str_eq(host, "localhost");
-	cr_expect_eq(config_parse_listen("localhost:8080", NULL, 0, &port), 0);
-	cr_expect_eq(config_parse_listen("127.0.0.1:80", host, 4, &port), -EINVAL);
-	cr_expect_eq(config_parse_listen("127.0.0.1:65536", host, sizeof(host), &port), -EINVAL);
-	cr_expect_eq(config_parse_listen("127.0.0.1:-1", host, sizeof(host), &port), -EINVAL);
-	cr_expect_eq(config_parse_listen("[::1]x:80", host, sizeof(host), &port), -EINVAL);
-	cr_expect_eq(config_parse_listen("", host, sizeof(host), &port), -EINVAL);
 }
 
 Test(config, urls)

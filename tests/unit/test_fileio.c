@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fileio.h"
+#include "util/fileio.h"
 
 static char dir[] = "/tmp/ebprof-test-fileio-XXXXXX";
 

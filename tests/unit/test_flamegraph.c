@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * SVG flamegraphs (flamegraph.h, cmd_flamegraph.h): structure checked by a
+ * SVG flamegraphs (flamegraph.h, cmd_flamegraph.c): structure checked by a
  * small XML nesting checker here and by xmllint (an independent parser),
  * geometry, colours by kind, sample types, escaping, determinism, deep
  * stacks, empty profiles, and real Go profiles (CPU and heap) made by a
@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd_flamegraph.h"
-#include "flamegraph.h"
-#include "pprof.h"
+#include "cli/commands.h"
+#include "formats/flamegraph.h"
+#include "formats/pprof.h"
 #include "testlib.h"
 
 #define IW 1180.0 /* inner width at the default 1200 px */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "folded.h"
+#include "formats/folded.h"
 #include "testlib.h"
 
 /* Run folded_write into a memory buffer; returns the text (caller frees). */

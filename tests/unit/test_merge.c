@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge.h"
-#include "pprof.h"
+#include "profile/merge.h"
+#include "formats/pprof.h"
 
 #define MS 1000000LL
 #define S 1000000000LL

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "pgmeta.h"
+#include "process/pgmeta.h"
 
 static struct pg_title parse(const char *s, size_t len, int expect)
 {

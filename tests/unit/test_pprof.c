@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "pprof.h"
+#include "formats/pprof.h"
 #include "proto/profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile PbProfile;

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "processes.h"
+#include "process/processes.h"
 
 Test(processes, snapshot_of_self)
 {

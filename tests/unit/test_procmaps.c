@@ -7,7 +7,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "procmaps.h"
+#include "process/procmaps.h"
 
 Test(procmaps, file_mapping)
 {

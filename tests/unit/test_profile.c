@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 Test(profile, new_has_empty_string_zero)
 {

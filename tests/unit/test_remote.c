@@ -16,11 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "pprof.h"
-#include "remote.h"
-#include "remote_http.h"
-#include "remote_queue.h"
+#include "util/log.h"
+#include "formats/pprof.h"
+#include "sinks/remote/remote.h"
+#include "sinks/remote/remote_http.h"
+#include "sinks/remote/remote_queue.h"
 #include "collector.h"
 #include "testlib.h"
 

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pprof.h"
-#include "remote_queue.h"
+#include "formats/pprof.h"
+#include "sinks/remote/remote_queue.h"
 #include "testlib.h"
 
 TestSuite(remote_queue, .timeout = 30);

@@ -19,10 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pprof.h"
-#include "store.h"
-#include "store_cli.h"
-#include "store_internal.h"
+#include "formats/pprof.h"
+#include "sinks/store/store.h"
+#include "cli/store_select.h"
+#include "sinks/store/store_internal.h"
 #include "../lib/testlib.h"
 
 #define S 1000000000LL

@@ -18,11 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cmd_ls.h"
-#include "cmd_merge.h"
-#include "pprof.h"
-#include "store.h"
+#include "util/args.h"
+#include "cli/commands.h"
+#include "formats/pprof.h"
+#include "sinks/store/store.h"
 #include "../lib/store_fixture.h"
 #include "../lib/testlib.h"
 

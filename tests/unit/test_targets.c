@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "targets.h"
+#include "process/targets.h"
 
 Test(targets, name_matching)
 {

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/args.h"
+#include "commands.h"
+#include "formats/flamegraph.h"
+#include "util/log.h"
+#include "formats/pprof.h"
+
+struct fg_cmd_opts {
+	struct flamegraph_opts fg;
+	const char *input;
+	const char *output;
+};
+
+void cmd_flamegraph_usage(void)
+{
+	printf("Usage: ebprof flamegraph [OPTIONS] IN.pb.gz > out.svg\n"
+	       "Draw a pprof profile (ebprof's, Go's or any other; gzip-compressed or not,\n"
+	       "'-' reads stdin) as a self-contained SVG flame graph: open it in a browser,\n"
+	       "click a frame to zoom, Ctrl-F to search (regular expression).\n"
+	       "\n"
+	       "Options:\n"
+	       "  --sample-type TYPE  sample type to draw (e.g. cpu, samples, alloc_space);\n"
+	       "                      default: the profile's default, else its last type\n"
+	       "  --title TITLE       title (default: \"CPU flame graph\" for cpu and samples,\n"
+	       "                      \"TYPE flame graph\" otherwise)\n"
+	       "  --width PX          image width in pixels (default 1200)\n"
+	       "  --max-depth N       rows drawn per stack; deeper stacks are cut at the leaf\n"
+	       "                      side with a marker (default 256)\n"
+	       "  -o, --output OUT    write OUT atomically instead of stdout\n"
+	       "  -h, --help          this help\n"
+	       "\n"
+	       "Exit status: 0 written, 1 runtime failure, 2 bad input (unreadable or invalid\n"
+	       "profile, unknown sample type, bad option).\n");
+}
+
+/* 0, 1 when help was printed, -EINVAL (logged). */
+static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
+{
+	enum { OPT_TYPE = 0x2000, OPT_TITLE, OPT_WIDTH, OPT_DEPTH };
+	static const struct option longopts[] = {
+		{ "sample-type", required_argument, NULL, OPT_TYPE },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "width", required_argument, NULL, OPT_WIDTH },
+		{ "max-depth", required_argument, NULL, OPT_DEPTH },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[512];
+	long v;
+	int c;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_TYPE:
+			o->fg.sample_type = optarg;
+			break;
+		case OPT_TITLE:
+			o->fg.title = optarg;
+			break;
+		case OPT_WIDTH:
+			if (args_parse_int(optarg, "--width", 100, 100000, &v, err, sizeof(err)))
+				goto bad;
+			o->fg.width = (int)v;
+			break;
+		case OPT_DEPTH:
+			if (args_parse_int(optarg, "--max-depth", 2, 100000, &v, err, sizeof(err)))
+				goto bad;
+			o->fg.max_depth = (int)v;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'h':
+			cmd_flamegraph_usage();
+			return 1;
+		case ':':
+			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
+			goto bad;
+		default:
+			snprintf(err, sizeof(err),
+				 "unknown option '%s' (see ebprof flamegraph --help)",
+				 argv[optind - 1]);
+			goto bad;
+		}
+	}
+	if (optind >= argc) {
+		snprintf(err, sizeof(err), "flamegraph needs a profile (IN.pb.gz, '-' for stdin)");
+		goto bad;
+	}
+	if (optind + 1 < argc) {
+		snprintf(err, sizeof(err),
+			 "unexpected argument '%s' (see ebprof flamegraph --help)",
+			 argv[optind + 1]);
+		goto bad;
+	}
+	o->input = argv[optind];
+	if (!o->output)
+		o->output = "-";
+	if (args_check_output(o->output, err, sizeof(err)))
+		goto bad;
+	return 0;
+bad:
+	log_error("%s", err);
+	return -EINVAL;
+}
+
+/* Read and decode the input. 0 or the exit code (logged). */
+static int load(const char *path, struct profile **p)
+{
+	const char *name = strcmp(path, "-") ? path : "stdin";
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	err = read_file(path, &buf, &len);
+	if (err) {
+		log_error("cannot read %s: %s", name, strerror(-err));
+		return err == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	err = pprof_decode(buf, len, p);
+	free(buf);
+	if (err == -ENOMEM) {
+		log_error("out of memory decoding %s", name);
+		return EXIT_RUNTIME;
+	}
+	if (err) {
+		log_error("%s: not a valid pprof profile (%s)", name,
+			  err == -EFBIG ? "decompresses to more than 1 GiB" : strerror(-err));
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	struct fg_cmd_opts o = { 0 };
+	struct profile *p = NULL;
+	char title[256], err[1024];
+	char *svg = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc, r, ti;
+
+	r = parse_args(argc, argv, &o);
+	if (r)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	rc = load(o.input, &p);
+	if (rc != EXIT_OK)
+		return rc;
+	ti = flamegraph_sample_type(p, o.fg.sample_type, err, sizeof(err));
+	if (ti == -EINVAL) {
+		log_error("%s", err);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (!o.fg.title && ti >= 0) {
+		const char *type = profile_string(p, p->sample_types[ti].type);
+
+		if (strcmp(type, "cpu") && strcmp(type, "samples")) {
+			snprintf(title, sizeof(title), "%s flame graph", type);
+			o.fg.title = title;
+		}
+	}
+	f = open_memstream(&svg, &len);
+	if (!f) {
+		log_error("out of memory");
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	r = flamegraph_write(p, &o.fg, f, err, sizeof(err));
+	if (fclose(f) && !r)
+		r = -EIO;
+	if (r) {
+		log_error("%s", *err ? err : strerror(-r));
+		rc = r == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+		goto out;
+	}
+	r = write_file_atomic(o.output, (const uint8_t *)svg, len);
+	if (r) {
+		log_error("cannot write %s: %s", strcmp(o.output, "-") ? o.output : "stdout",
+			  strerror(-r));
+		rc = EXIT_RUNTIME;
+	}
+out:
+	free(svg);
+	profile_free(p);
+	return rc;
+}

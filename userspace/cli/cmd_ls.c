@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/args.h"
+#include "commands.h"
+#include "util/log.h"
+#include "store_select.h"
+#include "util/timeutil.h"
+
+struct ls_opts {
+	struct store_filter f;
+	bool json;
+};
+
+void cmd_ls_usage(void)
+{
+	printf("Usage: ebprof ls [OPTIONS]\n"
+	       "List the profiles the agent stored, oldest first, one line each:\n"
+	       "start (local time), duration, pid, comm, backend type, size, path.\n"
+	       "\n"
+	       "Selection:\n" STORE_FILTER_USAGE "\n"
+	       "Output:\n"
+	       "  --json              one JSON object per line (start_ns, end_ns, pid, size,\n"
+	       "                      path, labels)\n"
+	       "  -h, --help          this help\n"
+	       "\n"
+	       "Exit status: 0 profiles listed, 1 runtime failure, 2 bad input or no profile\n"
+	       "matches.\n");
+}
+
+/* 0, 1 when help was printed, -EINVAL (logged). */
+static int parse_args(int argc, char **argv, struct ls_opts *o)
+{
+	enum { OPT_JSON = 0x2000 };
+	static const struct option longopts[] = {
+		STORE_FILTER_LONGOPTS,
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int64_t now = wall_ns();
+	char err[512];
+	int c, r;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":p:h", longopts, NULL)) != -1) {
+		r = store_filter_option(&o->f, c, optarg, now, err, sizeof(err));
+		if (r < 0)
+			goto bad;
+		if (r == 0)
+			continue;
+		switch (c) {
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case 'h':
+			cmd_ls_usage();
+			return 1;
+		case ':':
+			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
+			goto bad;
+		default:
+			snprintf(err, sizeof(err), "unknown option '%s' (see ebprof ls --help)",
+				 argv[optind - 1]);
+			goto bad;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, sizeof(err), "unexpected argument '%s' (see ebprof ls --help)",
+			 argv[optind]);
+		goto bad;
+	}
+	if (store_filter_finish(&o->f, err, sizeof(err)))
+		goto bad;
+	return 0;
+bad:
+	log_error("%s", err);
+	return -EINVAL;
+}
+
+static const char *label(const struct store_entry *e, const char *key)
+{
+	for (size_t i = 0; i < e->nlabels; i++)
+		if (!strcmp(e->labels[i].key, key))
+			return e->labels[i].value;
+	return NULL;
+}
+
+static void human_size(int64_t b, char *buf, size_t len)
+{
+	if (b < 1024)
+		snprintf(buf, len, "%lldB", (long long)b);
+	else if (b < 1024 * 1024)
+		snprintf(buf, len, "%.1fK", b / 1024.0);
+	else if (b < 1024LL * 1024 * 1024)
+		snprintf(buf, len, "%.1fM", b / (1024.0 * 1024));
+	else
+		snprintf(buf, len, "%.1fG", b / (1024.0 * 1024 * 1024));
+}
+
+static void print_text(const struct store_entry *e)
+{
+	char start[48], dur[32], size[32];
+	const char *comm = label(e, "comm"), *bt = label(e, "backend_type");
+	int64_t d = e->end_ns - e->start_ns;
+
+	store_format_time(e->start_ns, start, sizeof(start));
+	if (d <= 0)
+		snprintf(dur, sizeof(dur), "?");
+	else if (d % 1000000000LL == 0)
+		snprintf(dur, sizeof(dur), "%llds", (long long)(d / 1000000000LL));
+	else
+		snprintf(dur, sizeof(dur), "%.1fs", d / 1e9);
+	human_size(e->size, size, sizeof(size));
+	printf("%-25s %6s %8u  %-15s %-22s %7s  %s\n", start, dur, e->pid,
+	       comm && *comm ? comm : "-", bt && *bt ? bt : "-", size, e->path);
+}
+
+static int print_json(const struct store_entry *e)
+{
+	json_t *o = json_object(), *labels = json_object();
+	char start[48], *line;
+	int err = !o || !labels;
+
+	store_format_time(e->start_ns, start, sizeof(start));
+	for (size_t i = 0; !err && i < e->nlabels; i++)
+		err = json_object_set_new(labels, e->labels[i].key,
+					  json_string(e->labels[i].value));
+	if (!err)
+		err = json_object_set_new(o, "start", json_string(start)) ||
+		      json_object_set_new(o, "start_ns", json_integer(e->start_ns)) ||
+		      json_object_set_new(o, "end_ns", json_integer(e->end_ns)) ||
+		      json_object_set_new(o, "pid", json_integer(e->pid)) ||
+		      json_object_set_new(o, "size", json_integer(e->size)) ||
+		      json_object_set_new(o, "path", json_string(e->path)) ||
+		      json_object_set(o, "labels", labels);
+	line = err ? NULL : json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	json_decref(labels);
+	if (!line)
+		return -ENOMEM;
+	printf("%s\n", line);
+	free(line);
+	return 0;
+}
+
+int cmd_ls(int argc, char **argv)
+{
+	struct ls_opts o = { 0 };
+	struct store_entry *e = NULL;
+	size_t n = 0, i;
+	int rc = EXIT_USAGE, err;
+
+	store_filter_init(&o.f);
+	err = parse_args(argc, argv, &o);
+	if (err) {
+		rc = err > 0 ? EXIT_OK : EXIT_USAGE;
+		goto out;
+	}
+	rc = store_filter_select(&o.f, &e, &n);
+	if (rc != EXIT_OK)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (!o.json)
+			print_text(&e[i]);
+		else if (print_json(&e[i]))
+			rc = EXIT_RUNTIME;
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		log_error("cannot write the list: %s", strerror(errno));
+		rc = EXIT_RUNTIME;
+	}
+out:
+	store_entries_free(e, n);
+	store_filter_free(&o.f);
+	return rc;
+}

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/args.h"
+#include "commands.h"
+#include "formats/folded.h"
+#include "util/log.h"
+#include "profile/merge.h"
+#include "formats/pprof.h"
+#include "store_select.h"
+#include "util/timeutil.h"
+
+enum merge_format { MERGE_PPROF, MERGE_FOLDED };
+
+struct merge_opts {
+	struct store_filter f;
+	const char *output;
+	enum merge_format format;
+};
+
+void cmd_merge_usage(void)
+{
+	printf("Usage: ebprof merge [OPTIONS] -o OUT\n"
+	       "Merge the stored profiles selected into one profile. Every sample keeps the\n"
+	       "identity of its process as labels pid, comm and backend_type, so\n"
+	       "  go tool pprof -tagfocus backend_type=checkpointer OUT\n"
+	       "still works. Unreadable profiles are skipped with a warning.\n"
+	       "\n"
+	       "Selection:\n" STORE_FILTER_USAGE "\n"
+	       "Output:\n"
+	       "  -o, --output OUT    output file, '-' for stdout (written atomically)\n"
+	       "  --format FORMAT     pprof (gzip-compressed, default) or folded\n"
+	       "  -h, --help          this help\n"
+	       "\n"
+	       "Exit status: 0 merged, 1 runtime failure, 2 bad input, no profile matches or\n"
+	       "profiles of different sample types.\n");
+}
+
+/* 0, 1 when help was printed, -EINVAL (logged). */
+static int parse_args(int argc, char **argv, struct merge_opts *o)
+{
+	enum { OPT_FORMAT = 0x2000 };
+	static const struct option longopts[] = {
+		STORE_FILTER_LONGOPTS,
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int64_t now = wall_ns();
+	char err[512];
+	int c, r;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":p:o:h", longopts, NULL)) != -1) {
+		r = store_filter_option(&o->f, c, optarg, now, err, sizeof(err));
+		if (r < 0)
+			goto bad;
+		if (r == 0)
+			continue;
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "pprof")) {
+				o->format = MERGE_PPROF;
+			} else if (!strcmp(optarg, "folded")) {
+				o->format = MERGE_FOLDED;
+			} else {
+				snprintf(err, sizeof(err),
+					 "unknown format '%s': use pprof or folded", optarg);
+				goto bad;
+			}
+			break;
+		case 'h':
+			cmd_merge_usage();
+			return 1;
+		case ':':
+			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
+			goto bad;
+		default:
+			snprintf(err, sizeof(err), "unknown option '%s' (see ebprof merge --help)",
+				 argv[optind - 1]);
+			goto bad;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, sizeof(err), "unexpected argument '%s' (see ebprof merge --help)",
+			 argv[optind]);
+		goto bad;
+	}
+	if (!o->output) {
+		snprintf(err, sizeof(err), "merge needs -o OUT ('-' for stdout)");
+		goto bad;
+	}
+	if (store_filter_finish(&o->f, err, sizeof(err)) ||
+	    args_check_output(o->output, err, sizeof(err)))
+		goto bad;
+	return 0;
+bad:
+	log_error("%s", err);
+	return -EINVAL;
+}
+
+static const char *label(const struct store_entry *e, const char *key)
+{
+	for (size_t i = 0; i < e->nlabels; i++)
+		if (!strcmp(e->labels[i].key, key))
+			return e->labels[i].value;
+	return NULL;
+}
+
+static void types_str(const struct profile *p, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < p->nsample_types && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s/%s", i ? ", " : "",
+				      profile_string(p, p->sample_types[i].type),
+				      profile_string(p, p->sample_types[i].unit));
+}
+
+/* Read, check and merge one stored profile. 0; 1 skipped (warned);
+ * -EINVAL for differing sample types; other -errno (logged). */
+static int merge_one(struct profile *dst, const struct store_entry *e)
+{
+	const char *comm = label(e, "comm"), *bt = label(e, "backend_type");
+	struct profile *src = NULL;
+	struct pf_label extra[3];
+	size_t nextra = 0, len;
+	uint8_t *buf = NULL;
+	int err;
+
+	err = read_file(e->path, &buf, &len);
+	if (!err)
+		err = pprof_decode(buf, len, &src);
+	free(buf);
+	if (err == -ENOMEM) {
+		log_error("out of memory reading %s", e->path);
+		return err;
+	}
+	if (err) {
+		log_warn("skipping %s: %s", e->path,
+			 err == -EBADMSG ? "not a valid pprof profile" : strerror(-err));
+		return 1;
+	}
+	if (dst->nsample_types && !profile_same_sample_types(dst, src)) {
+		char a[256], b[256];
+
+		types_str(src, a, sizeof(a));
+		types_str(dst, b, sizeof(b));
+		log_error("%s: sample types (%s) differ from the profiles before it (%s)", e->path,
+			  a, b);
+		profile_free(src);
+		return -EINVAL;
+	}
+	extra[nextra++] = profile_label_num(dst, "pid", e->pid, NULL);
+	if (comm && *comm)
+		extra[nextra++] = profile_label_str(dst, "comm", comm);
+	if (bt && *bt)
+		extra[nextra++] = profile_label_str(dst, "backend_type", bt);
+	err = profile_merge(dst, src, extra, nextra);
+	profile_free(src);
+	if (err)
+		log_error("cannot merge %s: %s", e->path, strerror(-err));
+	return err;
+}
+
+static int write_output(const struct merge_opts *o, const struct profile *p)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	if (o->format == MERGE_PPROF) {
+		err = pprof_encode(p, true, &buf, &len);
+	} else {
+		char *text = NULL;
+		FILE *f = open_memstream(&text, &len);
+
+		if (!f)
+			return -errno;
+		err = folded_write(p, 0, f);
+		if (fclose(f) && !err)
+			err = -EIO;
+		buf = (uint8_t *)text;
+	}
+	if (!err)
+		err = write_file_atomic(o->output, buf, len);
+	free(buf);
+	return err;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	struct merge_opts o = { 0 };
+	struct store_entry *e = NULL;
+	struct profile *dst = NULL;
+	size_t n = 0, i, merged = 0, skipped = 0;
+	char from[48], to[48];
+	int rc = EXIT_USAGE, err;
+
+	store_filter_init(&o.f);
+	err = parse_args(argc, argv, &o);
+	if (err) {
+		rc = err > 0 ? EXIT_OK : EXIT_USAGE;
+		goto out;
+	}
+	rc = store_filter_select(&o.f, &e, &n);
+	if (rc != EXIT_OK)
+		goto out;
+	dst = profile_new();
+	if (!dst) {
+		log_error("out of memory");
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		err = merge_one(dst, &e[i]);
+		if (err < 0) {
+			rc = err == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+			goto out;
+		}
+		if (err > 0)
+			skipped++;
+		else
+			merged++;
+	}
+	if (!merged) {
+		log_error("none of the %zu profiles selected could be read", n);
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	err = write_output(&o, dst);
+	if (err) {
+		log_error("cannot write %s: %s", o.output, strerror(-err));
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	store_format_time(dst->time_nanos, from, sizeof(from));
+	store_format_time(dst->time_nanos + dst->duration_nanos, to, sizeof(to));
+	fprintf(stderr, "ebprof: merged %zu profiles (%s to %s) into %s", merged, from, to,
+		strcmp(o.output, "-") ? o.output : "stdout");
+	if (skipped)
+		fprintf(stderr, "; skipped %zu unreadable (see the warnings above)", skipped);
+	fprintf(stderr, "\n");
+	rc = EXIT_OK;
+out:
+	profile_free(dst);
+	store_entries_free(e, n);
+	store_filter_free(&o.f);
+	return rc;
+}

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/args.h"
+#include "formats/flamegraph.h"
+#include "formats/folded.h"
+#include "util/log.h"
+#include "formats/pprof.h"
+#include "commands.h"
+#include "pipeline/recording.h"
+#include "util/timeutil.h"
+#include "util/version.h"
+
+enum out_format { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG };
+
+struct record_opts {
+	long frequency;
+	double duration; /* 0: until interrupted */
+	uint32_t *pids;
+	size_t npids;
+	bool all;
+	char **comms;
+	size_t ncomms;
+	const char *output;
+	enum out_format format;
+	bool kernel, user, inherit;
+	const char *btf_path;
+	int verbose;
+};
+
+/* Set by the SIGINT/SIGTERM handler, read by the recording loop
+ * (lock-free, so async-signal-safe). */
+static atomic_int stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&stop_requested, 1);
+}
+
+void cmd_record_usage(void)
+{
+	printf("Usage: ebprof record [OPTIONS]\n"
+	       "Sample CPU stacks of processes and write one symbolized profile.\n"
+	       "\n"
+	       "Targets (default: every process named postgres or postmaster, by comm or\n"
+	       "executable name, and every process forked from one of them):\n"
+	       "  -p, --pid PID[,PID]    these processes (and their threads and children)\n"
+	       "  -a, --all              every process, kernel threads included\n"
+	       "      --comm NAME[,NAME] match these names instead of postgres,postmaster\n"
+	       "      --no-inherit       do not follow processes forked by targets\n"
+	       "\n"
+	       "Sampling:\n"
+	       "  -F, --frequency HZ     samples per second per CPU, 1..10000 (default 99)\n"
+	       "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C)\n"
+	       "      --no-kernel        do not collect kernel stacks\n"
+	       "      --no-user          do not collect user stacks\n"
+	       "      --btf PATH         vmlinux BTF file for kernels without /sys/kernel/btf\n"
+	       "\n"
+	       "Output:\n"
+	       "  -o, --output PATH      output file, '-' for stdout (default profile.pb.gz,\n"
+	       "                         profile.folded or profile.svg by format)\n"
+	       "      --format FORMAT    pprof (gzip-compressed, default), folded, or svg\n"
+	       "                         (an interactive flamegraph)\n"
+	       "  -v, --verbose          more messages (repeat for debug)\n"
+	       "  -h, --help             this help\n"
+	       "      --version          print the version\n"
+	       "\n"
+	       "Exit status: 0 success, 1 runtime failure (privileges, kernel), 2 bad input.\n"
+	       "Open a profile with: go tool pprof -http=: profile.pb.gz\n");
+}
+
+static int parse_args(int argc, char **argv, struct record_opts *o)
+{
+	enum {
+		OPT_COMM = 256,
+		OPT_FORMAT,
+		OPT_NO_KERNEL,
+		OPT_NO_USER,
+		OPT_NO_INHERIT,
+		OPT_BTF,
+		OPT_VERSION
+	};
+	static const struct option longopts[] = {
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "no-user", no_argument, NULL, OPT_NO_USER },
+		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
+		{ "btf", required_argument, NULL, OPT_BTF },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[256];
+	int c;
+
+	o->frequency = 99;
+	o->kernel = o->user = o->inherit = true;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":F:d:p:ao:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			if (args_parse_int(optarg, "frequency", 1, 10000, &o->frequency, err,
+					   sizeof(err)))
+				goto bad;
+			break;
+		case 'd':
+			if (args_parse_seconds(optarg, "duration", &o->duration, err, sizeof(err)))
+				goto bad;
+			break;
+		case 'p':
+			free(o->pids);
+			if (args_parse_pids(optarg, &o->pids, &o->npids, err, sizeof(err)))
+				goto bad;
+			break;
+		case 'a':
+			o->all = true;
+			break;
+		case OPT_COMM:
+			args_free_list(o->comms, o->ncomms);
+			o->comms = NULL;
+			if (args_parse_names(optarg, &o->comms, &o->ncomms, err, sizeof(err)))
+				goto bad;
+			if (o->ncomms > EBPROF_MAX_COMMS) {
+				snprintf(err, sizeof(err), "--comm takes at most %d names, got %zu",
+					 EBPROF_MAX_COMMS, o->ncomms);
+				goto bad;
+			}
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "pprof")) {
+				o->format = FORMAT_PPROF;
+			} else if (!strcmp(optarg, "folded")) {
+				o->format = FORMAT_FOLDED;
+			} else if (!strcmp(optarg, "svg")) {
+				o->format = FORMAT_SVG;
+			} else {
+				snprintf(err, sizeof(err),
+					 "unknown format '%s': use pprof, folded or svg", optarg);
+				goto bad;
+			}
+			break;
+		case OPT_NO_KERNEL:
+			o->kernel = false;
+			break;
+		case OPT_NO_USER:
+			o->user = false;
+			break;
+		case OPT_NO_INHERIT:
+			o->inherit = false;
+			break;
+		case OPT_BTF:
+			o->btf_path = optarg;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			cmd_record_usage();
+			exit(EXIT_OK);
+		case OPT_VERSION:
+			puts(ebprof_version_line);
+			exit(EXIT_OK);
+		case ':':
+			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
+			goto bad;
+		default:
+			snprintf(err, sizeof(err), "unknown option '%s' (see ebprof record --help)",
+				 argv[optind - 1]);
+			goto bad;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, sizeof(err), "unexpected argument '%s' (see ebprof record --help)",
+			 argv[optind]);
+		goto bad;
+	}
+	if (o->all && (o->npids || o->ncomms)) {
+		snprintf(err, sizeof(err), "-a/--all cannot be combined with -p or --comm");
+		goto bad;
+	}
+	if (!o->kernel && !o->user) {
+		snprintf(err, sizeof(err), "--no-kernel and --no-user leave nothing to record");
+		goto bad;
+	}
+	if (!o->output)
+		o->output = o->format == FORMAT_FOLDED ? "profile.folded"
+			    : o->format == FORMAT_SVG  ? "profile.svg"
+						       : "profile.pb.gz";
+	if (args_check_output(o->output, err, sizeof(err)))
+		goto bad;
+	return 0;
+bad:
+	log_error("%s", err);
+	return -EINVAL;
+}
+
+/* One line on the terminal, redrawn in place. */
+static void progress(const struct recording_progress *p, void *ctx)
+{
+	(void)ctx;
+	fprintf(stderr, "\r\033[Kebprof: recording %.1fs, %llu samples, %lu processes",
+		p->elapsed_s, (unsigned long long)p->samples, p->processes);
+	fflush(stderr);
+}
+
+static int write_output(const struct record_opts *o, struct profile *p)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (o->format == FORMAT_PPROF) {
+		ret = pprof_encode(p, true, &buf, &len);
+	} else {
+		struct flamegraph_opts fo = { .title = "ebprof record: CPU" };
+		char *text = NULL, err[256];
+		FILE *mem = open_memstream(&text, &len);
+
+		if (!mem)
+			return -errno;
+		if (o->format == FORMAT_FOLDED) {
+			ret = folded_write(p, 0, mem);
+		} else {
+			ret = flamegraph_write(p, &fo, mem, err, sizeof(err));
+			if (ret)
+				log_error("cannot draw the flamegraph: %s", err);
+		}
+		if (fclose(mem) && !ret)
+			ret = -EIO;
+		buf = (uint8_t *)text;
+	}
+	if (!ret)
+		ret = write_file_atomic(o->output, buf, len);
+	free(buf);
+	return ret;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = { 0 };
+	struct recording_opts ro = { 0 };
+	struct recording_result res = { 0 };
+	struct sigaction sa = { 0 };
+	bool tty = isatty(STDERR_FILENO);
+	double t_written;
+	int64_t t_built;
+	char err[512], comment[128];
+	int rc = EXIT_RUNTIME, ret;
+
+	if (parse_args(argc, argv, &o)) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (o.verbose)
+		log_set_level(o.verbose > 1 ? LOG_DEBUG : LOG_INFO);
+
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	snprintf(comment, sizeof(comment), "ebprof %s record", ebprof_version);
+	ro.frequency = (int)o.frequency;
+	ro.duration_s = o.duration;
+	ro.all = o.all;
+	ro.kernel = o.kernel;
+	ro.user = o.user;
+	ro.inherit = o.inherit;
+	ro.pids = o.pids;
+	ro.npids = o.npids;
+	ro.comms = (const char *const *)o.comms;
+	ro.ncomms = o.ncomms;
+	ro.btf_path = o.btf_path;
+	ro.stop_when_gone = o.npids > 0; /* like perf record -p */
+	ro.prewarm = !o.all;		 /* not every binary of the machine */
+	ro.comment = comment;
+	ro.stop = &stop_requested;
+	ro.on_progress = tty ? progress : NULL;
+	ret = recording_run(&ro, &res, err, sizeof(err));
+	if (tty)
+		fputc('\n', stderr);
+	if (ret) {
+		log_error("%s", err);
+		rc = ret == -ESRCH ? EXIT_USAGE : EXIT_RUNTIME;
+		goto out;
+	}
+	t_built = mono_ns();
+	ret = write_output(&o, res.profile);
+	if (ret) {
+		log_error("cannot write %s: %s", o.output, strerror(-ret));
+		goto out;
+	}
+	t_written = res.build_ms + (mono_ns() - t_built) / 1e6;
+	if (tty || o.verbose) {
+		uint64_t frames = res.built.user_frames + res.built.kernel_frames;
+		uint64_t resolved =
+			res.built.user_frames_resolved + res.built.kernel_frames_resolved;
+
+		fprintf(stderr,
+			"ebprof: wrote %s: %llu samples from %lu processes in %.1fs, %llu frames "
+			"(%.1f%% symbolized), profile written %.0f ms after sampling ended%s%s\n",
+			strcmp(o.output, "-") ? o.output : "stdout",
+			(unsigned long long)res.built.samples, res.processes, res.elapsed_s,
+			(unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
+			t_written, res.lost[0] ? "; lost: " : "", res.lost);
+	}
+	if (res.built.samples == 0)
+		log_warn("no samples were recorded: the targets used no CPU");
+	rc = EXIT_OK;
+out:
+	profile_free(res.profile);
+	free(o.pids);
+	args_free_list(o.comms, o.ncomms);
+	return rc;
+}

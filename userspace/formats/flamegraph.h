@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Flamegraphs of any pprof profile as one self-contained SVG (inline CSS
+ * and JavaScript, no network access needed to view it): click a frame to
+ * zoom to it, reset, search with highlighting and the matched percentage,
+ * tooltips with sample counts and percentages. Frames are coloured by kind:
+ * kernel (location mapped to [kernel.kallsyms]), user, inlined (every line
+ * of a location's inline chain but the last), unsymbolized (no lines: shown
+ * as its address). Stacks are drawn root at the bottom; stacks deeper than
+ * the drawable height are cut at the leaf side with a marker frame, so deep
+ * stacks never overflow the image.
+ */
+#ifndef EBPROF_FLAMEGRAPH_H
+#define EBPROF_FLAMEGRAPH_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "profile/profile.h"
+
+struct flamegraph_opts {
+	const char *title;	 /* NULL: "CPU flame graph" */
+	const char *sample_type; /* sample type name ("cpu", "samples", "alloc_space"...);
+				  * NULL: the profile's default_sample_type, else the last */
+	int width;		 /* pixels, 0 = 1200 */
+	int max_depth;		 /* frames drawn per stack, 0 = 256 */
+};
+
+/*
+ * Write p as an SVG flamegraph to out. Returns 0, -EINVAL when the sample
+ * type is not in the profile (message names the ones that are), or another
+ * negative errno. The profile is only read.
+ */
+int flamegraph_write(const struct profile *p, const struct flamegraph_opts *opts, FILE *out,
+		     char *err, size_t errlen);
+
+/*
+ * Index of the sample type named name in p (NULL: the profile's
+ * default_sample_type, else the last), as flamegraph_write() picks it.
+ * Returns the index, -ENOENT when name is NULL and p has no sample types,
+ * or -EINVAL with a one-line message in err naming the types p has.
+ */
+int flamegraph_sample_type(const struct profile *p, const char *name, char *err, size_t errlen);
+
+#endif /* EBPROF_FLAMEGRAPH_H */

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pprof wire format: struct profile <-> perftools.profiles.Profile
+ * (proto/profile.proto compiled by protoc-c), gzip via zlib.
+ */
+#ifndef EBPROF_PPROF_H
+#define EBPROF_PPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/fileio.h" /* write_file_atomic, read_file */
+#include "profile/profile.h"
+
+/*
+ * Serialize; when gzip is true the result is gzip-compressed (what pprof
+ * tools expect in a .pb.gz). *buf is malloc'ed, the caller frees it.
+ * Returns 0 or a negative errno.
+ */
+int pprof_encode(const struct profile *p, bool gzip, uint8_t **buf, size_t *len);
+
+/*
+ * Parse a serialized profile, gzip-compressed or not (detected by the gzip
+ * magic). Checks the invariants profile.h promises for every reference
+ * (string indices in range, ids resolvable) and renumbers ids 1..N if the
+ * input used other ids. Returns 0 and a profile the caller frees with
+ * profile_free(), or a negative errno: -EBADMSG for malformed input,
+ * -EFBIG when it decompresses to more than 1 GiB. The profile is rebuilt
+ * through the interning builders, so entries identical but for their id
+ * (functions, locations, mappings, samples) come out merged, and Line
+ * entries with function_id 0 (no function) are dropped.
+ */
+int pprof_decode(const uint8_t *buf, size_t len, struct profile **out);
+
+#endif /* EBPROF_PPROF_H */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The agent's HTTP API (libmicrohttpd, JSON with jansson): ad hoc CPU
+ * profiles in pprof or as SVG flamegraphs, compatible with the clients
+ * operators already use, plus /metrics and /healthz.
+ *
+ *   POST   /profile/cpu   JSON body {"profiler": {"BccProfile"|"Perf": null|"/path"},
+ *                         "sampling_frequency": 1..1000 (100), "timeout_seconds": 1..60 (5),
+ *                         "archive": bool (false)} -> pprof (gzip with archive)
+ *   GET    /profile/cpu   without query: status (200 in progress / 204 not)
+ *   DELETE /profile/cpu   cancel the running ad hoc profile
+ *   GET    /profile/cpu?seconds=&frequency=&format=pprof|svg&force=&pid=&comm=
+ *   GET    /debug/pprof/profile?seconds=N   (Go net/http/pprof, Grafana Alloy)
+ *   GET    /metrics, /healthz
+ *
+ * Each ad hoc profile is a recording of its own (recording.h): the agent's
+ * continuous profile is not disturbed. One ad hoc profile at a time.
+ * The server copies what it needs from the options; it runs its own
+ * threads until http_stop().
+ *
+ * Details the contract leaves open:
+ * - Integers must be JSON integers: 99.5 and 99.0 are both 422. A key given
+ *   twice in the body is 422, unknown keys are ignored, null = default.
+ * - pid= and comm= only narrow: a pid outside the agent's target set is
+ *   400, a selection matching no target 404 (as is "no target process
+ *   runs"). Unknown query parameters are 400 on /profile/cpu, ignored on
+ *   /debug/pprof/profile (Go's handler does the same); its default
+ *   seconds is Go's 30.
+ * - 204 answers carry no body (HTTP forbids it): the messages are logged.
+ * - A DELETE also cancels a GET-form profile (its requester gets 204); a
+ *   requester that disconnects ends its profile. Recording failures: 500.
+ */
+#ifndef EBPROF_HTTP_H
+#define EBPROF_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct http_opts {
+	const char *listen; /* "ADDR:PORT" as http_parse_listen() accepts, or port 0 */
+	/* The agent's target set: what an ad hoc profile samples, narrowed by
+	 * the pid= and comm= query parameters. */
+	const char *const *comms;
+	size_t ncomms;
+	const uint32_t *pids;
+	size_t npids;
+	const char *const *cgroups;
+	size_t ncgroups;
+	bool kernel, user;
+	const char *btf; /* vmlinux BTF file; NULL: the kernel's */
+	/* Appends the agent's counters in Prometheus text format to /metrics;
+	 * called from the server's threads (must be thread-safe). May be NULL. */
+	int (*metrics)(FILE *out, void *ctx);
+	void *metrics_ctx;
+};
+
+struct http_server;
+
+/* "127.0.0.1:3080", "[::1]:3080", "localhost:3080" -> host (without the
+ * brackets, copied into host unless NULL) and port 1..65535. 0 or -EINVAL.
+ * What the agent's http-listen key accepts (http_start() also takes port 0
+ * for a free one). */
+int http_parse_listen(const char *s, char *host, size_t hostlen, int *port);
+
+/* Listen and serve. 0, or a negative errno with a one-line reason in err
+ * (e.g. "cannot listen on 127.0.0.1:3080: Address already in use"). */
+int http_start(const struct http_opts *opts, struct http_server **out, char *err, size_t errlen);
+/* The port listened on (useful with port 0, "127.0.0.1:0", which picks a
+ * free one; an extension of the listen syntax for tests), -1 if s is NULL. */
+int http_port(const struct http_server *s);
+/* Cancel a running ad hoc profile (its requester gets what was recorded),
+ * stop listening, join the threads, free. */
+void http_stop(struct http_server *s);
+
+#endif /* EBPROF_HTTP_H */

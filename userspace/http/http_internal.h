@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Internals of the HTTP API (http.h), shared by its files:
+ *   server.c        connections, request bodies, routing
+ *   listen.c        listen addresses and the listening socket
+ *   respond.c  responses: messages in either style, headers, counters
+ *   params.c   validation of the JSON body and of the query
+ *   adhoc_targets.c  the processes an ad hoc profile samples
+ *   adhoc.c    the one-at-a-time ad hoc profile state machine
+ *   profile_request.c  serving one ad hoc profile request end to end
+ */
+#ifndef EBPROF_HTTP_INTERNAL_H
+#define EBPROF_HTTP_INTERNAL_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "http.h"
+
+#define HTTP_MAX_BODY (64 * 1024)
+#define HTTP_MSG_LEN 512
+
+/*
+ * How an error message is encoded: the compute API answers with a bare
+ * JSON string ("..."), the pprof-endpoint API with {"msg":"..."}.
+ */
+enum http_style {
+	STYLE_STRING,
+	STYLE_MSG,
+};
+
+enum adhoc_format {
+	FMT_PPROF,	/* uncompressed protobuf */
+	FMT_PPROF_GZIP, /* gzip-compressed protobuf */
+	FMT_SVG,	/* flamegraph */
+};
+
+/* How a running ad hoc profile ended. */
+enum adhoc_end {
+	ADHOC_DONE = 0,	   /* ran its duration */
+	ADHOC_CANCELLED,   /* DELETE: the requester gets 204 */
+	ADHOC_FORCED,	   /* ?force=true from another request: 200, what it has */
+	ADHOC_SHUTDOWN,	   /* http_stop(): 200, what it has */
+	ADHOC_CLIENT_GONE, /* the requester disconnected: nobody to answer */
+};
+
+/* A validated ad hoc profile request. pids and comms are owned (free with
+ * adhoc_request_free()); what is a static string for the logs. */
+struct adhoc_request {
+	enum http_style style;
+	const char *what; /* "POST /profile/cpu" */
+	int frequency;	  /* Hz */
+	int seconds;
+	enum adhoc_format format;
+	bool force;
+	uint32_t *pids; /* pid= selector, NULL if absent */
+	size_t npids;
+	char **comms; /* comm= selector, NULL if absent */
+	size_t ncomms;
+};
+
+void adhoc_request_free(struct adhoc_request *r);
+
+/* The single ad hoc slot. All fields under mu; stop is also read by the
+ * recording without the lock. */
+struct adhoc_state {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool running;	    /* a request holds the slot (recording or building) */
+	bool stopping;	    /* http_stop() began: no new profiles */
+	unsigned forcers;   /* force requests waiting for the slot */
+	unsigned active;    /* requests that held the slot and are not answered yet */
+	enum adhoc_end end; /* why the running one ends, ADHOC_DONE if not asked to */
+	atomic_int stop;    /* the running recording's stop flag */
+};
+
+/* Status counters, indexed by HTTP status 0..599. */
+struct http_counters {
+	atomic_uint_fast64_t all[600];
+	atomic_uint_fast64_t adhoc[600];
+};
+
+/* The server; the option arrays are copies it owns. */
+struct http_server {
+	struct MHD_Daemon *daemon;
+	int listen_fd; /* closed by MHD_stop_daemon() once the daemon runs */
+	int port;
+	char listen[128];
+	char **comms;
+	size_t ncomms;
+	uint32_t *pids;
+	size_t npids;
+	char **cgroups;
+	size_t ncgroups;
+	bool kernel, user;
+	char *btf; /* NULL: the kernel's */
+	int (*metrics)(FILE *out, void *ctx);
+	void *metrics_ctx;
+	struct adhoc_state adhoc;
+	struct http_counters counters;
+};
+
+/* One request's state (MHD's per-request context); freed when MHD reports
+ * the request complete. */
+struct http_req {
+	char *body; /* malloc'ed, NUL-terminated, at most HTTP_MAX_BODY bytes */
+	size_t len;
+	size_t discarded; /* bytes dropped beyond the limit */
+	bool too_big;
+	bool adhoc;   /* an ad hoc profile route: counted separately */
+	bool claimed; /* held the ad hoc slot: release "active" when complete */
+	bool queued;  /* a response is queued */
+};
+
+/* A query parameter as MHD decoded it; value NULL for "?key" without '='. */
+struct http_arg {
+	const char *key;
+	const char *value;
+};
+
+/* --- listen.c --- */
+
+/* The listen address of http_opts: what http_parse_listen() accepts, and
+ * port 0 for a free one (tests read it back with http_port()). */
+int http_listen_socket_spec(const char *listen, char *host, size_t hostlen, int *port);
+/* A listening socket on host:port (non-blocking, close-on-exec): the fd, or
+ * a negative errno with "cannot listen on WHAT: ..." in err. */
+int http_listen_on(const char *host, int port, const char *what, char *err, size_t errlen);
+/* The port a bound socket listens on, -1 if unknown. */
+int http_bound_port(int fd);
+
+/* --- respond.c --- */
+
+/*
+ * Queue a response with status, content type and body (len bytes, copied
+ * unless must_free: then buf is malloc'ed and owned by MHD from here on,
+ * freed even on failure). headers: NULL or name, value, ..., NULL.
+ * Counts the status. Returns MHD's result.
+ */
+enum MHD_Result http_send(struct http_server *s, struct http_req *rq, struct MHD_Connection *c,
+			  unsigned status, const char *ctype, void *buf, size_t len, bool must_free,
+			  const char *const *headers);
+/* A message in the given style, application/json. */
+enum MHD_Result http_send_msg(struct http_server *s, struct http_req *rq, struct MHD_Connection *c,
+			      unsigned status, enum http_style style, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+/* The same with extra headers (name, value, ..., NULL). */
+enum MHD_Result http_send_msg_h(struct http_server *s, struct http_req *rq,
+				struct MHD_Connection *c, unsigned status, enum http_style style,
+				const char *const *headers, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+/* Copy s into buf as printable ASCII: other bytes become \xNN. For
+ * echoing client input in messages and logs. Returns buf. */
+char *http_printable(const char *s, size_t slen, char *buf, size_t buflen);
+/* Render /metrics (ours after the agent's). 0 or a negative errno; *out
+ * malloc'ed. */
+int http_metrics_text(struct http_server *s, char **out, size_t *len);
+
+/* --- params.c --- */
+
+/*
+ * POST /profile/cpu body -> r (style STYLE_STRING, format FMT_PPROF or,
+ * with archive, FMT_PPROF_GZIP). 0, or the HTTP status to answer (400
+ * malformed JSON, 422 bad field) with the message in msg.
+ */
+int http_params_json(const char *body, size_t len, struct adhoc_request *r, char *msg,
+		     size_t msglen);
+/*
+ * Query parameters -> r, which holds the defaults on entry. strict: an
+ * unknown parameter is an error. 0, or 400 with the message in msg. pid=
+ * must name existing processes. On error r may own partial lists.
+ */
+int http_params_query(const struct http_arg *args, size_t n, bool strict, struct adhoc_request *r,
+		      char *msg, size_t msglen);
+
+/* --- adhoc_targets.c --- */
+
+/* What the recording of an ad hoc profile samples. */
+struct adhoc_targets {
+	bool narrowed;	/* pid=/comm= given: exactly pids */
+	uint32_t *pids; /* malloc'ed when narrowed */
+	size_t npids;
+};
+
+/*
+ * Resolve the request's selectors against the agent's target set. Without
+ * pid=/comm= the agent's rules are used as they are. 0, or the HTTP status
+ * to answer (400: a pid outside the agent's targets, 404: nothing matches,
+ * 500) with the message in msg. Free t->pids.
+ */
+int http_targets_resolve(const struct http_server *s, const struct adhoc_request *r,
+			 struct adhoc_targets *t, char *msg, size_t msglen);
+
+/* --- adhoc.c --- */
+
+int adhoc_init(struct adhoc_state *a);
+void adhoc_destroy(struct adhoc_state *a);
+/*
+ * Take the slot for a new profile (resets stop and end). Busy and not
+ * force: -EBUSY. With force, the running profile is asked to end
+ * (ADHOC_FORCED) and this waits until it did. -ESHUTDOWN once stopping.
+ * On 0, adhoc_release() then adhoc_answered() must follow.
+ */
+int adhoc_claim(struct adhoc_state *a, bool force);
+/* The recording is over: free the slot. Returns how it ended. */
+enum adhoc_end adhoc_release(struct adhoc_state *a);
+/* The response of a request that held the slot went out (or failed). */
+void adhoc_answered(struct adhoc_state *a);
+/* Ask the running profile to end for why (the first reason wins).
+ * 0, or -ENOENT when nothing runs. */
+int adhoc_cancel(struct adhoc_state *a, enum adhoc_end why);
+bool adhoc_running(struct adhoc_state *a);
+/* Refuse new profiles, end the running one (ADHOC_SHUTDOWN) and wait up
+ * to timeout_s for its answer to go out. */
+void adhoc_shutdown(struct adhoc_state *a, double timeout_s);
+
+/* --- profile_request.c --- */
+
+/* Serve one validated ad hoc profile request: targets, the slot, the
+ * recording, the answer. Takes ownership of nothing; r stays the caller's. */
+enum MHD_Result http_profile_serve(struct http_server *s, struct http_req *rq,
+				   struct MHD_Connection *c, const struct adhoc_request *r);
+
+#endif /* EBPROF_HTTP_INTERNAL_H */

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Validation of ad hoc profile requests: the JSON body of the compute API
+ * (POST /profile/cpu) and the query of the pprof-endpoint API.
+ *
+ * JSON: unknown keys are ignored, null means "the default", a key given
+ * twice is 422 (JSON_REJECT_DUPLICATES). Integers must be JSON integers:
+ * 99.5 and 99.0 are both rejected (422), as serde does for an integer
+ * field. A number too big for jansson is reported against its field when
+ * it is an integer field, else as 400 like any malformed body.
+ *
+ * Query: seconds, frequency, format, force, pid, comm. A parameter given
+ * twice with the same value counts once, with different values it is 400.
+ * Values are decimal integers without sign or fraction.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/args.h"
+#include "http_internal.h"
+#include "util/log.h"
+
+void adhoc_request_free(struct adhoc_request *r)
+{
+	free(r->pids);
+	r->pids = NULL;
+	r->npids = 0;
+	args_free_list(r->comms, r->ncomms);
+	r->comms = NULL;
+	r->ncomms = 0;
+}
+
+/* ---- JSON body ---- */
+
+/* A JSON value for a message, cut to a readable length. */
+static void dump_value(const json_t *v, char *buf, size_t len)
+{
+	char *d = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+
+	if (!d) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	if (strlen(d) > 64)
+		snprintf(buf, len, "%.61s...", d);
+	else
+		snprintf(buf, len, "%s", d);
+	free(d);
+}
+
+/*
+ * An integer field. as_real: the body was re-read with every integer as a
+ * real (after a numeric overflow), so integral reals count as integers.
+ * 0 or 422.
+ */
+static int json_int_field(const json_t *root, const char *key, long min, long max, long def,
+			  bool as_real, int *out, char *msg, size_t msglen)
+{
+	const json_t *v = json_object_get(root, key);
+	char got[80];
+
+	if (!v || json_is_null(v)) {
+		*out = (int)def;
+		return 0;
+	}
+	if (json_is_integer(v)) {
+		json_int_t x = json_integer_value(v);
+
+		if (x < min || x > max) {
+			snprintf(msg, msglen, "%s must be between %ld and %ld, got %lld", key, min,
+				 max, (long long)x);
+			return 422;
+		}
+		*out = (int)x;
+		return 0;
+	}
+	if (as_real && json_is_real(v)) {
+		double x = json_real_value(v);
+
+		if (x == floor(x) && (x < min || x > max)) {
+			snprintf(msg, msglen, "%s must be between %ld and %ld, got %.17g", key, min,
+				 max, x);
+			return 422;
+		}
+		if (x == floor(x)) {
+			*out = (int)x;
+			return 0;
+		}
+	}
+	dump_value(v, got, sizeof(got));
+	snprintf(msg, msglen, "%s must be an integer between %ld and %ld, got %s", key, min, max,
+		 got);
+	return 422;
+}
+
+static int json_profiler(const json_t *root, char *msg, size_t msglen)
+{
+	static const char expected[] = "{\"BccProfile\": null}, {\"BccProfile\": \"PATH\"}, "
+				       "{\"Perf\": null} or {\"Perf\": \"PATH\"}";
+	const json_t *p = json_object_get(root, "profiler"), *v;
+	const char *kind;
+	char got[80];
+
+	if (!p) {
+		snprintf(msg, msglen, "profiler is required: %s", expected);
+		return 422;
+	}
+	if (!json_is_object(p) || json_object_size(p) != 1)
+		goto bad;
+	kind = json_object_iter_key(json_object_iter((json_t *)p));
+	v = json_object_get(p, kind);
+	if ((strcmp(kind, "BccProfile") && strcmp(kind, "Perf")) ||
+	    (!json_is_null(v) && !json_is_string(v)))
+		goto bad;
+	if (json_is_string(v)) {
+		char path[256];
+
+		http_printable(json_string_value(v), json_string_length(v), path, sizeof(path));
+		log_info("http: profiler %s '%s' requested: the built-in eBPF sampler serves it, "
+			 "the path is ignored",
+			 kind, path);
+	}
+	return 0;
+bad:
+	dump_value(p, got, sizeof(got));
+	snprintf(msg, msglen, "profiler must be %s, got %s", expected, got);
+	return 422;
+}
+
+static int json_fields(const json_t *root, bool as_real, struct adhoc_request *r, char *msg,
+		       size_t msglen)
+{
+	const json_t *archive;
+	char got[80];
+	int ret;
+
+	if (!json_is_object(root)) {
+		dump_value(root, got, sizeof(got));
+		snprintf(msg, msglen, "the request body must be a JSON object, got %s", got);
+		return 422;
+	}
+	ret = json_profiler(root, msg, msglen);
+	if (!ret)
+		ret = json_int_field(root, "sampling_frequency", 1, 1000, 100, as_real,
+				     &r->frequency, msg, msglen);
+	if (!ret)
+		ret = json_int_field(root, "timeout_seconds", 1, 60, 5, as_real, &r->seconds, msg,
+				     msglen);
+	if (ret)
+		return ret;
+	archive = json_object_get(root, "archive");
+	if (archive && !json_is_null(archive) && !json_is_boolean(archive)) {
+		dump_value(archive, got, sizeof(got));
+		snprintf(msg, msglen, "archive must be a boolean, got %s", got);
+		return 422;
+	}
+	r->format = json_is_true(archive) ? FMT_PPROF_GZIP : FMT_PPROF;
+	return 0;
+}
+
+int http_params_json(const char *body, size_t len, struct adhoc_request *r, char *msg,
+		     size_t msglen)
+{
+	const size_t flags = JSON_DECODE_ANY | JSON_REJECT_DUPLICATES;
+	json_error_t jerr;
+	json_t *root;
+	int ret;
+
+	r->style = STYLE_STRING;
+	root = json_loadb(body, len, flags, &jerr);
+	if (!root && json_error_code(&jerr) == json_error_numeric_overflow) {
+		/* Name the field: re-read with integers as reals. */
+		root = json_loadb(body, len, flags | JSON_DECODE_INT_AS_REAL, &jerr);
+		if (root) {
+			ret = json_fields(root, true, r, msg, msglen);
+			json_decref(root);
+			return ret;
+		}
+	}
+	if (!root) {
+		char text[JSON_ERROR_TEXT_LENGTH * 4];
+
+		http_printable(jerr.text, strlen(jerr.text), text, sizeof(text));
+		if (json_error_code(&jerr) == json_error_duplicate_key) {
+			snprintf(msg, msglen, "a key is given twice: %s", text);
+			return 422;
+		}
+		snprintf(msg, msglen, "malformed JSON: %s (line %d, column %d)", text, jerr.line,
+			 jerr.column);
+		return 400;
+	}
+	ret = json_fields(root, false, r, msg, msglen);
+	json_decref(root);
+	return ret;
+}
+
+/* ---- query ---- */
+
+static const char *const known[] = { "seconds", "frequency", "format", "force", "pid", "comm" };
+
+/* The value of key: NULL and *given false if absent; 400 when it is given
+ * twice with different values. */
+static int query_value(const struct http_arg *args, size_t n, const char *key, bool *given,
+		       const char **value, char *msg, size_t msglen)
+{
+	*given = false;
+	*value = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *v = args[i].value;
+
+		if (strcmp(args[i].key, key))
+			continue;
+		if (*given && (!v != !*value || (v && strcmp(v, *value)))) {
+			snprintf(msg, msglen,
+				 "parameter %s is given more than once with different values", key);
+			return 400;
+		}
+		*given = true;
+		*value = v;
+	}
+	return 0;
+}
+
+static int query_int(const char *key, const char *v, long min, long max, int *out, char *msg,
+		     size_t msglen)
+{
+	char shown[80];
+	char *end;
+	long x;
+
+	if (v && *v >= '0' && *v <= '9' && strlen(v) <= 9) {
+		x = strtol(v, &end, 10);
+		if (!*end && x >= min && x <= max) {
+			*out = (int)x;
+			return 0;
+		}
+	}
+	snprintf(msg, msglen, "%s must be an integer between %ld and %ld, got '%s'", key, min, max,
+		 v ? http_printable(v, strlen(v), shown, sizeof(shown)) : "");
+	return 400;
+}
+
+/* Each pid names a process (not a thread of one). */
+static int query_pids_exist(const uint32_t *pids, size_t n, char *msg, size_t msglen)
+{
+	for (size_t i = 0; i < n; i++) {
+		char path[64], line[128];
+		unsigned long tgid = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%u/status", pids[i]);
+		f = fopen(path, "re");
+		if (!f) {
+			snprintf(msg, msglen, "pid %u: no such process", pids[i]);
+			return 400;
+		}
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Tgid: %lu", &tgid) == 1)
+				break;
+		fclose(f);
+		if (tgid && tgid != pids[i]) {
+			snprintf(msg, msglen, "pid %u is a thread of process %lu, not a process",
+				 pids[i], tgid);
+			return 400;
+		}
+	}
+	return 0;
+}
+
+static int query_known(const char *key)
+{
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(key, known[i]))
+			return 1;
+	return 0;
+}
+
+int http_params_query(const struct http_arg *args, size_t n, bool strict, struct adhoc_request *r,
+		      char *msg, size_t msglen)
+{
+	char shown[80], err[256];
+	const char *v;
+	bool given;
+	int ret;
+
+	r->style = STYLE_MSG;
+	for (size_t i = 0; strict && i < n; i++) {
+		if (!query_known(args[i].key)) {
+			snprintf(
+				msg, msglen,
+				"unknown parameter '%s' (known: seconds, frequency, format, force, "
+				"pid, comm)",
+				http_printable(args[i].key, strlen(args[i].key), shown,
+					       sizeof(shown)));
+			return 400;
+		}
+	}
+	ret = query_value(args, n, "seconds", &given, &v, msg, msglen);
+	if (!ret && given)
+		ret = query_int("seconds", v, 1, 60, &r->seconds, msg, msglen);
+	if (!ret)
+		ret = query_value(args, n, "frequency", &given, &v, msg, msglen);
+	if (!ret && given)
+		ret = query_int("frequency", v, 1, 1000, &r->frequency, msg, msglen);
+	if (!ret)
+		ret = query_value(args, n, "format", &given, &v, msg, msglen);
+	if (ret)
+		return ret;
+	if (given) {
+		if (v && !strcmp(v, "pprof")) {
+			r->format = FMT_PPROF_GZIP;
+		} else if (v && !strcmp(v, "svg")) {
+			r->format = FMT_SVG;
+		} else {
+			snprintf(msg, msglen, "format must be pprof or svg, got '%s'",
+				 v ? http_printable(v, strlen(v), shown, sizeof(shown)) : "");
+			return 400;
+		}
+	}
+	ret = query_value(args, n, "force", &given, &v, msg, msglen);
+	if (ret)
+		return ret;
+	if (given) {
+		/* "?force" alone means true, as a flag would. */
+		if (!v || !strcmp(v, "true") || !strcmp(v, "1")) {
+			r->force = true;
+		} else if (!strcmp(v, "false") || !strcmp(v, "0")) {
+			r->force = false;
+		} else {
+			snprintf(msg, msglen, "force must be true or false, got '%s'",
+				 http_printable(v, strlen(v), shown, sizeof(shown)));
+			return 400;
+		}
+	}
+	ret = query_value(args, n, "pid", &given, &v, msg, msglen);
+	if (ret)
+		return ret;
+	if (given) {
+		if (!v || args_parse_pids(v, &r->pids, &r->npids, err, sizeof(err))) {
+			snprintf(msg, msglen, "pid must be a list of process ids, got '%s'",
+				 v ? http_printable(v, strlen(v), shown, sizeof(shown)) : "");
+			return 400;
+		}
+		ret = query_pids_exist(r->pids, r->npids, msg, msglen);
+		if (ret)
+			return ret;
+	}
+	ret = query_value(args, n, "comm", &given, &v, msg, msglen);
+	if (ret)
+		return ret;
+	if (given && (!v || args_parse_names(v, &r->comms, &r->ncomms, err, sizeof(err)))) {
+		snprintf(msg, msglen,
+			 "comm must be a list of process names (1 to 15 characters, no '/'), "
+			 "got '%s'",
+			 v ? http_printable(v, strlen(v), shown, sizeof(shown)) : "");
+		return 400;
+	}
+	return 0;
+}

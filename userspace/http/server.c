@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The agent's HTTP API (http.h): the listening socket, libmicrohttpd with
+ * one thread per connection (an ad hoc profile blocks its connection for
+ * the duration), request bodies with the 64 KiB limit, and routing.
+ *
+ * Routes and methods:
+ *   /profile/cpu          GET, POST, DELETE   (compute API; GET with a
+ *                                              query: pprof-endpoint API)
+ *   /debug/pprof/profile  GET                 (Go net/http/pprof, Alloy)
+ *   /metrics, /healthz    GET, HEAD
+ * Anything else is 404, another method 405 with Allow.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "http_internal.h"
+#include "util/log.h"
+
+#define HTTP_MAX_ARGS 64
+/* A body over the limit is read and dropped up to this size before the
+ * 413 (announced bigger: answered at once), then the connection is closed. */
+#define HTTP_MAX_DISCARD (8u << 20)
+#define HTTP_DEBUG_PPROF_SECONDS 30 /* Go's default for /debug/pprof/profile */
+
+enum route_id {
+	ROUTE_PROFILE_CPU,
+	ROUTE_DEBUG_PPROF,
+	ROUTE_METRICS,
+	ROUTE_HEALTHZ,
+};
+
+struct route {
+	const char *path;
+	enum route_id id;
+	const char *allow;     /* the Allow header */
+	enum http_style style; /* for errors before the request is read */
+	bool adhoc;	       /* counted as an ad hoc request */
+};
+
+static const struct route routes[] = {
+	{ "/profile/cpu", ROUTE_PROFILE_CPU, "GET, POST, DELETE", STYLE_STRING, true },
+	{ "/debug/pprof/profile", ROUTE_DEBUG_PPROF, "GET", STYLE_MSG, true },
+	{ "/metrics", ROUTE_METRICS, "GET, HEAD", STYLE_MSG, false },
+	{ "/healthz", ROUTE_HEALTHZ, "GET, HEAD", STYLE_MSG, false },
+};
+
+static const struct route *find_route(const char *url)
+{
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (!strcmp(url, routes[i].path))
+			return &routes[i];
+	return NULL;
+}
+
+/* Is method one of the comma-separated list? */
+static bool method_allowed(const struct route *rt, const char *method)
+{
+	size_t n = strlen(method);
+
+	for (const char *p = rt->allow; *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == n && !strncmp(p, method, n))
+			return true;
+		p += len;
+		p += strspn(p, ", ");
+	}
+	return false;
+}
+
+/* ---- messages of the compute API ---- */
+
+static enum MHD_Result status_get(struct http_server *s, struct http_req *rq,
+				  struct MHD_Connection *c)
+{
+	if (adhoc_running(&s->adhoc))
+		return http_send_msg(s, rq, c, 200, STYLE_STRING,
+				     "Profiling is currently in progress.");
+	/* 204: HTTP sends no body, the message cannot reach the client. */
+	return http_send_msg(s, rq, c, 204, STYLE_STRING, "Profiling is not in progress.");
+}
+
+static enum MHD_Result cancel_delete(struct http_server *s, struct http_req *rq,
+				     struct MHD_Connection *c)
+{
+	if (adhoc_cancel(&s->adhoc, ADHOC_CANCELLED)) {
+		return http_send_msg(s, rq, c, 412, STYLE_STRING,
+				     "Profiling is not in progress, there is nothing to stop.");
+	}
+	log_info("http: DELETE /profile/cpu: stopping the running ad hoc profile");
+	return http_send_msg(s, rq, c, 200, STYLE_STRING, "Profiling stopped successfully.");
+}
+
+/* "application/json", any case, parameters (charset) allowed. */
+static bool is_json(const char *ctype)
+{
+	static const char want[] = "application/json";
+	const size_t n = sizeof(want) - 1;
+
+	if (!ctype)
+		return false;
+	ctype += strspn(ctype, " \t");
+	if (strncasecmp(ctype, want, n))
+		return false;
+	ctype += n;
+	ctype += strspn(ctype, " \t");
+	return !*ctype || *ctype == ';';
+}
+
+static enum MHD_Result profile_post(struct http_server *s, struct http_req *rq,
+				    struct MHD_Connection *c)
+{
+	const char *ctype =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	struct adhoc_request r = { .what = "POST /profile/cpu" };
+	char msg[HTTP_MSG_LEN], shown[80];
+	enum MHD_Result mr;
+	int status;
+
+	if (!is_json(ctype)) {
+		return http_send_msg(
+			s, rq, c, 415, STYLE_STRING,
+			"Content-Type must be application/json, got %s%s%s", ctype ? "'" : "",
+			ctype ? http_printable(ctype, strlen(ctype), shown, sizeof(shown)) : "none",
+			ctype ? "'" : "");
+	}
+	status = http_params_json(rq->body ? rq->body : "", rq->len, &r, msg, sizeof(msg));
+	if (status) {
+		log_debug("http: POST /profile/cpu: %d %s", status, msg);
+		return http_send_msg(s, rq, c, (unsigned)status, STYLE_STRING, "%s", msg);
+	}
+	mr = http_profile_serve(s, rq, c, &r);
+	adhoc_request_free(&r);
+	return mr;
+}
+
+/* ---- the pprof-endpoint API ---- */
+
+struct args {
+	struct http_arg v[HTTP_MAX_ARGS];
+	size_t n;
+	bool overflow;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	struct args *a = cls;
+
+	(void)kind;
+	if (a->n == HTTP_MAX_ARGS) {
+		a->overflow = true;
+		return MHD_NO;
+	}
+	a->v[a->n].key = key ? key : "";
+	a->v[a->n].value = value;
+	a->n++;
+	return MHD_YES;
+}
+
+static enum MHD_Result profile_query(struct http_server *s, struct http_req *rq,
+				     struct MHD_Connection *c, const char *what, int seconds,
+				     bool strict)
+{
+	struct adhoc_request r = {
+		.what = what, .frequency = 99, .seconds = seconds, .format = FMT_PPROF_GZIP
+	};
+	struct args a = { .n = 0 };
+	char msg[HTTP_MSG_LEN];
+	enum MHD_Result mr;
+	int status;
+
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
+	if (a.overflow) {
+		snprintf(msg, sizeof(msg), "too many query parameters (at most %d)", HTTP_MAX_ARGS);
+		status = 400;
+	} else {
+		status = http_params_query(a.v, a.n, strict, &r, msg, sizeof(msg));
+	}
+	if (status) {
+		log_debug("http: %s: %d %s", what, status, msg);
+		mr = http_send_msg(s, rq, c, (unsigned)status, STYLE_MSG, "%s", msg);
+	} else {
+		mr = http_profile_serve(s, rq, c, &r);
+	}
+	adhoc_request_free(&r);
+	return mr;
+}
+
+/* ---- the rest ---- */
+
+static enum MHD_Result metrics_get(struct http_server *s, struct http_req *rq,
+				   struct MHD_Connection *c)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int ret = http_metrics_text(s, &text, &len);
+
+	if (ret) {
+		log_error("http: /metrics: cannot collect the metrics: %s", strerror(-ret));
+		return http_send_msg(s, rq, c, 500, STYLE_MSG, "cannot collect the metrics: %s",
+				     strerror(-ret));
+	}
+	return http_send(s, rq, c, 200, "text/plain; version=0.0.4; charset=utf-8", text, len, true,
+			 NULL);
+}
+
+static enum MHD_Result dispatch(struct http_server *s, struct http_req *rq,
+				struct MHD_Connection *c, const struct route *rt,
+				const char *method)
+{
+	if (!rt)
+		return http_send_msg(s, rq, c, 404, STYLE_MSG,
+				     "Not Found: the API serves /profile/cpu, "
+				     "/debug/pprof/profile, /metrics and /healthz");
+	if (!method_allowed(rt, method)) {
+		const char *hdrs[] = { MHD_HTTP_HEADER_ALLOW, rt->allow, NULL };
+
+		return http_send_msg_h(s, rq, c, 405, rt->style, hdrs,
+				       "Method Not Allowed: %s accepts %s", rt->path, rt->allow);
+	}
+	switch (rt->id) {
+	case ROUTE_PROFILE_CPU:
+		if (!strcmp(method, "POST"))
+			return profile_post(s, rq, c);
+		if (!strcmp(method, "DELETE"))
+			return cancel_delete(s, rq, c);
+		if (MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, NULL, NULL) > 0)
+			return profile_query(s, rq, c, "GET /profile/cpu", 5, true);
+		return status_get(s, rq, c);
+	case ROUTE_DEBUG_PPROF:
+		return profile_query(s, rq, c, "GET /debug/pprof/profile", HTTP_DEBUG_PPROF_SECONDS,
+				     false);
+	case ROUTE_METRICS:
+		return metrics_get(s, rq, c);
+	case ROUTE_HEALTHZ:
+		return http_send(s, rq, c, 200, "text/plain; charset=utf-8", "ok", 2, false, NULL);
+	}
+	return MHD_NO;
+}
+
+static enum MHD_Result too_big(struct http_server *s, struct http_req *rq, struct MHD_Connection *c,
+			       const struct route *rt)
+{
+	return http_send_msg(s, rq, c, 413, rt ? rt->style : STYLE_MSG,
+			     "request body larger than %d bytes", HTTP_MAX_BODY);
+}
+
+/* Keep a chunk of the body, or count it as dropped past the limit. */
+static int take_body(struct http_req *rq, const char *data, size_t n)
+{
+	char *nb;
+
+	if (rq->too_big || rq->len + n > HTTP_MAX_BODY) {
+		rq->too_big = true;
+		free(rq->body);
+		rq->body = NULL;
+		rq->discarded += n;
+		return 0;
+	}
+	nb = realloc(rq->body, rq->len + n + 1);
+	if (!nb)
+		return -ENOMEM;
+	memcpy(nb + rq->len, data, n);
+	rq->len += n;
+	nb[rq->len] = '\0';
+	rq->body = nb;
+	return 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **ctx)
+{
+	struct http_server *s = cls;
+	const struct route *rt = find_route(url);
+	struct http_req *rq = *ctx;
+
+	(void)version;
+	if (!rq) {
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		*ctx = rq;
+		rq->adhoc = rt && rt->adhoc;
+		if (cl && (strlen(cl) > 9 || strtoul(cl, NULL, 10) > HTTP_MAX_BODY)) {
+			const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+									 MHD_HTTP_HEADER_EXPECT);
+
+			rq->too_big = true;
+			/* Answer before the body when the client waits for a go
+			 * (Expect: 100-continue) or the body is too big to drop;
+			 * otherwise read and drop it first: closing with unread
+			 * data resets the connection and the client may lose
+			 * the answer. */
+			if ((expect && !strcasecmp(expect, "100-continue")) || strlen(cl) > 9 ||
+			    strtoul(cl, NULL, 10) > HTTP_MAX_DISCARD)
+				return too_big(s, rq, c, rt);
+		}
+		return MHD_YES;
+	}
+	if (rq->queued) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (take_body(rq, upload, *upload_size))
+			return MHD_NO;
+		*upload_size = 0;
+		return rq->discarded > HTTP_MAX_DISCARD ? MHD_NO : MHD_YES;
+	}
+	if (rq->too_big)
+		return too_big(s, rq, c, rt);
+	return dispatch(s, rq, c, rt, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	struct http_req *rq = *ctx;
+
+	(void)c;
+	(void)toe;
+	if (!rq)
+		return;
+	if (rq->claimed)
+		adhoc_answered(&s->adhoc);
+	free(rq->body);
+	free(rq);
+	*ctx = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	log_debug("http: libmicrohttpd: %s", line);
+}
+
+/* ---- lifecycle ---- */
+
+static int copy_strs(char ***dst, const char *const *src, size_t n)
+{
+	*dst = calloc(n ? n : 1, sizeof(**dst));
+	if (!*dst)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		(*dst)[i] = strdup(src[i]);
+		if (!(*dst)[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void free_strs(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void server_free(struct http_server *s)
+{
+	free_strs(s->comms, s->ncomms);
+	free_strs(s->cgroups, s->ncgroups);
+	free(s->pids);
+	free(s->btf);
+	free(s);
+}
+
+static int copy_opts(struct http_server *s, const struct http_opts *o)
+{
+	int ret;
+
+	s->ncomms = o->ncomms;
+	s->ncgroups = o->ncgroups;
+	ret = copy_strs(&s->comms, o->comms, o->ncomms);
+	if (!ret)
+		ret = copy_strs(&s->cgroups, o->cgroups, o->ncgroups);
+	if (ret)
+		return ret;
+	s->pids = calloc(o->npids ? o->npids : 1, sizeof(*s->pids));
+	if (!s->pids)
+		return -ENOMEM;
+	if (o->npids)
+		memcpy(s->pids, o->pids, o->npids * sizeof(*s->pids));
+	s->npids = o->npids;
+	if (o->btf && !(s->btf = strdup(o->btf)))
+		return -ENOMEM;
+	/* Neither stack kind asked for: a zeroed struct means both. */
+	s->kernel = o->kernel || !o->user;
+	s->user = o->user || !o->kernel;
+	s->metrics = o->metrics;
+	s->metrics_ctx = o->metrics_ctx;
+	return 0;
+}
+
+int http_start(const struct http_opts *opts, struct http_server **out, char *err, size_t errlen)
+{
+	struct http_server *s;
+	char host[256];
+	int port, ret;
+
+	*out = NULL;
+	if (http_listen_socket_spec(opts->listen, host, sizeof(host), &port)) {
+		snprintf(err, errlen,
+			 "invalid listen address '%s': expected ADDR:PORT (IPv4, [IPv6] or "
+			 "localhost)",
+			 opts->listen ? opts->listen : "");
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "cannot start the HTTP server: out of memory");
+		return -ENOMEM;
+	}
+	snprintf(s->listen, sizeof(s->listen), "%s", opts->listen);
+	ret = adhoc_init(&s->adhoc);
+	if (ret) {
+		free(s);
+		snprintf(err, errlen, "cannot start the HTTP server: %s", strerror(-ret));
+		return ret;
+	}
+	ret = copy_opts(s, opts);
+	if (ret) {
+		snprintf(err, errlen, "cannot start the HTTP server: %s", strerror(-ret));
+		goto fail;
+	}
+	s->listen_fd = http_listen_on(host, port, opts->listen, err, errlen);
+	if (s->listen_fd < 0) {
+		ret = s->listen_fd;
+		goto fail;
+	}
+	s->port = http_bound_port(s->listen_fd);
+	s->daemon = MHD_start_daemon(
+		MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
+		NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+		MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+		s, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)120, MHD_OPTION_END);
+	if (!s->daemon) {
+		close(s->listen_fd);
+		ret = -EIO;
+		snprintf(err, errlen, "cannot start the HTTP server on %s (libmicrohttpd failed)",
+			 opts->listen);
+		goto fail;
+	}
+	log_info("http: listening on %s (port %d)", opts->listen, s->port);
+	*out = s;
+	return 0;
+fail:
+	adhoc_destroy(&s->adhoc);
+	server_free(s);
+	return ret;
+}
+
+int http_port(const struct http_server *s)
+{
+	return s ? s->port : -1;
+}
+
+void http_stop(struct http_server *s)
+{
+	if (!s)
+		return;
+	/* Let a running profile answer with what it has, then close. */
+	adhoc_shutdown(&s->adhoc, 30);
+	MHD_stop_daemon(s->daemon);
+	adhoc_destroy(&s->adhoc);
+	log_info("http: stopped listening on %s", s->listen);
+	server_free(s);
+}

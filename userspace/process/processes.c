@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/fileio.h"
+#include "util/hashmap.h"
+#include "processes.h"
+
+struct proc_registry {
+	struct hashmap *by_pid; /* &proc_info.pid (as uint32) -> proc_info */
+};
+
+static uint64_t hash_pid(const void *key)
+{
+	uint32_t v = *(const uint32_t *)key;
+
+	return hm_hash_bytes(&v, sizeof(v));
+}
+
+static bool equal_pid(const void *a, const void *b)
+{
+	return *(const uint32_t *)a == *(const uint32_t *)b;
+}
+
+int procs_new(struct proc_registry **out)
+{
+	struct proc_registry *reg = calloc(1, sizeof(*reg));
+
+	if (!reg)
+		return -ENOMEM;
+	reg->by_pid = hm_new(hash_pid, equal_pid);
+	if (!reg->by_pid) {
+		free(reg);
+		return -ENOMEM;
+	}
+	*out = reg;
+	return 0;
+}
+
+static void proc_info_free(struct proc_info *pi)
+{
+	free(pi->exe);
+	procmaps_free(pi->maps);
+	free(pi);
+}
+
+void procs_free(struct proc_registry *reg)
+{
+	const void *k;
+	void *v;
+
+	if (!reg)
+		return;
+	for (size_t it = 0; hm_next(reg->by_pid, &it, &k, &v);)
+		proc_info_free(v);
+	hm_free(reg->by_pid);
+	free(reg);
+}
+
+struct proc_info *procs_get(struct proc_registry *reg, uint32_t pid)
+{
+	void *v;
+
+	return hm_find(reg->by_pid, &pid, &v) ? NULL : v;
+}
+
+struct proc_info *procs_add(struct proc_registry *reg, uint32_t pid)
+{
+	struct proc_info *pi = procs_get(reg, pid);
+
+	if (pi)
+		return pi;
+	pi = calloc(1, sizeof(*pi));
+	if (!pi)
+		return NULL;
+	pi->pid = pid;
+	if (hm_set(reg->by_pid, &pi->pid, pi, NULL)) {
+		free(pi);
+		return NULL;
+	}
+	return pi;
+}
+
+int proc_read_comm(uint32_t pid, char *buf, size_t size)
+{
+	char path[64];
+	size_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	err = read_small_file(path, buf, size, &n);
+	if (err)
+		return err;
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return 0;
+}
+
+int proc_read_exe(uint32_t pid, char **out)
+{
+	static const char suffix[] = " (deleted)";
+	char path[64], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	if ((size_t)n > sizeof(suffix) - 1 && !strcmp(target + n - (sizeof(suffix) - 1), suffix))
+		target[n - (sizeof(suffix) - 1)] = '\0';
+	*out = strdup(target);
+	return *out ? 0 : -ENOMEM;
+}
+
+int proc_read_ppid(uint32_t pid, uint32_t *ppid)
+{
+	char path[64], buf[1024], *p;
+	unsigned int v;
+	size_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	err = read_small_file(path, buf, sizeof(buf), &n);
+	if (err)
+		return err;
+	if (!n)
+		return -ESRCH;
+	/* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %u", &v) != 1)
+		return -EINVAL;
+	*ppid = v;
+	return 0;
+}
+
+int procs_snapshot(struct proc_registry *reg, uint32_t pid, bool force)
+{
+	struct proc_info *pi = procs_add(reg, pid);
+	struct proc_maps *maps;
+	char *exe = NULL;
+	int err;
+
+	if (!pi)
+		return -ENOMEM;
+	if (pi->maps && !force)
+		return 0;
+	err = procmaps_read((int)pid, true, &maps);
+	if (err) {
+		pi->snapshot_err = err;
+		return err;
+	}
+	procmaps_free(pi->maps);
+	pi->maps = maps;
+	pi->snapshot_err = 0;
+	proc_read_comm(pid, pi->comm, sizeof(pi->comm));
+	if (!proc_read_exe(pid, &exe)) {
+		free(pi->exe);
+		pi->exe = exe;
+	}
+	if (!pi->ppid)
+		proc_read_ppid(pid, &pi->ppid);
+	return 0;
+}
+
+void procs_on_fork(struct proc_registry *reg, uint32_t child, uint32_t parent)
+{
+	struct proc_info *pi = procs_add(reg, child);
+	struct proc_info *pp = procs_get(reg, parent);
+
+	if (!pi)
+		return;
+	pi->ppid = parent;
+	pi->execd = false;
+	if (pp && !pi->comm[0])
+		memcpy(pi->comm, pp->comm, sizeof(pi->comm));
+	if (pp && pp->exe && !pi->exe)
+		pi->exe = strdup(pp->exe);
+}
+
+void procs_on_exec(struct proc_registry *reg, uint32_t pid)
+{
+	struct proc_info *pi = procs_add(reg, pid);
+
+	if (!pi)
+		return;
+	pi->execd = true;
+	/* The old layout is gone; the next sample triggers a new snapshot. */
+	procmaps_free(pi->maps);
+	pi->maps = NULL;
+	free(pi->exe);
+	pi->exe = NULL;
+}
+
+void procs_on_exit(struct proc_registry *reg, uint32_t pid)
+{
+	struct proc_info *pi = procs_get(reg, pid);
+
+	if (pi)
+		pi->exited = true;
+}
+
+const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid)
+{
+	/* Walk up forks without exec; bounded against cycles from pid reuse. */
+	for (int depth = 0; depth < 64; depth++) {
+		struct proc_info *pi = procs_get(reg, pid);
+
+		if (!pi)
+			return NULL;
+		if (pi->maps)
+			return pi->maps;
+		if (pi->execd || !pi->ppid || pi->ppid == pid)
+			return NULL;
+		pid = pi->ppid;
+	}
+	return NULL;
+}
+
+void procs_remove(struct proc_registry *reg, uint32_t pid)
+{
+	const void *k;
+	void *v;
+
+	if (!hm_remove(reg->by_pid, &pid, &k, &v))
+		proc_info_free(v);
+}
+
+size_t procs_count(const struct proc_registry *reg)
+{
+	return hm_size(reg->by_pid);
+}
+
+struct proc_info *procs_next(struct proc_registry *reg, size_t *iter)
+{
+	const void *k;
+	void *v;
+
+	return hm_next(reg->by_pid, iter, &k, &v) ? v : NULL;
+}

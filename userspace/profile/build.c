@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+
+#define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
+#define KERNEL_START 0xffff800000000000ULL
+#define MAX_INLINE 32
+#define MAX_FRAMES (2 * EBPROF_MAX_STACK_DEPTH + 2)
+
+/* Identity of a mapped file region as seen in one snapshot. */
+struct bmap_key {
+	uint64_t start, end, offset, dev, inode;
+	const char *path; /* owned by struct bmap */
+};
+
+struct bmap {
+	struct bmap_key key;
+	uint64_t mapping_id;
+	struct sym_elf *elf; /* pinned, NULL if it could not be opened */
+};
+
+/* (mapping id, address) -> location id */
+struct loc_key {
+	uint64_t mapping_id;
+	uint64_t address;
+};
+
+struct loc_entry {
+	struct loc_key key;
+	uint64_t location_id;
+	bool resolved;
+};
+
+struct builder {
+	struct builder_opts opts;
+	struct profile *p;
+	struct hashmap *bmaps; /* bmap_key -> bmap */
+	struct hashmap *locs;  /* loc_key -> loc_entry */
+	uint64_t kernel_mapping_id;
+	int64_t period;
+	bool kallsyms_failed;
+	struct builder_stats stats;
+};
+
+static uint64_t hash_bmap(const void *k)
+{
+	const struct bmap_key *b = k;
+	uint64_t h = hm_hash_bytes(b, offsetof(struct bmap_key, path));
+
+	return h ^ (b->path ? hm_hash_str(b->path) : 0);
+}
+
+static bool equal_bmap(const void *a, const void *b)
+{
+	const struct bmap_key *x = a, *y = b;
+
+	if (memcmp(x, y, offsetof(struct bmap_key, path)))
+		return false;
+	if (!x->path || !y->path)
+		return x->path == y->path;
+	return !strcmp(x->path, y->path);
+}
+
+static uint64_t hash_loc(const void *k)
+{
+	return hm_hash_bytes(k, sizeof(struct loc_key));
+}
+
+static bool equal_loc(const void *a, const void *b)
+{
+	return !memcmp(a, b, sizeof(struct loc_key));
+}
+
+int kernel_build_id(char *buf, size_t size)
+{
+	unsigned char notes[4096];
+	ssize_t n;
+	size_t pos = 0;
+	int fd;
+
+	fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, notes, sizeof(notes));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	while (pos + 12 <= (size_t)n) {
+		uint32_t namesz, descsz, type;
+		size_t name_off = pos + 12, desc_off;
+
+		memcpy(&namesz, notes + pos, 4);
+		memcpy(&descsz, notes + pos + 4, 4);
+		memcpy(&type, notes + pos + 8, 4);
+		desc_off = name_off + ((namesz + 3) & ~3u);
+		if (desc_off + descsz > (size_t)n)
+			break;
+		if (type == 3 && namesz == 4 && !memcmp(notes + name_off, "GNU", 4)) {
+			if (size < descsz * 2 + 1)
+				return -ENOSPC;
+			for (uint32_t i = 0; i < descsz; i++)
+				sprintf(buf + 2 * i, "%02x", notes[desc_off + i]);
+			return 0;
+		}
+		pos = desc_off + ((descsz + 3) & ~3u);
+	}
+	return -ENOENT;
+}
+
+int builder_new(const struct builder_opts *opts, struct builder **out)
+{
+	struct builder *b = calloc(1, sizeof(*b));
+	int err = -ENOMEM;
+
+	if (!b)
+		return -ENOMEM;
+	b->opts = *opts;
+	b->period = opts->frequency > 0 ? 1000000000LL / opts->frequency : 0;
+	b->p = profile_new();
+	b->bmaps = hm_new(hash_bmap, equal_bmap);
+	b->locs = hm_new(hash_loc, equal_loc);
+	if (!b->p || !b->bmaps || !b->locs)
+		goto fail;
+	if ((err = profile_add_sample_type(b->p, "samples", "count")) ||
+	    (err = profile_add_sample_type(b->p, "cpu", "nanoseconds")) ||
+	    (err = profile_set_period(b->p, "cpu", "nanoseconds", b->period)))
+		goto fail;
+	b->p->time_nanos = opts->time_nanos;
+	*out = b;
+	return 0;
+fail:
+	builder_free(b);
+	return err;
+}
+
+static int64_t kernel_mapping(struct builder *b)
+{
+	struct pf_mapping m = { 0 };
+	char build_id[128] = "";
+	int64_t id;
+
+	if (b->kernel_mapping_id)
+		return (int64_t)b->kernel_mapping_id;
+	kernel_build_id(build_id, sizeof(build_id));
+	m.start = KERNEL_START;
+	m.limit = UINT64_MAX;
+	m.filename = profile_str(b->p, KERNEL_MAPPING_NAME);
+	m.build_id = profile_str(b->p, build_id);
+	m.has_functions = true;
+	if (m.filename < 0 || m.build_id < 0)
+		return -ENOMEM;
+	id = profile_add_mapping(b->p, &m);
+	if (id > 0)
+		b->kernel_mapping_id = (uint64_t)id;
+	return id;
+}
+
+/* Profile mapping (and pinned binary) for one maps entry. */
+static struct bmap *user_mapping(struct builder *b, uint32_t pid, const struct map_entry *e)
+{
+	struct bmap_key key = { e->start, e->end, e->offset, e->dev, e->inode, e->path };
+	struct pf_mapping m = { 0 };
+	struct bmap *bm;
+	const char *name;
+	void *v;
+	int64_t id;
+
+	if (!hm_find(b->bmaps, &key, &v))
+		return v;
+	bm = calloc(1, sizeof(*bm));
+	if (!bm)
+		return NULL;
+	bm->key = key;
+	bm->key.path = e->path ? strdup(e->path) : NULL;
+	if (e->path && !bm->key.path)
+		goto fail;
+
+	if (e->kind == MAPPING_FILE && b->opts.sym) {
+		struct sym_binary bin = { e->path, (int)pid, e->start, e->end, e->dev, e->inode };
+		int err = sym_elf_get(b->opts.sym, &bin, &bm->elf);
+
+		if (err) {
+			log_debug("cannot open %s of pid %u: %s", e->path, pid, strerror(-err));
+			bm->elf = NULL;
+		}
+	}
+	name = e->path ? e->path : "[anon]";
+	m.start = e->start;
+	m.limit = e->end;
+	m.offset = e->offset;
+	m.filename = profile_str(b->p, name);
+	m.build_id = profile_str(b->p, bm->elf ? sym_elf_build_id(bm->elf) : "");
+	if (m.filename < 0 || m.build_id < 0)
+		goto fail;
+	/* We symbolized (or tried to): tell pprof readers not to try again
+	 * from local files, which may not exist on their machine. */
+	m.has_functions = true;
+	if (bm->elf) {
+		bool lines = sym_elf_has_lines(bm->elf);
+
+		m.has_filenames = m.has_line_numbers = m.has_inline_frames = lines;
+	}
+	id = profile_add_mapping(b->p, &m);
+	if (id < 0)
+		goto fail;
+	bm->mapping_id = (uint64_t)id;
+	if (hm_set(b->bmaps, &bm->key, bm, NULL))
+		goto fail;
+	return bm;
+fail:
+	if (bm->elf)
+		sym_elf_put(b->opts.sym, bm->elf);
+	free((char *)bm->key.path);
+	free(bm);
+	return NULL;
+}
+
+/* Intern a location, symbolizing it the first time it is seen.
+ * frames/nframes describe the inline chain (innermost first). */
+static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t address,
+			       const struct sym_frame *frames, int nframes, bool *resolved)
+{
+	struct pf_line lines[MAX_INLINE];
+	struct loc_entry *le;
+	int64_t id;
+
+	for (int i = 0; i < nframes; i++) {
+		int64_t fid = profile_add_function(b->p, frames[i].function,
+						   frames[i].system_name ? frames[i].system_name
+									 : frames[i].function,
+						   frames[i].file, 0);
+
+		if (fid < 0)
+			return fid;
+		lines[i].function_id = (uint64_t)fid;
+		lines[i].line = frames[i].line;
+		lines[i].column = frames[i].column;
+	}
+	id = profile_add_location(b->p, mapping_id, address, lines, (size_t)nframes);
+	if (id < 0)
+		return id;
+	le = calloc(1, sizeof(*le));
+	if (!le)
+		return -ENOMEM;
+	le->key.mapping_id = mapping_id;
+	le->key.address = address;
+	le->location_id = (uint64_t)id;
+	le->resolved = nframes > 0;
+	if (hm_set(b->locs, &le->key, le, NULL)) {
+		free(le);
+		return -ENOMEM;
+	}
+	*resolved = le->resolved;
+	return id;
+}
+
+static int64_t cached_location(struct builder *b, uint64_t mapping_id, uint64_t address,
+			       bool *resolved)
+{
+	struct loc_key key = { mapping_id, address };
+	void *v;
+
+	if (hm_find(b->locs, &key, &v))
+		return 0;
+	*resolved = ((struct loc_entry *)v)->resolved;
+	return (int64_t)((struct loc_entry *)v)->location_id;
+}
+
+static int64_t kernel_location(struct builder *b, uint64_t addr, bool leaf, bool *resolved)
+{
+	struct sym_frame f = { 0 };
+	int64_t mid = kernel_mapping(b), id;
+	int n = 0;
+
+	if (mid < 0)
+		return mid;
+	id = cached_location(b, (uint64_t)mid, addr, resolved);
+	if (id)
+		return id;
+	if (b->opts.sym && !b->kallsyms_failed) {
+		/* Return addresses point after the call: look up addr - 1. */
+		n = sym_kernel_resolve(b->opts.sym, leaf ? addr : addr - 1, &f);
+		if (n < 0) {
+			log_warn("kernel symbols unavailable: %s", strerror(-n));
+			b->kallsyms_failed = true;
+			n = 0;
+		}
+		if (n > 0) {
+			f.inlined = false;
+			f.line = 0;
+		}
+	}
+	return intern_location(b, (uint64_t)mid, addr, &f, n > 0 ? 1 : 0, resolved);
+}
+
+static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, bool leaf,
+			     bool *resolved)
+{
+	const struct proc_maps *maps = procs_maps(b->opts.procs, pid);
+	const struct map_entry *e = procmaps_find(maps, addr);
+	struct sym_frame frames[MAX_INLINE];
+	struct bmap *bm;
+	int64_t id;
+	int n = 0;
+
+	if (!e) {
+		b->stats.no_mapping++;
+		id = cached_location(b, 0, addr, resolved);
+		return id ? id : intern_location(b, 0, addr, NULL, 0, resolved);
+	}
+	bm = user_mapping(b, pid, e);
+	if (!bm)
+		return -ENOMEM;
+	id = cached_location(b, bm->mapping_id, addr, resolved);
+	if (id)
+		return id;
+	if (bm->elf) {
+		uint64_t off = (leaf ? addr : addr - 1) - e->start + e->offset;
+
+		n = sym_elf_resolve(b->opts.sym, bm->elf, off, frames, MAX_INLINE);
+		if (n < 0)
+			n = 0;
+	}
+	return intern_location(b, bm->mapping_id, addr, frames, n, resolved);
+}
+
+static int64_t synthetic_location(struct builder *b, const char *name)
+{
+	int64_t fid = profile_add_function(b->p, name, name, NULL, 0);
+	struct pf_line line = { 0 };
+
+	if (fid < 0)
+		return fid;
+	line.function_id = (uint64_t)fid;
+	return profile_add_location(b->p, 0, 0, &line, 1);
+}
+
+int builder_add(const struct raw_sample *s, void *ctx)
+{
+	struct builder *b = ctx;
+	uint64_t locs[MAX_FRAMES];
+	struct pf_label labels[3];
+	int64_t values[2], id;
+	size_t n = 0;
+	bool resolved;
+
+	if (s->kernel_lost) {
+		if ((id = synthetic_location(b, "[lost kernel stack]")) < 0)
+			return (int)id;
+		locs[n++] = (uint64_t)id;
+	}
+	for (uint32_t i = 0; i < s->nkernel && n < MAX_FRAMES; i++) {
+		id = kernel_location(b, s->kernel[i], i == 0, &resolved);
+		if (id < 0)
+			return (int)id;
+		locs[n++] = (uint64_t)id;
+		b->stats.kernel_frames++;
+		b->stats.kernel_frames_resolved += resolved;
+		if (i == 0)
+			b->stats.leaf_resolved += resolved ? s->count : 0;
+	}
+	if (s->user_lost && n < MAX_FRAMES) {
+		if ((id = synthetic_location(b, "[lost user stack]")) < 0)
+			return (int)id;
+		locs[n++] = (uint64_t)id;
+	}
+	for (uint32_t i = 0; i < s->nuser && n < MAX_FRAMES; i++) {
+		/* The first user frame is the interrupted PC only when the
+		 * sample hit user mode (no kernel frames). */
+		bool leaf = i == 0 && s->nkernel == 0;
+
+		id = user_location(b, s->pid, s->user[i], leaf, &resolved);
+		if (id < 0)
+			return (int)id;
+		locs[n++] = (uint64_t)id;
+		b->stats.user_frames++;
+		b->stats.user_frames_resolved += resolved;
+		if (i == 0 && s->nkernel == 0)
+			b->stats.leaf_resolved += resolved ? s->count : 0;
+	}
+	if (n == 0) {
+		if ((id = synthetic_location(b, "[no stack]")) < 0)
+			return (int)id;
+		locs[n++] = (uint64_t)id;
+	}
+
+	labels[0] = profile_label_num(b->p, "pid", s->pid, NULL);
+	labels[1] = profile_label_num(b->p, "tid", s->tid, NULL);
+	labels[2] = profile_label_str(b->p, "thread_name", s->comm);
+	values[0] = (int64_t)s->count;
+	values[1] = (int64_t)s->count * b->period;
+	b->stats.samples += s->count;
+	b->stats.stacks++;
+	return profile_add_sample(b->p, locs, n, values, labels, 3);
+}
+
+int builder_comment(struct builder *b, const char *comment)
+{
+	return profile_add_comment(b->p, comment);
+}
+
+int builder_finish(struct builder *b, int64_t duration_nanos, struct profile **out)
+{
+	if (!b->p)
+		return -EINVAL;
+	b->p->duration_nanos = duration_nanos;
+	*out = b->p;
+	b->p = NULL;
+	return 0;
+}
+
+void builder_get_stats(const struct builder *b, struct builder_stats *out)
+{
+	*out = b->stats;
+}
+
+void builder_free(struct builder *b)
+{
+	const void *k;
+	void *v;
+
+	if (!b)
+		return;
+	if (b->bmaps) {
+		for (size_t it = 0; hm_next(b->bmaps, &it, &k, &v);) {
+			struct bmap *bm = v;
+
+			if (bm->elf)
+				sym_elf_put(b->opts.sym, bm->elf);
+			free((char *)bm->key.path);
+			free(bm);
+		}
+		hm_free(b->bmaps);
+	}
+	if (b->locs) {
+		for (size_t it = 0; hm_next(b->locs, &it, &k, &v);)
+			free(v);
+		hm_free(b->locs);
+	}
+	profile_free(b->p);
+	free(b);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Profile builder: raw samples (addresses) -> a symbolized struct profile
+ * following the pprof contract of DESIGN.md: sample types samples/count and
+ * cpu/nanoseconds, period 1e9/F, one mapping per mapped file with its
+ * build-id, a [kernel.kallsyms] mapping, a Location per distinct address
+ * per mapping with its inline chain, labels pid/tid/thread_name; the
+ * kernel stack first (leaf first), then the user stack.
+ *
+ * The builder borrows the symbolizer and the process registry (both must
+ * outlive it) and pins the binaries it uses until builder_free().
+ */
+#ifndef EBPROF_BUILDER_H
+#define EBPROF_BUILDER_H
+
+#include <stdint.h>
+
+#include "ebprof/symbolizer.h"
+#include "process/processes.h"
+#include "profile.h"
+#include "sampling/stack_source.h"
+
+struct builder_opts {
+	int frequency;		     /* Hz, for period and cpu/nanoseconds */
+	struct symbolizer *sym;	     /* NULL: addresses only */
+	struct proc_registry *procs; /* maps snapshots; required */
+	int64_t time_nanos;	     /* start of the profile (wall clock) */
+};
+
+struct builder_stats {
+	uint64_t samples; /* sum of counts added */
+	uint64_t stacks;  /* raw samples added */
+	uint64_t user_frames, user_frames_resolved;
+	uint64_t kernel_frames, kernel_frames_resolved;
+	uint64_t leaf_resolved; /* samples whose leaf frame has a function */
+	uint64_t no_mapping;	/* user frames outside any known mapping */
+};
+
+struct builder;
+
+int builder_new(const struct builder_opts *opts, struct builder **out);
+/* Add one raw sample (usable as a raw_sample_fn with the builder as ctx). */
+int builder_add(const struct raw_sample *s, void *builder);
+/*
+ * Finish: set duration and comments, hand over the profile (the caller
+ * owns it; the builder is empty afterwards and must be freed).
+ */
+int builder_finish(struct builder *b, int64_t duration_nanos, struct profile **out);
+/* Add a profile-level comment (copied). */
+int builder_comment(struct builder *b, const char *comment);
+void builder_get_stats(const struct builder *b, struct builder_stats *out);
+void builder_free(struct builder *b);
+
+/* GNU build-id of the running kernel from /sys/kernel/notes, lower-case
+ * hex into buf (at least 41 bytes); 0 or a negative errno. */
+int kernel_build_id(char *buf, size_t size);
+
+#endif /* EBPROF_BUILDER_H */

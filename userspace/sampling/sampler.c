@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf_features.h"
+#include "util/log.h"
+#include "sampler.h"
+#include "profile.skel.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+#define DRAIN_CHUNK 4096
+
+struct sampler {
+	struct profile_bpf *skel;
+	int ncpus;     /* possible CPUs: size of the arrays below */
+	int nattached; /* online CPUs with an event */
+	int *pfds;
+	struct bpf_link **links;
+	struct ring_buffer *rb;
+	struct stack_source *stacks;
+	sampler_event_fn on_event;
+	void *event_ctx;
+	int frequency;
+	uint32_t active; /* mirror of skel->bss->active_counts */
+	struct sample_key *keys;
+	uint64_t *values;
+	/* Stack keys referenced by the last drain (unsorted until GC). */
+	uint64_t *seen;
+	size_t nseen, seen_cap;
+};
+
+/* Remember a stack key as still referenced. Best effort: on allocation
+ * failure GC is skipped (seen_cap = SIZE_MAX) rather than freeing stacks
+ * still in use. */
+static void mark_stack(struct sampler *s, uint64_t key)
+{
+	if (!key || s->seen_cap == SIZE_MAX)
+		return;
+	if (s->nseen == s->seen_cap) {
+		size_t ncap = s->seen_cap ? s->seen_cap * 2 : 4096;
+		uint64_t *n = realloc(s->seen, ncap * sizeof(*n));
+
+		if (!n) {
+			s->seen_cap = SIZE_MAX;
+			return;
+		}
+		s->seen = n;
+		s->seen_cap = ncap;
+	}
+	s->seen[s->nseen++] = key;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void fmt_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* Name the capability that is missing, the way an operator can fix it. */
+static int check_privileges(char *err, size_t errlen)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 0; /* cannot tell: let the kernel decide */
+	if (has_cap(data, CAP_SYS_ADMIN))
+		return 0;
+	if (!has_cap(data, CAP_BPF)) {
+		fmt_err(err, errlen,
+			"missing capability CAP_BPF (run as root or grant "
+			"CAP_BPF,CAP_PERFMON)");
+		return -EPERM;
+	}
+	if (!has_cap(data, CAP_PERFMON)) {
+		fmt_err(err, errlen,
+			"missing capability CAP_PERFMON (run as root or grant "
+			"CAP_BPF,CAP_PERFMON)");
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* strerror() for libbpf's own codes too (LIBBPF_ERRNO__*, 4000+). */
+static const char *libbpf_err_str(int err)
+{
+	static __thread char buf[128];
+
+	libbpf_strerror(err, buf, sizeof(buf));
+	return buf;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && log_get_level() < LOG_INFO)
+		return 0; /* the caller reports the failure in one line */
+	if (level != LIBBPF_WARN && log_get_level() < LOG_DEBUG)
+		return 0;
+	/* Verbatim: verifier logs are long and multi-line. */
+	return vfprintf(stderr, fmt, ap);
+}
+
+/*
+ * The feature probe, run once per process (a documented cache: the kernel
+ * does not change under us, and the agent opens a sampler per reload and
+ * per ad hoc profile): what the kernel offers in one info line, what it
+ * lacks in err.
+ */
+static struct features probed;
+static int probe_ret;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static const char *probe_btf_path;
+
+static void run_probe(void)
+{
+	char line[512];
+
+	probe_ret = features_probe(probe_btf_path, &probed);
+	if (probe_ret) { /* cannot ask: the load itself reports what is wrong */
+		log_debug("feature probe failed: %s", strerror(-probe_ret));
+		return;
+	}
+	features_format(&probed, line, sizeof(line));
+	log_info("%s", line);
+}
+
+static int probe_features(const char *btf_path, char *err, size_t errlen)
+{
+	probe_btf_path = btf_path;
+	pthread_once(&probe_once, run_probe);
+	return probe_ret ? 0 : features_check(&probed, err, errlen);
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (size < sizeof(struct ebprof_event))
+		return 0;
+	if (s->on_event)
+		s->on_event(data, s->event_ctx);
+	return 0;
+}
+
+int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, void *ctx,
+		 struct sampler **out, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oopts);
+	struct sampler *s;
+	int ret;
+
+	libbpf_set_print(libbpf_print); /* before anything of libbpf speaks */
+	if (opts->frequency < 1 || opts->frequency > 10000) {
+		fmt_err(err, errlen, "frequency must be between 1 and 10000 Hz, got %d",
+			opts->frequency);
+		return -EINVAL;
+	}
+	if (opts->ncomms > EBPROF_MAX_COMMS) {
+		fmt_err(err, errlen, "at most %d process names, got %zu", EBPROF_MAX_COMMS,
+			opts->ncomms);
+		return -EINVAL;
+	}
+	ret = check_privileges(err, errlen);
+	if (ret)
+		return ret;
+	if (opts->btf_path) {
+		struct btf *btf;
+
+		if (access(opts->btf_path, R_OK)) {
+			ret = -errno;
+			fmt_err(err, errlen, "cannot read BTF file %s: %s", opts->btf_path,
+				strerror(errno));
+			return ret;
+		}
+		btf = btf__parse(opts->btf_path, NULL);
+		if (!btf) {
+			ret = -errno;
+			fmt_err(err, errlen, "%s is not a BTF file (nor an ELF file with .BTF): %s",
+				opts->btf_path, libbpf_err_str(ret));
+			return ret;
+		}
+		btf__free(btf);
+		oopts.btf_custom_path = opts->btf_path;
+	} else if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fmt_err(err, errlen,
+			"this kernel has no BTF (/sys/kernel/btf/vmlinux is missing: "
+			"CONFIG_DEBUG_INFO_BTF is off); pass an external BTF file");
+		return -ENOTSUP;
+	}
+	ret = probe_features(opts->btf_path, err, errlen);
+	if (ret)
+		return ret;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->on_event = on_event;
+	s->event_ctx = ctx;
+	s->frequency = opts->frequency;
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		ret = s->ncpus ? s->ncpus : -EINVAL;
+		fmt_err(err, errlen, "cannot count CPUs: %s", strerror(-ret));
+		free(s);
+		return ret;
+	}
+	s->pfds = calloc(s->ncpus, sizeof(*s->pfds));
+	s->links = calloc(s->ncpus, sizeof(*s->links));
+	s->keys = calloc(DRAIN_CHUNK, sizeof(*s->keys));
+	s->values = calloc(DRAIN_CHUNK, sizeof(*s->values));
+	if (!s->pfds || !s->links || !s->keys || !s->values) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (int i = 0; i < s->ncpus; i++)
+		s->pfds[i] = -1;
+
+	s->skel = profile_bpf__open_opts(&oopts);
+	if (!s->skel) {
+		ret = -errno;
+		fmt_err(err, errlen, "cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	s->skel->rodata->filter_targets = !opts->all;
+	s->skel->rodata->want_kernel = opts->kernel;
+	s->skel->rodata->want_user = opts->user;
+	s->skel->rodata->follow_forks = opts->follow_forks;
+	s->skel->rodata->ncomms = opts->ncomms;
+	for (size_t i = 0; i < opts->ncomms; i++)
+		strncpy((char *)s->skel->rodata->comms[i], opts->comms[i],
+			EBPROF_TASK_COMM_LEN - 1);
+	if (opts->counts_entries) {
+		bpf_map__set_max_entries(s->skel->maps.counts0, opts->counts_entries);
+		bpf_map__set_max_entries(s->skel->maps.counts1, opts->counts_entries);
+	}
+	if (opts->stack_entries)
+		bpf_map__set_max_entries(s->skel->maps.stacks, opts->stack_entries);
+
+	ret = profile_bpf__load(s->skel);
+	if (ret) {
+		if (ret == -EPERM || ret == -EACCES)
+			fmt_err(err, errlen,
+				"the kernel refused to load the BPF program (%s): missing "
+				"CAP_BPF/CAP_SYS_ADMIN, or "
+				"kernel.unprivileged_bpf_disabled/lockdown",
+				strerror(-ret));
+		else
+			fmt_err(err, errlen,
+				"cannot load the BPF program: %s (run with -v for the verifier "
+				"log)",
+				libbpf_err_str(ret));
+		goto fail;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
+	if (!s->rb) {
+		ret = -errno;
+		fmt_err(err, errlen, "cannot open the event ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	ret = stack_source_fp_new(bpf_map__fd(s->skel->maps.stacks), &s->stacks);
+	if (ret) {
+		fmt_err(err, errlen, "cannot create the stack source: %s", strerror(-ret));
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	sampler_close(s);
+	return ret;
+}
+
+int sampler_add_target(struct sampler *s, uint32_t tgid)
+{
+	uint8_t yes = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &tgid, &yes, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler_attach_tracepoints(struct sampler *s, char *err, size_t errlen)
+{
+	struct bpf_program *progs[] = { s->skel->progs.on_fork, s->skel->progs.on_exec,
+					s->skel->progs.on_exit };
+	struct bpf_link **links[] = { &s->skel->links.on_fork, &s->skel->links.on_exec,
+				      &s->skel->links.on_exit };
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		*links[i] = bpf_program__attach(progs[i]);
+		if (!*links[i]) {
+			int ret = -errno;
+
+			fmt_err(err, errlen, "cannot attach %s: %s", bpf_program__name(progs[i]),
+				strerror(errno));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int perf_event_open(struct perf_event_attr *attr, int cpu)
+{
+	return syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int sampler_start(struct sampler *s, char *err, size_t errlen)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+	};
+
+	attr.sample_freq = (uint64_t)s->frequency;
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		int fd = perf_event_open(&attr, cpu);
+
+		if (fd < 0) {
+			int ret = -errno;
+
+			if (ret == -ENODEV)
+				continue; /* possible but offline CPU */
+			fmt_err(err, errlen, "perf_event_open on CPU %d failed: %s%s", cpu,
+				strerror(errno),
+				errno == EACCES || errno == EPERM
+					? " (missing CAP_PERFMON, or kernel.perf_event_paranoid)"
+					: "");
+			sampler_stop(s);
+			return ret;
+		}
+		s->pfds[cpu] = fd;
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.do_sample, fd);
+		if (!s->links[cpu]) {
+			int ret = -errno;
+
+			fmt_err(err, errlen, "cannot attach the sampler on CPU %d: %s", cpu,
+				strerror(errno));
+			sampler_stop(s);
+			return ret;
+		}
+		s->nattached++;
+	}
+	if (!s->nattached) {
+		fmt_err(err, errlen, "no online CPU to sample");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+void sampler_stop(struct sampler *s)
+{
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		bpf_link__destroy(s->links[cpu]);
+		s->links[cpu] = NULL;
+		if (s->pfds[cpu] >= 0)
+			close(s->pfds[cpu]);
+		s->pfds[cpu] = -1;
+	}
+	s->nattached = 0;
+}
+
+int sampler_poll(struct sampler *s, int timeout_ms)
+{
+	return ring_buffer__poll(s->rb, timeout_ms);
+}
+
+struct drain_ctx {
+	struct sampler *s;
+	raw_sample_fn fn;
+	void *ctx;
+};
+
+static int deliver(struct drain_ctx *d, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		int ret;
+
+		mark_stack(d->s, d->s->keys[i].kstack);
+		mark_stack(d->s, d->s->keys[i].ustack);
+		ret = d->s->stacks->resolve(d->s->stacks, &d->s->keys[i], d->s->values[i], d->fn,
+					    d->ctx);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Read and delete every entry of one counts map, a chunk at a time. */
+static int drain_map(struct sampler *s, struct bpf_map *map, raw_sample_fn fn, void *ctx)
+{
+	struct drain_ctx d = { s, fn, ctx };
+	int fd = bpf_map__fd(map), total = 0, ret;
+	uint32_t batch_out = 0, count;
+	void *in = NULL;
+	bool done = false;
+
+	/* Fast path: batched lookup-and-delete (5.6+). */
+	while (!done) {
+		count = DRAIN_CHUNK;
+		ret = bpf_map_lookup_and_delete_batch(fd, in, &batch_out, s->keys, s->values,
+						      &count, NULL);
+		if (ret && errno != ENOENT) {
+			if (total == 0 && in == NULL &&
+			    (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
+				goto slow; /* kernel without batch ops */
+			return -errno;
+		}
+		done = ret != 0; /* ENOENT: that was the last chunk */
+		in = &batch_out;
+		ret = deliver(&d, count);
+		if (ret)
+			return ret;
+		total += count;
+	}
+	return total;
+slow:
+	/* Collect keys first: deleting while iterating restarts the walk. */
+	for (;;) {
+		struct sample_key *prev = NULL;
+		uint32_t n = 0;
+
+		while (n < DRAIN_CHUNK && !bpf_map_get_next_key(fd, prev, &s->keys[n])) {
+			prev = &s->keys[n];
+			n++;
+		}
+		if (n == 0)
+			break;
+		count = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			if (bpf_map_lookup_elem(fd, &s->keys[i], &s->values[count]))
+				continue;
+			bpf_map_delete_elem(fd, &s->keys[i]);
+			s->keys[count++] = s->keys[i];
+		}
+		ret = deliver(&d, count);
+		if (ret)
+			return ret;
+		total += count;
+	}
+	return total;
+}
+
+int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
+{
+	struct bpf_map *maps[2] = { s->skel->maps.counts0, s->skel->maps.counts1 };
+	uint32_t old = s->active;
+	int ret, total;
+
+	s->nseen = 0;
+	if (s->seen_cap == SIZE_MAX) { /* an earlier allocation failure: retry */
+		free(s->seen);
+		s->seen = NULL;
+		s->seen_cap = 0;
+	}
+	/* Flip first so sampling goes on into the other map while we read. */
+	s->active = !old;
+	s->skel->bss->active_counts = s->active;
+	__sync_synchronize();
+	/* A sample that read the old index just before the flip finishes its
+	 * update within microseconds (BPF programs do not sleep). */
+	if (!both)
+		usleep(1000);
+	ret = drain_map(s, maps[old], fn, ctx);
+	if (ret < 0 || !both)
+		return ret;
+	total = ret;
+	ret = drain_map(s, maps[s->active], fn, ctx);
+	return ret < 0 ? ret : total + ret;
+}
+
+int sampler_add_cgroup(struct sampler *s, uint64_t cgroup_id)
+{
+	uint8_t yes = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.target_cgroups), &cgroup_id, &yes,
+				BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler_gc_stacks(struct sampler *s)
+{
+	int counts_fd = bpf_map__fd(s->active ? s->skel->maps.counts1 : s->skel->maps.counts0);
+	int stacks_fd = bpf_map__fd(s->skel->maps.stacks);
+	struct sample_key key, *prev = NULL;
+	uint64_t id, next;
+	int freed = 0;
+	bool more;
+
+	/* Keep what the buffer being filled refers to. */
+	while (!bpf_map_get_next_key(counts_fd, prev, &key)) {
+		mark_stack(s, key.kstack);
+		mark_stack(s, key.ustack);
+		prev = &key;
+	}
+	if (s->seen_cap == SIZE_MAX)
+		return -ENOMEM; /* cannot tell what is in use: free nothing */
+	qsort(s->seen, s->nseen, sizeof(*s->seen), cmp_u64);
+	/* Walk the stack map; fetch the next key before deleting the
+	 * current one so the walk goes on. */
+	more = !bpf_map_get_next_key(stacks_fd, NULL, &id);
+	while (more) {
+		more = !bpf_map_get_next_key(stacks_fd, &id, &next);
+		if (!bsearch(&id, s->seen, s->nseen, sizeof(*s->seen), cmp_u64) &&
+		    !bpf_map_delete_elem(stacks_fd, &id))
+			freed++;
+		id = next;
+	}
+	return freed;
+}
+
+int sampler_read_stats(struct sampler *s, struct sampler_stats *out)
+{
+	int fd = bpf_map__fd(s->skel->maps.stats);
+	uint64_t *vals = calloc(s->ncpus, sizeof(*vals));
+
+	if (!vals)
+		return -ENOMEM;
+	memset(out, 0, sizeof(*out));
+	for (uint32_t k = 0; k < STAT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int cpu = 0; cpu < s->ncpus; cpu++)
+			out->v[k] += vals[cpu];
+	}
+	free(vals);
+	return 0;
+}
+
+int sampler_ncpus(const struct sampler *s)
+{
+	return s->nattached;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	if (s->pfds)
+		sampler_stop(s);
+	ring_buffer__free(s->rb);
+	if (s->stacks)
+		s->stacks->destroy(s->stacks);
+	profile_bpf__destroy(s->skel);
+	free(s->pfds);
+	free(s->links);
+	free(s->keys);
+	free(s->values);
+	free(s->seen);
+	free(s);
+}
+
+const char *sampler_stat_name(enum ebprof_stat stat)
+{
+	static const char *const names[STAT_MAX] = {
+		[STAT_SAMPLES] = "samples",
+		[STAT_STACKS_FULL] = "stacks lost (stack map full)",
+		[STAT_KSTACK_EFAULT] = "kernel stacks unreadable",
+		[STAT_USTACK_EFAULT] = "user stacks unreadable",
+		[STAT_STACK_OTHER] = "stack errors",
+		[STAT_COUNTS_FULL] = "samples lost (counts map full)",
+		[STAT_EVENTS_LOST] = "process events lost",
+		[STAT_TARGETS_FULL] = "processes not followed (target map full)",
+	};
+
+	return stat < STAT_MAX ? names[stat] : "?";
+}

@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "util/log.h"
+#include "formats/pprof.h"
+#include "remote_queue.h"
+#include "util/timeutil.h"
+
+#define RQ_MAGIC "EBPQ1\n"
+#define RQ_MAGIC_LEN 6
+#define RQ_DROP_LOG_NS (60LL * 1000000000LL)
+
+struct rq_entry {
+	uint64_t seq;
+	int64_t size; /* bytes on disk */
+};
+
+struct rqueue {
+	char *dir;
+	char *what;
+	int dirfd;
+	int64_t max_bytes, bytes;
+	struct rq_entry *v; /* oldest first */
+	size_t n, cap;
+	uint64_t next_seq;
+	uint64_t inflight_seq;
+	bool inflight;
+	uint64_t dropped;
+	uint64_t drops_unlogged;
+	int64_t drop_logged_ns;
+};
+
+void rq_file_name(uint64_t seq, char *buf, size_t len)
+{
+	snprintf(buf, len, "p-%020" PRIu64 ".ebpq", seq);
+}
+
+/* "<dir>/<name of seq>", malloc'ed. */
+static char *entry_path(const struct rqueue *q, uint64_t seq)
+{
+	char name[32], *p;
+
+	rq_file_name(seq, name, sizeof(name));
+	if (asprintf(&p, "%s/%s", q->dir, name) < 0)
+		return NULL;
+	return p;
+}
+
+/* Seq of a queue file name, or 0 when the name is not one. */
+static uint64_t parse_name(const char *name)
+{
+	uint64_t seq = 0;
+	int i;
+
+	if (strncmp(name, "p-", 2) || strlen(name) != 2 + 20 + 5 || strcmp(name + 22, ".ebpq"))
+		return 0;
+	for (i = 2; i < 22; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return 0;
+		if (seq > (UINT64_MAX - 9) / 10)
+			return 0;
+		seq = seq * 10 + (uint64_t)(name[i] - '0');
+	}
+	return seq;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char *p = strdup(dir), *s;
+	int err = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0750) && errno != EEXIST)
+			err = -errno;
+		*s = '/';
+		if (err)
+			break;
+	}
+	if (!err && mkdir(p, 0750) && errno != EEXIST)
+		err = -errno;
+	free(p);
+	return err;
+}
+
+/* ---- serialization ------------------------------------------------------ */
+
+/* A JSON string of s (NULL -> null); bytes that are not valid UTF-8 become
+ * '?' so a weird label never loses a profile. */
+static json_t *jstr(const char *s)
+{
+	json_t *j;
+	char *copy;
+
+	if (!s)
+		return json_null();
+	j = json_string(s);
+	if (j)
+		return j;
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	for (char *c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
+static int set_new(json_t *obj, const char *key, json_t *val)
+{
+	if (!val)
+		return -ENOMEM;
+	return json_object_set_new(obj, key, val) ? -ENOMEM : 0;
+}
+
+/* The whole file for rec in *buf (malloc'ed). */
+static int serialize(const struct profile_record *rec, uint8_t **buf, size_t *len)
+{
+	json_t *hdr = json_object(), *labels = json_array();
+	char *text = NULL;
+	size_t tlen;
+	int err = 0;
+
+	if (!hdr || !labels) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < rec->nlabels && !err; i++) {
+		json_t *pair = json_array();
+
+		if (!pair || json_array_append_new(labels, pair) ||
+		    json_array_append_new(pair, jstr(rec->labels[i].key)) ||
+		    json_array_append_new(pair, jstr(rec->labels[i].value)))
+			err = -ENOMEM;
+	}
+	if (!err)
+		err = set_new(hdr, "start_ns", json_integer(rec->start_ns));
+	if (!err)
+		err = set_new(hdr, "end_ns", json_integer(rec->end_ns));
+	if (!err)
+		err = set_new(hdr, "pid", json_integer(rec->pid));
+	if (!err)
+		err = set_new(hdr, "service", jstr(rec->service));
+	if (!err)
+		err = set_new(hdr, "comm", jstr(rec->comm));
+	if (!err)
+		err = set_new(hdr, "backend_type", jstr(rec->backend_type));
+	if (!err) {
+		err = set_new(hdr, "labels", labels);
+		labels = NULL;
+	}
+	if (!err)
+		err = set_new(hdr, "len", json_integer((json_int_t)rec->len));
+	if (!err)
+		err = set_new(hdr, "crc32",
+			      json_integer((json_int_t)crc32_z(0, rec->data, rec->len)));
+	if (err)
+		goto out;
+	text = json_dumps(hdr, JSON_COMPACT);
+	if (!text) {
+		err = -ENOMEM;
+		goto out;
+	}
+	tlen = strlen(text);
+	*len = RQ_MAGIC_LEN + tlen + 1 + rec->len;
+	*buf = malloc(*len ? *len : 1);
+	if (!*buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(*buf, RQ_MAGIC, RQ_MAGIC_LEN);
+	memcpy(*buf + RQ_MAGIC_LEN, text, tlen);
+	(*buf)[RQ_MAGIC_LEN + tlen] = '\n';
+	if (rec->len)
+		memcpy(*buf + RQ_MAGIC_LEN + tlen + 1, rec->data, rec->len);
+out:
+	free(text);
+	json_decref(labels);
+	json_decref(hdr);
+	return err;
+}
+
+/* An optional string member: NULL when absent or null; -1 when not a
+ * string. */
+static int opt_str(json_t *obj, const char *key, const char **out)
+{
+	json_t *j = json_object_get(obj, key);
+
+	*out = NULL;
+	if (!j || json_is_null(j))
+		return 0;
+	if (!json_is_string(j))
+		return -1;
+	*out = json_string_value(j);
+	return 0;
+}
+
+static int get_int(json_t *obj, const char *key, json_int_t *out)
+{
+	json_t *j = json_object_get(obj, key);
+
+	if (!json_is_integer(j))
+		return -1;
+	*out = json_integer_value(j);
+	return 0;
+}
+
+/* Parse a whole file (it takes buf, even on error). -EBADMSG when
+ * corrupt. */
+static int parse_item(uint8_t *buf, size_t len, uint64_t seq, struct rq_item **out)
+{
+	struct rq_item *it = calloc(1, sizeof(*it));
+	json_int_t start, end, pid, plen, crc;
+	const uint8_t *nl;
+	json_t *hdr = NULL, *labels;
+	size_t hlen, i;
+
+	if (!it) {
+		free(buf);
+		return -ENOMEM;
+	}
+	it->file = buf;
+	it->seq = seq;
+	if (len < RQ_MAGIC_LEN + 2 || memcmp(buf, RQ_MAGIC, RQ_MAGIC_LEN))
+		goto bad;
+	nl = memchr(buf + RQ_MAGIC_LEN, '\n', len - RQ_MAGIC_LEN);
+	if (!nl)
+		goto bad;
+	hlen = (size_t)(nl - (buf + RQ_MAGIC_LEN));
+	hdr = json_loadb((const char *)buf + RQ_MAGIC_LEN, hlen, JSON_REJECT_DUPLICATES, NULL);
+	it->hdr = hdr;
+	if (!json_is_object(hdr))
+		goto bad;
+	if (get_int(hdr, "start_ns", &start) || get_int(hdr, "end_ns", &end) ||
+	    get_int(hdr, "pid", &pid) || get_int(hdr, "len", &plen) || get_int(hdr, "crc32", &crc))
+		goto bad;
+	if (pid < 0 || pid > UINT32_MAX || plen < 0 ||
+	    (uint64_t)plen != len - RQ_MAGIC_LEN - hlen - 1)
+		goto bad;
+	if (opt_str(hdr, "service", &it->rec.service) || opt_str(hdr, "comm", &it->rec.comm) ||
+	    opt_str(hdr, "backend_type", &it->rec.backend_type))
+		goto bad;
+	labels = json_object_get(hdr, "labels");
+	if (!json_is_array(labels))
+		goto bad;
+	it->kvs = calloc(json_array_size(labels) + 1, sizeof(*it->kvs));
+	if (!it->kvs) {
+		rq_item_free(it);
+		return -ENOMEM;
+	}
+	for (i = 0; i < json_array_size(labels); i++) {
+		json_t *pair = json_array_get(labels, i);
+
+		if (!json_is_array(pair) || json_array_size(pair) != 2 ||
+		    !json_is_string(json_array_get(pair, 0)) ||
+		    !json_is_string(json_array_get(pair, 1)))
+			goto bad;
+		it->kvs[i].key = json_string_value(json_array_get(pair, 0));
+		it->kvs[i].value = json_string_value(json_array_get(pair, 1));
+	}
+	it->rec.start_ns = start;
+	it->rec.end_ns = end;
+	it->rec.pid = (uint32_t)pid;
+	it->rec.labels = it->kvs;
+	it->rec.nlabels = i;
+	it->rec.data = nl + 1;
+	it->rec.len = (size_t)plen;
+	if ((json_int_t)crc32_z(0, it->rec.data, it->rec.len) != crc)
+		goto bad;
+	*out = it;
+	return 0;
+bad:
+	rq_item_free(it);
+	return -EBADMSG;
+}
+
+void rq_item_free(struct rq_item *it)
+{
+	if (!it)
+		return;
+	json_decref(it->hdr);
+	free(it->file);
+	free(it->kvs);
+	free(it);
+}
+
+/* ---- entries ------------------------------------------------------------ */
+
+static int append_entry(struct rqueue *q, uint64_t seq, int64_t size)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 64;
+		struct rq_entry *v = realloc(q->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		q->v = v;
+		q->cap = cap;
+	}
+	q->v[q->n++] = (struct rq_entry){ .seq = seq, .size = size };
+	q->bytes += size;
+	return 0;
+}
+
+/* Forget entry i (the file is the caller's business). */
+static void remove_entry(struct rqueue *q, size_t i)
+{
+	q->bytes -= q->v[i].size;
+	memmove(q->v + i, q->v + i + 1, (q->n - i - 1) * sizeof(*q->v));
+	q->n--;
+}
+
+static void unlink_seq(struct rqueue *q, uint64_t seq)
+{
+	char name[32];
+
+	rq_file_name(seq, name, sizeof(name));
+	if (unlinkat(q->dirfd, name, 0) && errno != ENOENT)
+		log_warn("%s: removing %s/%s: %s", q->what, q->dir, name, strerror(errno));
+	fsync(q->dirfd);
+}
+
+static void move_aside(struct rqueue *q, const char *name, const char *why)
+{
+	char aside[64];
+
+	snprintf(aside, sizeof(aside), "%s.corrupt", name);
+	log_warn("%s: queue file %s/%s is unusable (%s), moved aside as %s, skipped", q->what,
+		 q->dir, name, why, aside);
+	if (renameat(q->dirfd, name, q->dirfd, aside) && errno != ENOENT)
+		unlinkat(q->dirfd, name, 0);
+	fsync(q->dirfd);
+}
+
+static void log_drops(struct rqueue *q, bool force)
+{
+	int64_t now = mono_ns();
+
+	if (!q->drops_unlogged)
+		return;
+	if (!force && q->drop_logged_ns && now - q->drop_logged_ns < RQ_DROP_LOG_NS)
+		return;
+	log_warn("%s: queue over %" PRId64 " bytes, dropped the %" PRIu64
+		 " oldest profile(s) (%" PRIu64 " dropped so far)",
+		 q->what, q->max_bytes, q->drops_unlogged, q->dropped);
+	q->drops_unlogged = 0;
+	q->drop_logged_ns = now;
+}
+
+/* Drop the oldest entries (not the in-flight one) until need more bytes
+ * fit; false if they cannot. */
+static bool make_room(struct rqueue *q, int64_t need)
+{
+	size_t i = 0;
+
+	while (q->bytes + need > q->max_bytes && i < q->n) {
+		if (q->inflight && q->v[i].seq == q->inflight_seq) {
+			i++;
+			continue;
+		}
+		unlink_seq(q, q->v[i].seq);
+		remove_entry(q, i);
+		q->dropped++;
+		q->drops_unlogged++;
+	}
+	return q->bytes + need <= q->max_bytes;
+}
+
+/* ---- API ---------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Load and check every queue file of the directory, oldest first. */
+static int load_dir(struct rqueue *q)
+{
+	uint64_t *seqs = NULL, max_seq = 0;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	int err = 0, fd;
+	DIR *d;
+
+	fd = dup(q->dirfd);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	while ((de = readdir(d))) {
+		uint64_t seq = parse_name(de->d_name);
+
+		if (!seq) {
+			/* temp files of write_file_atomic() left by a crash */
+			if (!strncmp(de->d_name, "p-", 2) && strstr(de->d_name, ".ebpq.tmp."))
+				unlinkat(q->dirfd, de->d_name, 0);
+			continue;
+		}
+		if (n == cap) {
+			uint64_t *s;
+
+			cap = cap ? cap * 2 : 64;
+			s = realloc(seqs, cap * sizeof(*s));
+			if (!s) {
+				err = -ENOMEM;
+				goto out;
+			}
+			seqs = s;
+		}
+		seqs[n++] = seq;
+	}
+	if (n)
+		qsort(seqs, n, sizeof(*seqs), cmp_u64);
+	for (size_t i = 0; i < n; i++) {
+		char name[32], *path;
+		struct rq_item *it;
+		uint8_t *buf;
+		size_t len;
+
+		if (seqs[i] > max_seq)
+			max_seq = seqs[i];
+		rq_file_name(seqs[i], name, sizeof(name));
+		path = entry_path(q, seqs[i]);
+		if (!path) {
+			err = -ENOMEM;
+			goto out;
+		}
+		err = read_file(path, &buf, &len);
+		free(path);
+		if (err == -ENOENT) {
+			err = 0;
+			continue;
+		}
+		if (err == -ENOMEM)
+			goto out;
+		if (err) {
+			move_aside(q, name, strerror(-err));
+			err = 0;
+			continue;
+		}
+		err = parse_item(buf, len, seqs[i], &it);
+		if (err == -EBADMSG) {
+			move_aside(q, name, "bad format or checksum");
+			err = 0;
+			continue;
+		}
+		if (err)
+			goto out;
+		rq_item_free(it);
+		err = append_entry(q, seqs[i], (int64_t)len);
+		if (err)
+			goto out;
+	}
+	q->next_seq = max_seq + 1;
+out:
+	free(seqs);
+	closedir(d);
+	return err;
+}
+
+int rq_open(const char *dir, int64_t max_bytes, const char *what, struct rqueue **out)
+{
+	struct rqueue *q;
+	size_t dlen;
+	int err;
+
+	*out = NULL;
+	if (!dir || !*dir || max_bytes <= 0)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->dirfd = -1;
+	q->max_bytes = max_bytes;
+	q->next_seq = 1;
+	q->dir = strdup(dir);
+	q->what = strdup(what ? what : "queue");
+	if (!q->dir || !q->what) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	dlen = strlen(q->dir);
+	while (dlen > 1 && q->dir[dlen - 1] == '/')
+		q->dir[--dlen] = '\0';
+	err = mkdir_p(q->dir);
+	if (err)
+		goto fail;
+	q->dirfd = open(q->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (q->dirfd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	/* one user at a time (two agents would send everything twice) */
+	if (flock(q->dirfd, LOCK_EX | LOCK_NB)) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		goto fail;
+	}
+	err = load_dir(q);
+	if (err)
+		goto fail;
+	if (q->bytes > q->max_bytes) {
+		make_room(q, 0);
+		log_drops(q, true);
+	}
+	*out = q;
+	return 0;
+fail:
+	rq_close(q);
+	return err;
+}
+
+int rq_push(struct rqueue *q, const struct profile_record *rec)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	char *path;
+	int err;
+
+	if (!rec || (!rec->data && rec->len) || (!rec->labels && rec->nlabels))
+		return -EINVAL;
+	err = serialize(rec, &buf, &len);
+	if (err)
+		return err;
+	if ((int64_t)len > q->max_bytes) {
+		free(buf);
+		q->dropped++;
+		return -EFBIG;
+	}
+	make_room(q, (int64_t)len);
+	log_drops(q, false);
+	path = entry_path(q, q->next_seq);
+	if (!path) {
+		free(buf);
+		return -ENOMEM;
+	}
+	err = write_file_atomic(path, buf, len);
+	free(buf);
+	if (!err) {
+		err = append_entry(q, q->next_seq, (int64_t)len);
+		if (err)
+			unlink(path);
+		else
+			q->next_seq++;
+	}
+	free(path);
+	return err;
+}
+
+int rq_peek(struct rqueue *q, struct rq_item **out)
+{
+	*out = NULL;
+	while (q->n) {
+		uint64_t seq = q->v[0].seq;
+		char name[32], *path = entry_path(q, seq);
+		uint8_t *buf;
+		size_t len;
+		int err;
+
+		if (!path)
+			return -ENOMEM;
+		rq_file_name(seq, name, sizeof(name));
+		err = read_file(path, &buf, &len);
+		free(path);
+		if (err == -ENOENT) {
+			log_warn("%s: queue file %s/%s vanished, skipped", q->what, q->dir, name);
+			remove_entry(q, 0);
+			continue;
+		}
+		if (err)
+			return err;
+		err = parse_item(buf, len, seq, out);
+		if (err == -EBADMSG) {
+			move_aside(q, name, "bad format or checksum");
+			remove_entry(q, 0);
+			continue;
+		}
+		if (err)
+			return err;
+		q->inflight = true;
+		q->inflight_seq = seq;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void rq_done(struct rqueue *q, uint64_t seq, bool remove)
+{
+	if (q->inflight && q->inflight_seq == seq)
+		q->inflight = false;
+	if (!remove)
+		return;
+	for (size_t i = 0; i < q->n; i++) {
+		if (q->v[i].seq == seq) {
+			unlink_seq(q, seq);
+			remove_entry(q, i);
+			return;
+		}
+	}
+}
+
+size_t rq_count(const struct rqueue *q)
+{
+	return q->n;
+}
+
+int64_t rq_bytes(const struct rqueue *q)
+{
+	return q->bytes;
+}
+
+uint64_t rq_dropped(const struct rqueue *q)
+{
+	return q->dropped;
+}
+
+void rq_close(struct rqueue *q)
+{
+	if (!q)
+		return;
+	log_drops(q, true);
+	if (q->dirfd >= 0)
+		close(q->dirfd);
+	free(q->v);
+	free(q->dir);
+	free(q->what);
+	free(q);
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Internals of the profile store shared by store.c (writer, retention),
+ * store_list.c (reader), store_name.c (file and directory names),
+ * store_index.c (index.jsonl) and store_scan.c (directory walks). Not an
+ * API for anything else: use store.h.
+ */
+#ifndef EBPROF_STORE_INTERNAL_H
+#define EBPROF_STORE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sinks/sink.h"
+#include "store.h"
+
+#define STORE_INDEX "index.jsonl"
+#define STORE_EXT ".pb.gz"
+#define STORE_COMPONENT_MAX 64 /* sanitized component, bytes without NUL */
+#define STORE_NAME_MAX 256     /* file name incl. NUL */
+#define NS_PER_S 1000000000LL
+
+/* ---- names (store_name.c) ---- */
+
+/* Component for a file or directory name: characters outside
+ * [A-Za-z0-9._] become '_' ('-' too: it separates the fields of a file
+ * name), at most STORE_COMPONENT_MAX bytes, never empty ("_"), never
+ * starting with '.'. out has STORE_COMPONENT_MAX + 1 bytes. */
+void store_sanitize(const char *in, char *out);
+
+struct store_name {
+	int64_t start_s; /* from the date directory and HHMMSS (UTC) */
+	uint32_t pid;
+	unsigned suffix; /* 0, or N of a "-N" collision suffix */
+	char comm[STORE_COMPONENT_MAX + 1];
+	char backend_type[STORE_COMPONENT_MAX + 1]; /* sanitized, "" if none */
+};
+
+/* "HHMMSS-COMM-PID[-BACKENDTYPE][-N].pb.gz" for start_s (UTC); components
+ * are sanitized here. 0 or -ENAMETOOLONG. */
+int store_name_format(char *buf, size_t len, int64_t start_s, const char *comm, uint32_t pid,
+		      const char *backend_type, unsigned suffix);
+/* Parse a profile file name found in the directory of day day_s (UTC
+ * midnight, seconds). 0 or -EINVAL (not a profile name). A backend type
+ * made only of digits is read as a collision suffix. */
+int store_name_parse(const char *name, int64_t day_s, struct store_name *out);
+/* "YYYY-MM-DD" (exactly) -> UTC midnight in seconds; 0 or -EINVAL. */
+int store_date_parse(const char *s, int64_t *day_s);
+/* buf of at least 11 bytes. */
+void store_date_format(int64_t day_s, char *buf, size_t len);
+/* UTC midnight of the day containing t_s. */
+int64_t store_day_of(int64_t t_s);
+/* Left by an interrupted write: ".*.tmp.*" or "index.jsonl.tmp.*". */
+bool store_is_temp(const char *name);
+
+/* ---- directory walks (store_scan.c) ---- */
+
+struct store_file {
+	char *name; /* malloc'ed base name */
+	int64_t size;
+	struct store_name nm;
+};
+
+/*
+ * The profile files of one day directory (dirfd open on it), unsorted;
+ * other files are ignored. Temp files older than temp_age_s seconds are
+ * removed when temp_age_s >= 0. *out malloc'ed (free with
+ * store_files_free). 0 or -errno.
+ */
+int store_scan_day(int dirfd, int64_t day_s, int64_t temp_age_s, struct store_file **out,
+		   size_t *n);
+void store_files_free(struct store_file *f, size_t n);
+
+/* Callback for each DIR/SERVICE/YYYY-MM-DD directory; a non-zero return
+ * stops the walk and is returned. */
+typedef int (*store_day_fn)(int dayfd, const char *service, int64_t day_s, void *ctx);
+/* Walk the day directories of dir (only service when not NULL; the name
+ * is sanitized first). -ENOENT when dir is missing, else 0, -errno or the
+ * callback's value. */
+int store_walk(const char *dir, const char *service, store_day_fn fn, void *ctx);
+
+/* ---- index.jsonl (store_index.c) ---- */
+
+struct store_index_rec {
+	char *file;
+	int64_t start_ns, end_ns;
+	int64_t pid;	   /* -1 when absent */
+	struct kv *labels; /* keys and values malloc'ed */
+	size_t nlabels;
+};
+
+/* Append the line of record r, stored as file, to dayfd's index in one
+ * write; a failed write is cut back off the file. 0 or -errno. */
+int store_index_append(int dayfd, const struct profile_record *r, const char *file);
+/* Read dayfd's index; lines that do not parse (a cut last line, garbage)
+ * or name no profile file are skipped; a later line for the same file
+ * wins. Missing index: 0 and no records. *out malloc'ed. 0 or -errno. */
+int store_index_load(int dayfd, struct store_index_rec **out, size_t *n);
+void store_index_free(struct store_index_rec *r, size_t n);
+/* Rewrite dayfd's index (path day_path) without the lines of files that no
+ * longer exist; atomic. 0 or -errno. */
+int store_index_compact(int dayfd, const char *day_path);
+
+void store_kv_free(struct kv *kv, size_t n);
+
+#endif /* EBPROF_STORE_INTERNAL_H */
