@@ -14,13 +14,13 @@
 #include <unistd.h>
 
 #include <gelf.h>
+#include <libiberty/hashtab.h>
 
 #include <ebprof/symbolizer.h>
 
 #include "demangle.h"
 #include "dwarf_resolve.h"
 #include "elf_binary.h"
-#include "htab.h"
 #include "kallsyms.h"
 #include "sym_log.h"
 
@@ -36,9 +36,14 @@
 #define KEY_STAT 'S'
 #define KEY_MAX (1 + ELFBIN_MAX_BUILD_ID)
 
+/*
+ * The tables below are libiberty's hashtab (the project's one hash table):
+ * each holds pointers to the structs, which keep their own hash.
+ */
+
 /* A memoised resolution of one file offset. */
 struct memo_rec {
-	struct htab_node node;
+	uint64_t hash;
 	uint64_t offset;
 	int n;
 	struct sym_frame frames[];
@@ -46,13 +51,13 @@ struct memo_rec {
 
 /* An interned (demangled) string. */
 struct istr {
-	struct htab_node node;
+	uint64_t hash;
 	char s[];
 };
 
 /* A (device, inode) a binary was seen under; elf == NULL: not an ELF. */
 struct sym_alias {
-	struct htab_node node;
+	uint64_t hash;
 	uint64_t dev, ino;
 	int64_t size;
 	struct timespec mtime;
@@ -62,7 +67,7 @@ struct sym_alias {
 };
 
 struct sym_elf {
-	struct htab_node node; /* in symbolizer.by_key */
+	uint64_t hash; /* in symbolizer.by_key */
 	unsigned char key[KEY_MAX];
 	size_t key_len;
 	struct sym_elf *lru_prev, *lru_next;
@@ -71,9 +76,9 @@ struct sym_elf {
 	struct elf_ident id;
 	struct sym_dwarf *dw;
 	struct sym_alias *aliases;
-	struct htab memo;
+	htab_t memo; /* struct memo_rec, by offset */
 	size_t memo_bytes;
-	struct htab strs;
+	htab_t strs; /* struct istr, by text */
 	size_t str_bytes;
 	size_t file_bytes;
 	size_t bytes; /* this entry's share of cache_bytes */
@@ -84,8 +89,8 @@ struct symbolizer {
 	bool no_demangle;
 	char *debug_dirs;    /* owned; NULL = default */
 	char *kallsyms_path; /* owned */
-	struct htab by_key;  /* struct sym_elf */
-	struct htab aliases; /* struct sym_alias */
+	htab_t by_key;	     /* struct sym_elf, by key */
+	htab_t aliases;	     /* struct sym_alias, by (dev, ino) */
 	struct sym_alias *negatives;
 	size_t nnegatives;
 	struct sym_elf *lru_head, *lru_tail; /* head = most recently used */
@@ -131,16 +136,85 @@ static void lru_push_front(struct symbolizer *sym, struct sym_elf *e)
 	sym->lru_head = e;
 }
 
-static void free_node(struct htab_node *node, void *arg)
+/* --- tables ------------------------------------------------------------- */
+
+/* Every element starts with its 64-bit hash. */
+static hashval_t elem_hash(const void *elem)
+{
+	return (hashval_t) * (const uint64_t *)elem;
+}
+
+struct bytes_key {
+	const void *p;
+	size_t len;
+};
+
+static int memo_eq(const void *elem, const void *key)
+{
+	return ((const struct memo_rec *)elem)->offset == *(const uint64_t *)key;
+}
+
+static int istr_eq(const void *elem, const void *key)
+{
+	return !strcmp(((const struct istr *)elem)->s, key);
+}
+
+static int alias_eq(const void *elem, const void *key)
+{
+	const struct sym_alias *a = elem;
+	const uint64_t *k = key; /* dev, ino */
+
+	return a->dev == k[0] && a->ino == k[1];
+}
+
+static int entry_eq(const void *elem, const void *key)
+{
+	const struct sym_elf *e = elem;
+	const struct bytes_key *k = key;
+
+	return e->key_len == k->len && !memcmp(e->key, k->p, k->len);
+}
+
+static htab_t table_new(htab_eq eq)
+{
+	return htab_create_alloc(16, elem_hash, eq, NULL, calloc, free);
+}
+
+/* Insert elem (hash set) unless an equal one is there: 0 or -ENOMEM. */
+static int table_insert(htab_t t, void *elem, const void *key, uint64_t hash)
+{
+	void **slot = htab_find_slot_with_hash(t, key, (hashval_t)hash, INSERT);
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = elem;
+	return 0;
+}
+
+static int free_elem(void **slot, void *arg)
 {
 	(void)arg;
-	free(node); /* node is the first member of memo_rec/istr */
+	free(*slot);
+	return 1;
+}
+
+/* libiberty's own hash (Bob Jenkins' lookup2) */
+static uint64_t hash_bytes(const void *data, size_t len)
+{
+	return iterative_hash(data, len, 0);
+}
+
+static uint64_t hash_u64(uint64_t v)
+{
+	return iterative_hash(&v, sizeof(v), 0);
 }
 
 static void memo_clear(struct sym_elf *e)
 {
-	htab_drain(&e->memo, free_node, NULL);
-	htab_drain(&e->strs, free_node, NULL);
+	htab_traverse_noresize(e->memo, free_elem, NULL);
+	htab_traverse_noresize(e->strs, free_elem, NULL);
+	htab_empty(e->memo);
+	htab_empty(e->strs);
 	e->memo_bytes = 0;
 	e->str_bytes = 0;
 }
@@ -149,20 +223,14 @@ static void memo_clear(struct sym_elf *e)
 
 static uint64_t alias_hash(uint64_t dev, uint64_t ino)
 {
-	return htab_hash_u64(dev * 0x9e3779b97f4a7c15ULL ^ ino);
+	return hash_u64(dev * 0x9e3779b97f4a7c15ULL ^ ino);
 }
 
 static struct sym_alias *alias_find(struct symbolizer *sym, uint64_t dev, uint64_t ino)
 {
-	struct htab_node *n;
+	const uint64_t key[2] = { dev, ino };
 
-	for (n = htab_first(&sym->aliases, alias_hash(dev, ino)); n; n = htab_next_same(n)) {
-		struct sym_alias *a = (struct sym_alias *)n;
-
-		if (a->dev == dev && a->ino == ino)
-			return a;
-	}
-	return NULL;
+	return htab_find_with_hash(sym->aliases, key, (hashval_t)alias_hash(dev, ino));
 }
 
 static bool alias_fresh(const struct sym_alias *a, const struct stat *st)
@@ -184,7 +252,8 @@ static void alias_drop(struct symbolizer *sym, struct sym_alias *a)
 	}
 	if (!a->elf)
 		sym->nnegatives--;
-	htab_remove(&sym->aliases, &a->node);
+	htab_remove_elt_with_hash(sym->aliases, (const uint64_t[2]){ a->dev, a->ino },
+				  (hashval_t)a->hash);
 	free(a);
 }
 
@@ -213,7 +282,8 @@ static void alias_add(struct symbolizer *sym, uint64_t dev, uint64_t ino, const 
 	a->mtime = st->st_mtim;
 	a->elf = e;
 	a->err = err;
-	if (htab_insert(&sym->aliases, &a->node, alias_hash(dev, ino))) {
+	a->hash = alias_hash(dev, ino);
+	if (table_insert(sym->aliases, a, (const uint64_t[2]){ dev, ino }, a->hash)) {
 		free(a);
 		return;
 	}
@@ -240,26 +310,21 @@ static void aliases_add(struct symbolizer *sym, const struct sym_binary *bin, co
 
 static struct sym_elf *entry_find(struct symbolizer *sym, const unsigned char *key, size_t len)
 {
-	struct htab_node *n;
+	struct bytes_key k = { key, len };
 
-	for (n = htab_first(&sym->by_key, htab_hash_bytes(key, len)); n; n = htab_next_same(n)) {
-		struct sym_elf *e = (struct sym_elf *)n;
-
-		if (e->key_len == len && !memcmp(e->key, key, len))
-			return e;
-	}
-	return NULL;
+	return htab_find_with_hash(sym->by_key, &k, (hashval_t)hash_bytes(key, len));
 }
 
 static void entry_destroy(struct symbolizer *sym, struct sym_elf *e)
 {
 	while (e->aliases)
 		alias_drop(sym, e->aliases);
-	htab_remove(&sym->by_key, &e->node);
+	htab_remove_elt_with_hash(sym->by_key, &(struct bytes_key){ e->key, e->key_len },
+				  (hashval_t)e->hash);
 	lru_unlink(sym, e);
 	memo_clear(e);
-	htab_release(&e->memo);
-	htab_release(&e->strs);
+	htab_delete(e->memo);
+	htab_delete(e->strs);
 	symdw_close(e->dw);
 	elfbin_ident_release(&e->id);
 	sym->stats.cache_bytes -= e->bytes;
@@ -328,8 +393,13 @@ static int entry_create(struct symbolizer *sym, const struct sym_binary *bin, in
 		close(fd);
 		return -ENOMEM;
 	}
-	htab_init(&e->memo);
-	htab_init(&e->strs);
+	e->memo = table_new(memo_eq);
+	e->strs = table_new(istr_eq);
+	if (!e->memo || !e->strs) {
+		close(fd);
+		err = -ENOMEM;
+		goto fail;
+	}
 	memcpy(e->key, key, key_len);
 	e->key_len = key_len;
 	elfbin_hex(id->build_id, id->build_id_len, e->build_id);
@@ -337,15 +407,13 @@ static int entry_create(struct symbolizer *sym, const struct sym_binary *bin, in
 		err = elfbin_find_debug(sym->debug_dirs, bin, id, st, &debug);
 		if (err == -ENOMEM) {
 			close(fd);
-			free(e);
-			return err;
+			goto fail;
 		}
 	}
 	err = symdw_open(fd, bin->path, debug, &e->dw);
 	if (err) {
 		free(debug);
-		free(e);
-		return err;
+		goto fail;
 	}
 	e->id = *id; /* take over the arrays */
 	memset(id, 0, sizeof(*id));
@@ -353,11 +421,12 @@ static int entry_create(struct symbolizer *sym, const struct sym_binary *bin, in
 	if (debug && !stat(debug, &dst))
 		e->file_bytes += (size_t)dst.st_size;
 	free(debug);
-	if (htab_insert(&sym->by_key, &e->node, htab_hash_bytes(key, key_len))) {
+	e->hash = hash_bytes(key, key_len);
+	if (table_insert(sym->by_key, e, &(struct bytes_key){ key, key_len }, e->hash)) {
 		symdw_close(e->dw);
 		elfbin_ident_release(&e->id);
-		free(e);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto fail;
 	}
 	lru_push_front(sym, e);
 	sym->stats.binaries_cached++;
@@ -365,6 +434,13 @@ static int entry_create(struct symbolizer *sym, const struct sym_binary *bin, in
 	account(sym, e);
 	*out = e;
 	return 0;
+fail:
+	if (e->memo)
+		htab_delete(e->memo);
+	if (e->strs)
+		htab_delete(e->strs);
+	free(e);
+	return err;
 }
 
 /* --- public API --------------------------------------------------------- */
@@ -391,12 +467,19 @@ int sym_new(const struct sym_opts *opts, struct symbolizer **out)
 		if (opts->kallsyms_path && !(sym->kallsyms_path = strdup(opts->kallsyms_path)))
 			goto nomem;
 	}
-	htab_init(&sym->by_key);
-	htab_init(&sym->aliases);
+	sym->by_key = table_new(entry_eq);
+	sym->aliases = table_new(alias_eq);
+	if (!sym->by_key || !sym->aliases)
+		goto nomem;
 	*out = sym;
 	return 0;
 nomem:
+	if (sym->by_key)
+		htab_delete(sym->by_key);
+	if (sym->aliases)
+		htab_delete(sym->aliases);
 	free(sym->debug_dirs);
+	free(sym->kallsyms_path);
 	free(sym);
 	return -ENOMEM;
 }
@@ -408,8 +491,8 @@ void sym_free(struct symbolizer *sym)
 	while (sym->lru_head)
 		entry_destroy(sym, sym->lru_head);
 	negatives_clear(sym);
-	htab_release(&sym->by_key);
-	htab_release(&sym->aliases);
+	htab_delete(sym->by_key);
+	htab_delete(sym->aliases);
 	ksyms_free(sym->ksyms);
 	free(sym->kname);
 	free(sym->debug_dirs);
@@ -521,36 +604,24 @@ bool sym_elf_has_lines(const struct sym_elf *elf)
 
 static struct memo_rec *memo_find(struct sym_elf *e, uint64_t offset)
 {
-	struct htab_node *n;
-
-	for (n = htab_first(&e->memo, htab_hash_u64(offset)); n; n = htab_next_same(n)) {
-		struct memo_rec *r = (struct memo_rec *)n;
-
-		if (r->offset == offset)
-			return r;
-	}
-	return NULL;
+	return htab_find_with_hash(e->memo, &offset, (hashval_t)hash_u64(offset));
 }
 
 /* Intern s in the entry; NULL on allocation failure. */
 static const char *intern(struct sym_elf *e, const char *s)
 {
-	uint64_t h = htab_hash_bytes(s, strlen(s));
-	struct htab_node *n;
-	struct istr *is;
-	size_t len;
+	size_t len = strlen(s) + 1;
+	uint64_t h = hash_bytes(s, len - 1);
+	struct istr *is = htab_find_with_hash(e->strs, s, (hashval_t)h);
 
-	for (n = htab_first(&e->strs, h); n; n = htab_next_same(n)) {
-		is = (struct istr *)n;
-		if (!strcmp(is->s, s))
-			return is->s;
-	}
-	len = strlen(s) + 1;
+	if (is)
+		return is->s;
 	is = malloc(sizeof(*is) + len);
 	if (!is)
 		return NULL;
+	is->hash = h;
 	memcpy(is->s, s, len);
-	if (htab_insert(&e->strs, &is->node, h)) {
+	if (table_insert(e->strs, is, is->s, h)) {
 		free(is);
 		return NULL;
 	}
@@ -607,16 +678,17 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 		n = r->n;
 		src = r->frames;
 	} else {
-		if (elf->memo.count >= SYM_MEMO_MAX)
+		if (htab_elements(elf->memo) >= SYM_MEMO_MAX)
 			memo_clear(elf);
 		n = resolve_uncached(sym, elf, file_offset, local);
 		src = local;
 		r = malloc(sizeof(*r) + n * sizeof(*local));
 		if (r) {
+			r->hash = hash_u64(file_offset);
 			r->offset = file_offset;
 			r->n = n;
 			memcpy(r->frames, local, n * sizeof(*local));
-			if (htab_insert(&elf->memo, &r->node, htab_hash_u64(file_offset))) {
+			if (table_insert(elf->memo, r, &file_offset, r->hash)) {
 				free(r);
 			} else {
 				elf->memo_bytes += sizeof(*r) + n * sizeof(*local);

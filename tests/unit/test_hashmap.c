@@ -184,3 +184,39 @@ Test(hashmap, hash_helpers)
 	cr_expect(hm_equal_u64(&a, &b));
 	cr_expect_not(hm_equal_u64(&a, &c));
 }
+
+Test(hashmap, integer_keys_are_kept_by_the_map)
+{
+	struct hashmap *hm = hm_new_u64();
+	uint64_t k = 42;
+	size_t seen = 0;
+	const void *key;
+	void *v;
+
+	cr_assert_not_null(hm);
+	for (uint64_t i = 0; i < 5000; i++)
+		cr_assert_eq(hm_set_u64(hm, i * 7919, (void *)(uintptr_t)(i + 1)), 0);
+	cr_expect_eq(hm_size(hm), 5000);
+	cr_assert_eq(hm_find_u64(hm, 7919 * 4999, &v), 0);
+	cr_expect_eq((uintptr_t)v, 5000);
+	cr_expect_eq(hm_find_u64(hm, 1, &v), -ENOENT);
+	/* Replacing keeps the size; the key lives in the map. */
+	cr_assert_eq(hm_set_u64(hm, 0, (void *)7), 0);
+	cr_expect_eq(hm_size(hm), 5000);
+	cr_assert_eq(hm_find(hm, &(uint64_t){ 0 }, &v), 0);
+	cr_expect_eq((uintptr_t)v, 7);
+	/* Remove half while iterating, then reuse the freed entries. */
+	for (size_t it = 0; hm_next(hm, &it, &key, &v);) {
+		if (*(const uint64_t *)key % 2 == 0)
+			cr_assert_eq(hm_remove(hm, key, NULL, NULL), 0);
+		seen++;
+	}
+	cr_expect_eq(seen, 5000);
+	cr_expect_eq(hm_size(hm), 2500);
+	cr_assert_eq(hm_set_u64(hm, k, &k), 0);
+	cr_assert_eq(hm_find_u64(hm, k, &v), 0);
+	cr_expect_eq(v, &k);
+	cr_expect_eq(hm_find_u64(hm, 7919 * 2, NULL), -ENOENT);
+	cr_expect_eq(hm_find_u64(hm, 7919 * 3, NULL), 0);
+	hm_free(hm);
+}

@@ -53,13 +53,6 @@ struct fg_node {
 	int64_t value, count, offset;
 };
 
-/* Open-addressing map (parent << 32 | frame) -> node index. */
-struct fg_edges {
-	uint64_t *keys;
-	uint32_t *vals; /* NO_NODE: empty slot */
-	size_t cap, n;
-};
-
 struct fg {
 	const struct profile *p;
 	size_t ti; /* sample type drawn */
@@ -72,8 +65,8 @@ struct fg {
 	uint32_t *loc_frames; /* frames of each location, outermost first */
 	struct fg_node *nodes;
 	size_t nnodes, cap_nodes;
-	struct fg_edges edges;
-	uint32_t *order; /* non-root nodes grouped by parent, by frame name */
+	struct hashmap *edges; /* (parent << 32 | frame) -> node index */
+	uint32_t *order;       /* non-root nodes grouped by parent, by frame name */
 	bool has_process, has_cut;
 };
 
@@ -292,46 +285,6 @@ static int build_locations(struct fg *g)
 	return 0;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static int edges_grow(struct fg_edges *e)
-{
-	size_t cap = e->cap ? e->cap * 2 : 1024, i;
-	uint64_t *keys = malloc(cap * sizeof(*keys));
-	uint32_t *vals = malloc(cap * sizeof(*vals));
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
-	memset(vals, 0xff, cap * sizeof(*vals));
-	for (i = 0; i < e->cap; i++) {
-		size_t k;
-
-		if (e->vals[i] == NO_NODE)
-			continue;
-		for (k = mix64(e->keys[i]) & (cap - 1); vals[k] != NO_NODE; k = (k + 1) & (cap - 1))
-			;
-		keys[k] = e->keys[i];
-		vals[k] = e->vals[i];
-	}
-	free(e->keys);
-	free(e->vals);
-	e->keys = keys;
-	e->vals = vals;
-	e->cap = cap;
-	return 0;
-}
-
 static int64_t new_node(struct fg *g, uint32_t parent, uint32_t frame)
 {
 	struct fg_node *n;
@@ -356,22 +309,17 @@ static int64_t new_node(struct fg *g, uint32_t parent, uint32_t frame)
 /* Child of parent for frame, created if new: node index or -ENOMEM. */
 static int64_t child(struct fg *g, uint32_t parent, uint32_t frame)
 {
-	struct fg_edges *e = &g->edges;
 	uint64_t key = (uint64_t)parent << 32 | frame;
-	size_t k;
+	void *v;
 	int64_t n;
 
-	if ((e->n + 1) * 2 > e->cap && edges_grow(e))
-		return -ENOMEM;
-	for (k = mix64(key) & (e->cap - 1); e->vals[k] != NO_NODE; k = (k + 1) & (e->cap - 1))
-		if (e->keys[k] == key)
-			return e->vals[k];
+	if (!hm_find_u64(g->edges, key, &v))
+		return (int64_t)(uintptr_t)v;
 	n = new_node(g, parent, frame);
 	if (n < 0)
 		return n;
-	e->keys[k] = key;
-	e->vals[k] = (uint32_t)n;
-	e->n++;
+	if (hm_set_u64(g->edges, key, (void *)(uintptr_t)n))
+		return -ENOMEM;
 	return n;
 }
 
@@ -909,8 +857,7 @@ static void fg_free(struct fg *g)
 	free(g->loc_off);
 	free(g->loc_frames);
 	free(g->nodes);
-	free(g->edges.keys);
-	free(g->edges.vals);
+	hm_free(g->edges);
 	free(g->order);
 }
 
@@ -921,7 +868,8 @@ static int build(struct fg *g)
 	int err;
 
 	g->frame_map = hm_new(hm_hash_str, hm_equal_str);
-	if (!g->frame_map)
+	g->edges = hm_new_u64();
+	if (!g->frame_map || !g->edges)
 		return -ENOMEM;
 	err = build_locations(g);
 	if (err)

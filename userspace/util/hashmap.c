@@ -1,36 +1,65 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Open addressing with linear probing and tombstones. Removal only turns a
- * slot into a tombstone (nothing moves), which is what makes removing the
- * current entry during iteration safe; tombstones are swept when the table
- * is rebuilt on insertion. Each slot caches the full hash, so rebuilding
- * never calls the hash function and most mismatches skip the equal call.
+ * Key -> value maps on libiberty's hashtab (GCC's hash table, from
+ * Debian's libiberty-dev): the one hash table of the project, which the
+ * symbolizer library uses directly. This file adds what the program's
+ * callers want from a map: caller-owned keys with a hash and an equality
+ * function, values, 64-bit integer keys, and iteration that survives
+ * removal.
+ *
+ * Entries live in chunks that never move: the hashtab indexes pointers to
+ * them, iteration walks the chunks in order, a removed entry is marked free
+ * (hash 0) and reused by a later insertion. Each entry keeps its full
+ * 64-bit hash, so a probe that lands on another key rarely calls the
+ * equality function.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <libiberty/hashtab.h>
+
 #include "hashmap.h"
 
-/* Hash values 0 and 1 mark empty and deleted slots; real hashes are >= 2. */
-#define HM_EMPTY 0
-#define HM_TOMB 1
-#define HM_MIN_CAP 16
+#define HM_CHUNK 256 /* entries per chunk */
 
-struct hm_slot {
-	uint64_t hash;
-	const void *key;
+struct hm_entry {
+	uint64_t hash;	 /* 0: free */
+	const void *key; /* a free entry: the next free one */
 	void *value;
+	uint64_t ukey; /* integer key (hm_new_u64): key points here */
 };
 
 struct hashmap {
 	hm_hash_fn hash;
 	hm_equal_fn equal;
-	struct hm_slot *slots;
-	size_t cap; /* 0 or a power of two */
+	htab_t index;		  /* struct hm_entry *, by key */
+	struct hm_entry **chunks; /* each HM_CHUNK entries */
+	size_t nchunks, cap_chunks;
+	size_t used; /* entries handed out so far (free ones included) */
+	struct hm_entry *free;
 	size_t size;
-	size_t tombs;
 };
+
+/* What a lookup hands the hashtab as its key. */
+struct hm_probe {
+	const struct hashmap *hm;
+	const void *key;
+	uint64_t hash;
+};
+
+static hashval_t entry_hash(const void *e)
+{
+	return (hashval_t)((const struct hm_entry *)e)->hash;
+}
+
+static int entry_eq(const void *e, const void *p)
+{
+	const struct hm_entry *entry = e;
+	const struct hm_probe *probe = p;
+
+	return entry->hash == probe->hash && probe->hm->equal(entry->key, probe->key);
+}
 
 struct hashmap *hm_new(hm_hash_fn hash, hm_equal_fn equal)
 {
@@ -43,139 +72,157 @@ struct hashmap *hm_new(hm_hash_fn hash, hm_equal_fn equal)
 		return NULL;
 	hm->hash = hash;
 	hm->equal = equal;
+	hm->index = htab_create_alloc(16, entry_hash, entry_eq, NULL, calloc, free);
+	if (!hm->index) {
+		free(hm);
+		return NULL;
+	}
 	return hm;
+}
+
+struct hashmap *hm_new_u64(void)
+{
+	return hm_new(hm_hash_u64, hm_equal_u64);
+}
+
+static void free_chunks(struct hashmap *hm)
+{
+	for (size_t i = 0; i < hm->nchunks; i++)
+		free(hm->chunks[i]);
+	free(hm->chunks);
+	hm->chunks = NULL;
+	hm->nchunks = hm->cap_chunks = hm->used = 0;
+	hm->free = NULL;
 }
 
 void hm_free(struct hashmap *hm)
 {
 	if (!hm)
 		return;
-	free(hm->slots);
+	htab_delete(hm->index);
+	free_chunks(hm);
 	free(hm);
 }
 
-static uint64_t hm_key_hash(const struct hashmap *hm, const void *key)
+/* Hashes 0 mark free entries: real ones are >= 1. */
+static struct hm_probe probe_of(const struct hashmap *hm, const void *key)
 {
 	uint64_t h = hm->hash(key);
 
-	return h < 2 ? h + 2 : h;
+	return (struct hm_probe){ hm, key, h ? h : 1 };
 }
 
-/* Slot holding key, or SIZE_MAX. */
-static size_t hm_lookup(const struct hashmap *hm, const void *key, uint64_t h)
+static struct hm_entry *entry_at(const struct hashmap *hm, size_t i)
 {
-	size_t mask, i;
-
-	if (!hm->cap)
-		return SIZE_MAX;
-	mask = hm->cap - 1;
-	for (i = h & mask;; i = (i + 1) & mask) {
-		const struct hm_slot *s = &hm->slots[i];
-
-		if (s->hash == HM_EMPTY)
-			return SIZE_MAX;
-		if (s->hash == h && hm->equal(s->key, key))
-			return i;
-	}
+	return &hm->chunks[i / HM_CHUNK][i % HM_CHUNK];
 }
 
-/* First free (empty or deleted) slot on the probe path of h. The table
- * always has at least one empty slot, so this terminates. */
-static size_t hm_free_slot(const struct hashmap *hm, uint64_t h)
+static struct hm_entry *new_entry(struct hashmap *hm)
 {
-	size_t mask = hm->cap - 1, i;
+	struct hm_entry *e = hm->free;
 
-	for (i = h & mask;; i = (i + 1) & mask)
-		if (hm->slots[i].hash < 2)
-			return i;
+	if (e) {
+		hm->free = (struct hm_entry *)e->key;
+		return e;
+	}
+	if (hm->used == hm->nchunks * HM_CHUNK) {
+		if (hm->nchunks == hm->cap_chunks) {
+			size_t cap = hm->cap_chunks ? hm->cap_chunks * 2 : 4;
+			struct hm_entry **c = realloc(hm->chunks, cap * sizeof(*c));
+
+			if (!c)
+				return NULL;
+			hm->chunks = c;
+			hm->cap_chunks = cap;
+		}
+		hm->chunks[hm->nchunks] = malloc(HM_CHUNK * sizeof(struct hm_entry));
+		if (!hm->chunks[hm->nchunks])
+			return NULL;
+		hm->nchunks++;
+	}
+	return entry_at(hm, hm->used++);
 }
 
-static int hm_rebuild(struct hashmap *hm, size_t need)
+static void release_entry(struct hashmap *hm, struct hm_entry *e)
 {
-	struct hm_slot *old = hm->slots, *slots;
-	size_t oldcap = hm->cap, cap = HM_MIN_CAP, i;
-
-	/* Keep the load at most 1/2 right after a rebuild. */
-	while (cap / 2 < need) {
-		if (cap > SIZE_MAX / 2 / sizeof(*slots))
-			return -ENOMEM;
-		cap *= 2;
-	}
-	slots = calloc(cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	hm->slots = slots;
-	hm->cap = cap;
-	hm->tombs = 0;
-	for (i = 0; i < oldcap; i++) {
-		if (old[i].hash < 2)
-			continue;
-		slots[hm_free_slot(hm, old[i].hash)] = old[i];
-	}
-	free(old);
-	return 0;
+	e->hash = 0;
+	e->value = NULL;
+	e->key = hm->free;
+	hm->free = e;
 }
 
 int hm_find(const struct hashmap *hm, const void *key, void **value)
 {
-	size_t i = hm_lookup(hm, key, hm_key_hash(hm, key));
+	struct hm_probe p = probe_of(hm, key);
+	struct hm_entry *e = htab_find_with_hash(hm->index, &p, (hashval_t)p.hash);
 
-	if (i == SIZE_MAX)
+	if (!e)
 		return -ENOENT;
 	if (value)
-		*value = hm->slots[i].value;
+		*value = e->value;
 	return 0;
+}
+
+/*
+ * The slot of key, with an entry ready for it when it is new: the entry is
+ * taken first, as libiberty hands out an insertion slot that must then be
+ * filled. *fresh tells which. NULL on -ENOMEM.
+ */
+static struct hm_entry *upsert(struct hashmap *hm, const struct hm_probe *p, bool *fresh)
+{
+	struct hm_entry *e = new_entry(hm);
+	void **slot;
+
+	if (!e)
+		return NULL;
+	slot = htab_find_slot_with_hash(hm->index, p, (hashval_t)p->hash, INSERT);
+	if (!slot) {
+		release_entry(hm, e);
+		return NULL;
+	}
+	*fresh = !*slot;
+	if (!*fresh) {
+		release_entry(hm, e);
+		return *slot;
+	}
+	e->hash = p->hash;
+	*slot = e;
+	hm->size++;
+	return e;
 }
 
 int hm_set(struct hashmap *hm, const void *key, void *value, void **old)
 {
-	uint64_t h = hm_key_hash(hm, key);
-	size_t i = hm_lookup(hm, key, h);
-	int err;
+	struct hm_probe p = probe_of(hm, key);
+	struct hm_entry *e;
+	bool fresh;
 
-	if (i != SIZE_MAX) {
-		if (old)
-			*old = hm->slots[i].value;
-		hm->slots[i].key = key;
-		hm->slots[i].value = value;
-		return 0;
-	}
-	/* Max load (entries + tombstones) 3/4. */
-	if ((hm->size + hm->tombs + 1) * 4 > hm->cap * 3) {
-		err = hm_rebuild(hm, hm->size + 1);
-		if (err)
-			return err;
-	}
-	i = hm_free_slot(hm, h);
-	if (hm->slots[i].hash == HM_TOMB)
-		hm->tombs--;
-	hm->slots[i].hash = h;
-	hm->slots[i].key = key;
-	hm->slots[i].value = value;
-	hm->size++;
+	e = upsert(hm, &p, &fresh);
+	if (!e)
+		return -ENOMEM;
 	if (old)
-		*old = NULL;
+		*old = fresh ? NULL : e->value;
+	e->key = key;
+	e->value = value;
 	return 0;
 }
 
 int hm_remove(struct hashmap *hm, const void *key, const void **old_key, void **old_value)
 {
-	size_t i = hm_lookup(hm, key, hm_key_hash(hm, key));
+	struct hm_probe p = probe_of(hm, key);
+	void **slot = htab_find_slot_with_hash(hm->index, &p, (hashval_t)p.hash, NO_INSERT);
+	struct hm_entry *e;
 
-	if (i == SIZE_MAX)
+	if (!slot || !*slot)
 		return -ENOENT;
+	e = *slot;
 	if (old_key)
-		*old_key = hm->slots[i].key;
+		*old_key = e->key;
 	if (old_value)
-		*old_value = hm->slots[i].value;
-	hm->slots[i].hash = HM_TOMB;
-	hm->slots[i].key = NULL;
-	hm->slots[i].value = NULL;
+		*old_value = e->value;
+	htab_clear_slot(hm->index, slot);
+	release_entry(hm, e);
 	hm->size--;
-	hm->tombs++;
-	/* Nothing left: drop the tombstones (safe during iteration too). */
-	if (!hm->size)
-		hm_clear(hm);
 	return 0;
 }
 
@@ -186,47 +233,76 @@ size_t hm_size(const struct hashmap *hm)
 
 void hm_clear(struct hashmap *hm)
 {
-	if (hm->cap)
-		memset(hm->slots, 0, hm->cap * sizeof(*hm->slots));
+	htab_empty(hm->index);
+	free_chunks(hm);
 	hm->size = 0;
-	hm->tombs = 0;
 }
 
 bool hm_next(const struct hashmap *hm, size_t *iter, const void **key, void **value)
 {
-	size_t i;
+	for (size_t i = *iter; i < hm->used; i++) {
+		const struct hm_entry *e = entry_at(hm, i);
 
-	for (i = *iter; i < hm->cap; i++) {
-		if (hm->slots[i].hash < 2)
+		if (!e->hash)
 			continue;
 		if (key)
-			*key = hm->slots[i].key;
+			*key = e->key;
 		if (value)
-			*value = hm->slots[i].value;
+			*value = e->value;
 		*iter = i + 1;
 		return true;
 	}
-	*iter = hm->cap;
+	*iter = hm->used;
 	return false;
 }
 
-uint64_t hm_hash_bytes(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
+/* ---- 64-bit integer keys, stored in the entry ---- */
 
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
+int hm_find_u64(const struct hashmap *hm, uint64_t key, void **value)
+{
+	return hm_find(hm, &key, value);
+}
+
+int hm_set_u64(struct hashmap *hm, uint64_t key, void *value)
+{
+	struct hm_probe p = probe_of(hm, &key);
+	struct hm_entry *e;
+	bool fresh;
+
+	e = upsert(hm, &p, &fresh);
+	if (!e)
+		return -ENOMEM;
+	if (fresh) {
+		e->ukey = key;
+		e->key = &e->ukey;
 	}
-	/* splitmix64 finalizer: spreads FNV's weak low bits. */
+	e->value = value;
+	return 0;
+}
+
+/* ---- hash functions ---- */
+
+uint64_t hm_mix64(uint64_t h)
+{
+	/* splitmix64's finalizer */
 	h ^= h >> 30;
 	h *= 0xbf58476d1ce4e5b9ULL;
 	h ^= h >> 27;
 	h *= 0x94d049bb133111ebULL;
 	h ^= h >> 31;
 	return h;
+}
+
+uint64_t hm_hash_bytes(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return hm_mix64(h); /* spreads FNV-1a's weak low bits */
 }
 
 uint64_t hm_hash_str(const void *str)
@@ -241,7 +317,7 @@ bool hm_equal_str(const void *a, const void *b)
 
 uint64_t hm_hash_u64(const void *key)
 {
-	return hm_hash_bytes(key, sizeof(uint64_t));
+	return hm_mix64(*(const uint64_t *)key);
 }
 
 bool hm_equal_u64(const void *a, const void *b)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Open-addressing hash map from caller-owned keys to caller-owned values.
- * The map stores the pointers it is given, never copies keys or values:
- * whoever inserts keeps the memory alive until the entry is removed or the
- * map is freed. Not thread-safe.
+ * Hash map from caller-owned keys to caller-owned values, on libiberty's
+ * hashtab (the one hash table of the project; hashmap.c says how). The map
+ * stores the pointers it is given, never copies keys or values: whoever
+ * inserts keeps the memory alive until the entry is removed or the map is
+ * freed. Maps made by hm_new_u64() keep their 64-bit integer keys
+ * themselves. Not thread-safe.
  */
 #ifndef EBPROF_HASHMAP_H
 #define EBPROF_HASHMAP_H
@@ -19,6 +21,9 @@ struct hashmap;
 
 /* Returns NULL on allocation failure. */
 struct hashmap *hm_new(hm_hash_fn hash, hm_equal_fn equal);
+/* A map keyed by uint64_t values, which it stores (hm_set_u64,
+ * hm_find_u64; hm_find/hm_remove take a pointer to the integer). */
+struct hashmap *hm_new_u64(void);
 void hm_free(struct hashmap *hm);
 
 /* 0 and *value when found, -ENOENT otherwise. value may be NULL. */
@@ -32,11 +37,17 @@ int hm_remove(struct hashmap *hm, const void *key, const void **old_key, void **
 size_t hm_size(const struct hashmap *hm);
 void hm_clear(struct hashmap *hm);
 
+/* Integer keys of a hm_new_u64() map: insert or replace, find. */
+int hm_set_u64(struct hashmap *hm, uint64_t key, void *value);
+int hm_find_u64(const struct hashmap *hm, uint64_t key, void **value);
+
 /* Iteration: for (size_t it = 0; hm_next(hm, &it, &k, &v);) { ... }
  * Removing the current entry during iteration is allowed; inserting is not. */
 bool hm_next(const struct hashmap *hm, size_t *iter, const void **key, void **value);
 
-/* Hash helpers (64-bit FNV-1a finished with a mixer). */
+/* Hash helpers: 64-bit FNV-1a finished with a mixer, and the mixer
+ * (splitmix64's finalizer) for values that are already integers. */
+uint64_t hm_mix64(uint64_t h);
 uint64_t hm_hash_bytes(const void *data, size_t len);
 uint64_t hm_hash_str(const void *str); /* key is a NUL-terminated string */
 bool hm_equal_str(const void *a, const void *b);
