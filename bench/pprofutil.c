@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "formats/pprof.h"
+#include "util/fileio.h"
 #include "profile/profile.h"
 
 static struct profile *load(const char *path)

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "formats/pprof.h"
+#include "util/fileio.h"
 #include "sinks/store/store.h"
 #include "testlib.h"
 

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "http_env.h"
-#include "formats/pprof.h"
 
 TestSuite(http, .init = http_env_setup, .fini = http_env_teardown, .timeout = 60);
 

@@ -16,7 +16,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "formats/pprof.h"
 #include "util/fileio.h"
 #include "testlib.h"
 

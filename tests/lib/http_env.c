@@ -10,6 +10,7 @@
 #include "http_env.h"
 #include "util/log.h"
 #include "formats/pprof.h"
+#include "util/fileio.h"
 
 struct http_env henv;
 

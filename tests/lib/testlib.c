@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "formats/pprof.h"
+#include "util/fileio.h"
 #include "testlib.h"
 
 const char *tl_build(void)

@@ -16,7 +16,7 @@
 
 #include "cli/commands.h"
 #include "formats/flamegraph.h"
-#include "formats/pprof.h"
+#include "util/fileio.h"
 #include "testlib.h"
 
 #define IW 1180.0 /* inner width at the default 1200 px */

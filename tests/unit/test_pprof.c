@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "formats/pprof.h"
+#include "util/fileio.h"
 #include "proto/profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile PbProfile;

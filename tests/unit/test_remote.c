@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
-#include "formats/pprof.h"
+#include "util/fileio.h"
 #include "sinks/remote/remote.h"
 #include "sinks/remote/remote_http.h"
 #include "sinks/remote/remote_queue.h"

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/pprof.h"
+#include "util/fileio.h"
 #include "sinks/remote/remote_queue.h"
 #include "testlib.h"
 

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "formats/pprof.h"
+#include "util/fileio.h"
 #include "sinks/store/store.h"
 #include "cli/store_select.h"
 #include "sinks/store/store_internal.h"

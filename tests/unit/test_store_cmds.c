@@ -20,7 +20,7 @@
 
 #include "util/args.h"
 #include "cli/commands.h"
-#include "formats/pprof.h"
+#include "util/fileio.h"
 #include "sinks/store/store.h"
 #include "../lib/store_fixture.h"
 #include "../lib/testlib.h"

@@ -10,6 +10,7 @@
 #include "formats/flamegraph.h"
 #include "util/log.h"
 #include "formats/pprof.h"
+#include "util/fileio.h"
 
 struct fg_cmd_opts {
 	struct flamegraph_opts fg;

@@ -13,6 +13,7 @@
 #include "util/log.h"
 #include "profile/merge.h"
 #include "formats/pprof.h"
+#include "util/fileio.h"
 #include "store_select.h"
 #include "util/timeutil.h"
 

@@ -12,16 +12,13 @@
 #include <unistd.h>
 
 #include "util/args.h"
-#include "formats/flamegraph.h"
-#include "formats/folded.h"
 #include "util/log.h"
-#include "formats/pprof.h"
 #include "commands.h"
-#include "pipeline/recording.h"
+#include "formats/render.h"
+#include "pipeline/session.h"
+#include "sinks/file.h"
 #include "util/timeutil.h"
 #include "util/version.h"
-
-enum out_format { FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG };
 
 struct record_opts {
 	long frequency;
@@ -32,7 +29,7 @@ struct record_opts {
 	char **comms;
 	size_t ncomms;
 	const char *output;
-	enum out_format format;
+	enum render_format format;
 	bool kernel, user, inherit;
 	const char *btf_path;
 	int verbose;
@@ -149,13 +146,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->output = optarg;
 			break;
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "pprof")) {
-				o->format = FORMAT_PPROF;
-			} else if (!strcmp(optarg, "folded")) {
-				o->format = FORMAT_FOLDED;
-			} else if (!strcmp(optarg, "svg")) {
-				o->format = FORMAT_SVG;
-			} else {
+			if (render_format_parse(optarg, &o->format)) {
 				snprintf(err, sizeof(err),
 					 "unknown format '%s': use pprof, folded or svg", optarg);
 				goto bad;
@@ -205,9 +196,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		goto bad;
 	}
 	if (!o->output)
-		o->output = o->format == FORMAT_FOLDED ? "profile.folded"
-			    : o->format == FORMAT_SVG  ? "profile.svg"
-						       : "profile.pb.gz";
+		o->output = render_default_name(o->format);
 	if (args_check_output(o->output, err, sizeof(err)))
 		goto bad;
 	return 0;
@@ -217,7 +206,7 @@ bad:
 }
 
 /* One line on the terminal, redrawn in place. */
-static void progress(const struct recording_progress *p, void *ctx)
+static void progress(const struct session_progress *p, void *ctx)
 {
 	(void)ctx;
 	fprintf(stderr, "\r\033[Kebprof: recording %.1fs, %llu samples, %lu processes",
@@ -225,48 +214,55 @@ static void progress(const struct recording_progress *p, void *ctx)
 	fflush(stderr);
 }
 
-static int write_output(const struct record_opts *o, struct profile *p)
+static void session_options(const struct record_opts *o, const char *comment, struct sink **sink,
+			    struct session_opts *so)
 {
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int ret;
+	memset(so, 0, sizeof(*so));
+	so->frequency = (int)o->frequency;
+	so->all = o->all;
+	so->kernel = o->kernel;
+	so->user = o->user;
+	so->inherit = o->inherit;
+	so->pids = o->pids;
+	so->npids = o->npids;
+	so->comms = (const char *const *)o->comms;
+	so->ncomms = o->ncomms;
+	so->btf_path = o->btf_path;
+	so->require_targets = true;
+	so->split = SESSION_ONE_PROFILE;
+	so->prewarm = !o->all; /* not every binary of the machine */
+	so->comment = comment;
+	so->sinks = sink;
+	so->nsinks = 1;
+}
 
-	if (o->format == FORMAT_PPROF) {
-		ret = pprof_encode(p, true, &buf, &len);
-	} else {
-		struct flamegraph_opts fo = { .title = "ebprof record: CPU" };
-		char *text = NULL, err[256];
-		FILE *mem = open_memstream(&text, &len);
+/* The summary line on a terminal or with -v. */
+static void summary(const struct record_opts *o, const struct session_stats *st)
+{
+	uint64_t frames = st->built.user_frames + st->built.kernel_frames;
+	uint64_t resolved = st->built.user_frames_resolved + st->built.kernel_frames_resolved;
 
-		if (!mem)
-			return -errno;
-		if (o->format == FORMAT_FOLDED) {
-			ret = folded_write(p, 0, mem);
-		} else {
-			ret = flamegraph_write(p, &fo, mem, err, sizeof(err));
-			if (ret)
-				log_error("cannot draw the flamegraph: %s", err);
-		}
-		if (fclose(mem) && !ret)
-			ret = -EIO;
-		buf = (uint8_t *)text;
-	}
-	if (!ret)
-		ret = write_file_atomic(o->output, buf, len);
-	free(buf);
-	return ret;
+	fprintf(stderr,
+		"ebprof: wrote %s: %llu samples from %lu processes in %.1fs, %llu frames "
+		"(%.1f%% symbolized), profile written %.0f ms after sampling ended%s%s\n",
+		strcmp(o->output, "-") ? o->output : "stdout",
+		(unsigned long long)st->built.samples, st->processes, st->elapsed_s,
+		(unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
+		st->last_flush_ms, st->lost_text[0] ? "; lost: " : "", st->lost_text);
 }
 
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
-	struct recording_opts ro = { 0 };
-	struct recording_result res = { 0 };
+	struct session_opts so;
+	struct session_run_opts ro = { 0 };
+	struct session_stats st;
+	struct render_opts rend = { .title = "ebprof record: CPU" };
+	struct session *s = NULL;
+	struct sink *file = NULL;
 	struct sigaction sa = { 0 };
 	bool tty = isatty(STDERR_FILENO);
-	double t_written;
-	int64_t t_built;
-	char err[512], comment[128];
+	char err[512] = "", comment[128];
 	int rc = EXIT_RUNTIME, ret;
 
 	if (parse_args(argc, argv, &o)) {
@@ -282,55 +278,43 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	snprintf(comment, sizeof(comment), "ebprof %s record", ebprof_version);
-	ro.frequency = (int)o.frequency;
-	ro.duration_s = o.duration;
-	ro.all = o.all;
-	ro.kernel = o.kernel;
-	ro.user = o.user;
-	ro.inherit = o.inherit;
-	ro.pids = o.pids;
-	ro.npids = o.npids;
-	ro.comms = (const char *const *)o.comms;
-	ro.ncomms = o.ncomms;
-	ro.btf_path = o.btf_path;
-	ro.stop_when_gone = o.npids > 0; /* like perf record -p */
-	ro.prewarm = !o.all;		 /* not every binary of the machine */
-	ro.comment = comment;
-	ro.stop = &stop_requested;
-	ro.on_progress = tty ? progress : NULL;
-	ret = recording_run(&ro, &res, err, sizeof(err));
-	if (tty)
-		fputc('\n', stderr);
+	if (file_sink_open(o.output, o.format, &rend, &file)) {
+		log_error("out of memory");
+		goto out;
+	}
+	session_options(&o, comment, &file, &so);
+	ret = session_open(&so, &s, err, sizeof(err));
 	if (ret) {
 		log_error("%s", err);
 		rc = ret == -ESRCH ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}
-	t_built = mono_ns();
-	ret = write_output(&o, res.profile);
+	log_info("sampling at %ld Hz on %d CPUs%s", o.frequency, session_ncpus(s),
+		 o.duration > 0 ? "" : " until stopped");
+	ro.duration_s = o.duration;
+	ro.stop_when_gone = o.npids > 0; /* like perf record -p */
+	ro.stop = &stop_requested;
+	ro.on_progress = tty ? progress : NULL;
+	ret = session_run(s, &ro, NULL, err, sizeof(err));
+	if (!ret)
+		ret = session_finish(s, &ro);
+	if (tty)
+		fputc('\n', stderr);
 	if (ret) {
-		log_error("cannot write %s: %s", o.output, strerror(-ret));
+		log_error("%s", err);
 		goto out;
 	}
-	t_written = res.build_ms + (mono_ns() - t_built) / 1e6;
-	if (tty || o.verbose) {
-		uint64_t frames = res.built.user_frames + res.built.kernel_frames;
-		uint64_t resolved =
-			res.built.user_frames_resolved + res.built.kernel_frames_resolved;
-
-		fprintf(stderr,
-			"ebprof: wrote %s: %llu samples from %lu processes in %.1fs, %llu frames "
-			"(%.1f%% symbolized), profile written %.0f ms after sampling ended%s%s\n",
-			strcmp(o.output, "-") ? o.output : "stdout",
-			(unsigned long long)res.built.samples, res.processes, res.elapsed_s,
-			(unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
-			t_written, res.lost[0] ? "; lost: " : "", res.lost);
-	}
-	if (res.built.samples == 0)
+	session_get_stats(s, &st);
+	if (st.failed)
+		goto out; /* the file sink said why */
+	if (tty || o.verbose)
+		summary(&o, &st);
+	if (st.built.samples == 0)
 		log_warn("no samples were recorded: the targets used no CPU");
 	rc = EXIT_OK;
 out:
-	profile_free(res.profile);
+	session_close(s);
+	sink_close(file, 0);
 	free(o.pids);
 	args_free_list(o.comms, o.ncomms);
 	return rc;

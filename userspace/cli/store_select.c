@@ -11,8 +11,7 @@
 #include "util/args.h"
 #include "util/log.h"
 #include "store_select.h"
-
-#define NS 1000000000LL
+#include "util/timeutil.h"
 
 void store_filter_init(struct store_filter *f)
 {
@@ -83,7 +82,7 @@ static int relative(const char *s, int64_t now_ns, int64_t *out)
 		if (units[i].unit == end[0]) {
 			if (v > 100LL * 365 * 86400 / units[i].secs)
 				return -EINVAL;
-			*out = now_ns - (int64_t)v * units[i].secs * NS;
+			*out = now_ns - (int64_t)v * units[i].secs * NSEC_PER_SEC;
 			return 0;
 		}
 	return -EINVAL;
@@ -114,14 +113,15 @@ int store_parse_time(const char *s, int64_t now_ns, int64_t *out_ns, char *err, 
 
 		errno = 0;
 		v = strtoll(s + 1, &end, 10);
-		if (errno || end == s + 1 || *end || s[1] < '0' || s[1] > '9' || v > INT64_MAX / NS)
+		if (errno || end == s + 1 || *end || s[1] < '0' || s[1] > '9' ||
+		    v > INT64_MAX / NSEC_PER_SEC)
 			goto bad;
-		*out_ns = (int64_t)v * NS;
+		*out_ns = (int64_t)v * NSEC_PER_SEC;
 		return 0;
 	}
 	n = parse_hms(s, &tm);
 	if (n) { /* time of day, today */
-		time_t now = (time_t)(now_ns / NS);
+		time_t now = (time_t)(now_ns / NSEC_PER_SEC);
 		struct tm today;
 
 		if (s[n] == 'Z' && !s[n + 1])
@@ -163,7 +163,7 @@ int store_parse_time(const char *s, int64_t now_ns, int64_t *out_ns, char *err, 
 	t = utc ? timegm(&tm) : mktime(&tm);
 	if (t == (time_t)-1 && !(tm.tm_year == 69 && tm.tm_mon == 11 && tm.tm_mday == 31))
 		goto bad;
-	*out_ns = (int64_t)t * NS;
+	*out_ns = (int64_t)t * NSEC_PER_SEC;
 	return 0;
 bad:
 	return args_fail(err, errlen,
@@ -174,7 +174,7 @@ bad:
 
 void store_format_time(int64_t ns, char *buf, size_t len)
 {
-	time_t t = (time_t)(ns / NS - (ns % NS < 0));
+	time_t t = (time_t)(ns / NSEC_PER_SEC - (ns % NSEC_PER_SEC < 0));
 	struct tm tm;
 	long off;
 	size_t n;

@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/fileio.h" /* write_file_atomic, read_file */
 #include "profile/profile.h"
 
 /*

@@ -13,7 +13,7 @@
  *   GET    /debug/pprof/profile?seconds=N   (Go net/http/pprof, Grafana Alloy)
  *   GET    /metrics, /healthz
  *
- * Each ad hoc profile is a recording of its own (recording.h): the agent's
+ * Each ad hoc profile is a session of its own (pipeline/session.h): the agent's
  * continuous profile is not disturbed. One ad hoc profile at a time.
  * The server copies what it needs from the options; it runs its own
  * threads until http_stop().

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "formats/render.h"
 #include "http.h"
 
 #define HTTP_MAX_BODY (64 * 1024)
@@ -32,12 +33,6 @@
 enum http_style {
 	STYLE_STRING,
 	STYLE_MSG,
-};
-
-enum adhoc_format {
-	FMT_PPROF,	/* uncompressed protobuf */
-	FMT_PPROF_GZIP, /* gzip-compressed protobuf */
-	FMT_SVG,	/* flamegraph */
 };
 
 /* How a running ad hoc profile ended. */
@@ -56,7 +51,7 @@ struct adhoc_request {
 	const char *what; /* "POST /profile/cpu" */
 	int frequency;	  /* Hz */
 	int seconds;
-	enum adhoc_format format;
+	enum render_format format; /* RENDER_PPROF, RENDER_PPROF_GZIP or RENDER_SVG */
 	bool force;
 	uint32_t *pids; /* pid= selector, NULL if absent */
 	size_t npids;
@@ -164,8 +159,8 @@ int http_metrics_text(struct http_server *s, char **out, size_t *len);
 /* --- params.c --- */
 
 /*
- * POST /profile/cpu body -> r (style STYLE_STRING, format FMT_PPROF or,
- * with archive, FMT_PPROF_GZIP). 0, or the HTTP status to answer (400
+ * POST /profile/cpu body -> r (style STYLE_STRING, format RENDER_PPROF or,
+ * with archive, RENDER_PPROF_GZIP). 0, or the HTTP status to answer (400
  * malformed JSON, 422 bad field) with the message in msg.
  */
 int http_params_json(const char *body, size_t len, struct adhoc_request *r, char *msg,

@@ -159,7 +159,7 @@ static int json_fields(const json_t *root, bool as_real, struct adhoc_request *r
 		snprintf(msg, msglen, "archive must be a boolean, got %s", got);
 		return 422;
 	}
-	r->format = json_is_true(archive) ? FMT_PPROF_GZIP : FMT_PPROF;
+	r->format = json_is_true(archive) ? RENDER_PPROF_GZIP : RENDER_PPROF;
 	return 0;
 }
 
@@ -313,9 +313,9 @@ int http_params_query(const struct http_arg *args, size_t n, bool strict, struct
 		return ret;
 	if (given) {
 		if (v && !strcmp(v, "pprof")) {
-			r->format = FMT_PPROF_GZIP;
+			r->format = RENDER_PPROF_GZIP;
 		} else if (v && !strcmp(v, "svg")) {
-			r->format = FMT_SVG;
+			r->format = RENDER_SVG;
 		} else {
 			snprintf(msg, msglen, "format must be pprof or svg, got '%s'",
 				 v ? http_printable(v, strlen(v), shown, sizeof(shown)) : "");

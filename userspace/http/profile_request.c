@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * One ad hoc profile request end to end: the processes to sample, the
- * slot (409 when busy), a recording of its own (recording.h) that blocks
+ * slot (409 when busy), a session of its own (pipeline/session.h) that blocks
  * this connection's thread for the duration, and the answer: pprof (raw or
  * gzip) or an SVG flamegraph, 204 when cancelled by DELETE. While it
  * records, the client's socket is watched: a requester that disconnects
@@ -12,11 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/flamegraph.h"
+#include "formats/render.h"
 #include "http_internal.h"
 #include "util/log.h"
-#include "formats/pprof.h"
-#include "pipeline/recording.h"
+#include "pipeline/session.h"
 
 static const char *const end_names[] = {
 	[ADHOC_DONE] = "",
@@ -32,8 +31,8 @@ struct watch {
 	bool gone;
 };
 
-/* Called about every 250 ms by the recording: is the requester still there? */
-static void watch_client(const struct recording_progress *p, void *ctx)
+/* Called about every 250 ms by the session: is the requester still there? */
+static void watch_client(const struct session_progress *p, void *ctx)
 {
 	struct watch *w = ctx;
 	struct pollfd pfd = { .fd = w->fd, .events = POLLRDHUP };
@@ -47,35 +46,40 @@ static void watch_client(const struct recording_progress *p, void *ctx)
 	}
 }
 
-static int encode_svg(const struct profile *p, uint8_t **buf, size_t *len, char *err, size_t errlen)
-{
-	struct flamegraph_opts fo = { .title = "ebprof ad hoc CPU profile" };
-	char *text = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&text, &n);
-	int ret;
+/* The answer as a sink: the profile rendered in the request's format. */
+struct response_sink {
+	struct sink base;
+	enum render_format format;
+	uint8_t *body;
+	size_t len;
+};
 
-	if (!f) {
-		snprintf(err, errlen, "cannot draw the flamegraph: %s", strerror(errno));
-		return -ENOMEM;
-	}
-	ret = flamegraph_write(p, &fo, f, err, errlen);
-	if (fclose(f) && !ret) {
-		snprintf(err, errlen, "cannot draw the flamegraph: out of memory");
-		ret = -ENOMEM;
-	}
-	if (ret) {
-		free(text);
-		return ret;
-	}
-	*buf = (uint8_t *)text;
-	*len = n;
-	return 0;
+static int response_write(struct sink *k, const struct profile_record *r)
+{
+	struct response_sink *rs = (struct response_sink *)k;
+	struct render_opts ro = { .title = "ebprof ad hoc CPU profile" };
+
+	free(rs->body);
+	rs->body = NULL;
+	return render_profile(r->profile, rs->format, &ro, &rs->body, &rs->len, k->err,
+			      sizeof(k->err));
 }
+
+static void response_close(struct sink *k, double drain_s)
+{
+	(void)drain_s;
+	free(((struct response_sink *)k)->body);
+}
+
+static const struct sink_ops response_ops = {
+	.kind = "http",
+	.write = response_write,
+	.close = response_close,
+};
 
 static enum MHD_Result send_profile(struct http_server *s, struct http_req *rq,
 				    struct MHD_Connection *c, const struct adhoc_request *r,
-				    const struct profile *p)
+				    struct response_sink *rs)
 {
 	static const char *const raw_hdrs[] = { MHD_HTTP_HEADER_CONTENT_DISPOSITION,
 						"attachment; filename=\"profile.pb\"", NULL };
@@ -83,18 +87,18 @@ static enum MHD_Result send_profile(struct http_server *s, struct http_req *rq,
 					       "attachment; filename=\"profile.pb.gz\"", NULL };
 	const char *const *hdrs = NULL;
 	const char *ctype = "application/octet-stream";
-	char err[512] = "";
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int ret;
+	uint8_t *body = rs->body;
 
-	switch (r->format) {
-	case FMT_PPROF:
-		ret = pprof_encode(p, false, &buf, &len);
+	if (!body) {
+		log_error("http: %s: %s", r->what, rs->base.err);
+		return http_send_msg(s, rq, c, 500, r->style, "%s", rs->base.err);
+	}
+	rs->body = NULL; /* MHD frees it */
+	switch (rs->format) {
+	case RENDER_PPROF:
 		hdrs = raw_hdrs;
 		break;
-	case FMT_PPROF_GZIP:
-		ret = pprof_encode(p, true, &buf, &len);
+	case RENDER_PPROF_GZIP:
 		hdrs = gz_hdrs;
 		/* The compute API's archive is application/gzip; pprof
 		 * endpoints answer application/octet-stream like Go's. */
@@ -102,34 +106,27 @@ static enum MHD_Result send_profile(struct http_server *s, struct http_req *rq,
 			ctype = "application/gzip";
 		break;
 	default:
-		ret = encode_svg(p, &buf, &len, err, sizeof(err));
 		ctype = "image/svg+xml";
 		break;
 	}
-	if (ret) {
-		if (!err[0])
-			snprintf(err, sizeof(err), "cannot encode the profile: %s", strerror(-ret));
-		log_error("http: %s: %s", r->what, err);
-		return http_send_msg(s, rq, c, 500, r->style, "%s", err);
-	}
-	return http_send(s, rq, c, 200, ctype, buf, len, true, hdrs);
+	return http_send(s, rq, c, 200, ctype, body, rs->len, true, hdrs);
 }
 
 static void fill_opts(struct http_server *s, const struct adhoc_request *r,
-		      const struct adhoc_targets *t, struct watch *w, struct recording_opts *o)
+		      const struct adhoc_targets *t, struct sink **sink, struct session_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->frequency = r->frequency;
-	o->duration_s = r->seconds;
 	o->kernel = s->kernel;
 	o->user = s->user;
 	o->btf_path = s->btf;
 	o->inherit = true;
+	o->require_targets = true;
 	o->prewarm = true;
+	o->split = SESSION_ONE_PROFILE;
 	o->comment = r->what;
-	o->stop = &s->adhoc.stop;
-	o->on_progress = watch_client;
-	o->ctx = w;
+	o->sinks = sink;
+	o->nsinks = 1;
 	if (t->narrowed) {
 		o->pids = t->pids;
 		o->npids = t->npids;
@@ -143,13 +140,40 @@ static void fill_opts(struct http_server *s, const struct adhoc_request *r,
 	o->ncgroups = s->ncgroups;
 }
 
+/* One recording: a session run for the request's seconds. */
+static int record(struct http_server *s, const struct adhoc_request *r,
+		  const struct adhoc_targets *t, struct response_sink *rs, struct watch *w,
+		  struct session_stats *st, char *msg, size_t msglen)
+{
+	struct session_run_opts ro = { 0 };
+	struct sink *sink = &rs->base;
+	struct session_opts o;
+	struct session *ses;
+	int ret;
+
+	fill_opts(s, r, t, &sink, &o);
+	ret = session_open(&o, &ses, msg, msglen);
+	if (ret)
+		return ret;
+	ro.duration_s = r->seconds;
+	ro.stop = &s->adhoc.stop;
+	ro.on_progress = watch_client;
+	ro.ctx = w;
+	ret = session_run(ses, &ro, NULL, msg, msglen);
+	if (!ret)
+		ret = session_finish(ses, &ro);
+	session_get_stats(ses, st);
+	session_close(ses);
+	return ret;
+}
+
 enum MHD_Result http_profile_serve(struct http_server *s, struct http_req *rq,
 				   struct MHD_Connection *c, const struct adhoc_request *r)
 {
 	const union MHD_ConnectionInfo *ci;
 	struct watch w = { .fd = -1, .a = &s->adhoc };
-	struct recording_result res;
-	struct recording_opts o;
+	struct response_sink rs = { .base.ops = &response_ops, .format = r->format };
+	struct session_stats st = { 0 };
 	struct adhoc_targets t;
 	char msg[HTTP_MSG_LEN];
 	enum MHD_Result mr;
@@ -177,8 +201,7 @@ enum MHD_Result http_profile_serve(struct http_server *s, struct http_req *rq,
 		w.fd = ci->connect_fd;
 	log_info("http: %s: ad hoc profile at %d Hz for %d s%s", r->what, r->frequency, r->seconds,
 		 t.narrowed ? " of the selected processes" : "");
-	fill_opts(s, r, &t, &w, &o);
-	ret = recording_run(&o, &res, msg, sizeof(msg));
+	ret = record(s, r, &t, &rs, &w, &st, msg, sizeof(msg));
 	end = adhoc_release(&s->adhoc);
 	free(t.pids);
 
@@ -193,7 +216,7 @@ enum MHD_Result http_profile_serve(struct http_server *s, struct http_req *rq,
 				   "Profiling was cancelled from another request.");
 	} else if (ret) {
 		status = ret == -ESRCH ? 404 : 500;
-		/* recording.c words it for the command line (-p, --comm). */
+		/* The session words it for the command line (-p, --comm). */
 		if (ret == -ESRCH && !t.narrowed)
 			snprintf(msg, sizeof(msg),
 				 "no target process: none of the agent's target processes runs");
@@ -204,11 +227,10 @@ enum MHD_Result http_profile_serve(struct http_server *s, struct http_req *rq,
 		mr = http_send_msg(s, rq, c, status, r->style, "%s", msg);
 	} else {
 		log_info("http: %s: %llu samples of %lu processes in %.1f s%s", r->what,
-			 (unsigned long long)res.stats.v[STAT_SAMPLES], res.processes,
-			 res.elapsed_s, end_names[end]);
-		mr = send_profile(s, rq, c, r, res.profile);
+			 (unsigned long long)st.bpf.v[STAT_SAMPLES], st.processes, st.elapsed_s,
+			 end_names[end]);
+		mr = send_profile(s, rq, c, r, &rs);
 	}
-	if (!ret)
-		profile_free(res.profile);
+	response_close(&rs.base, 0);
 	return mr;
 }

@@ -169,7 +169,7 @@ static enum MHD_Result profile_query(struct http_server *s, struct http_req *rq,
 				     bool strict)
 {
 	struct adhoc_request r = {
-		.what = what, .frequency = 99, .seconds = seconds, .format = FMT_PPROF_GZIP
+		.what = what, .frequency = 99, .seconds = seconds, .format = RENDER_PPROF_GZIP
 	};
 	struct args a = { .n = 0 };
 	char msg[HTTP_MSG_LEN];

@@ -15,25 +15,13 @@ struct proc_registry {
 	struct hashmap *by_pid; /* &proc_info.pid (as uint32) -> proc_info */
 };
 
-static uint64_t hash_pid(const void *key)
-{
-	uint32_t v = *(const uint32_t *)key;
-
-	return hm_hash_bytes(&v, sizeof(v));
-}
-
-static bool equal_pid(const void *a, const void *b)
-{
-	return *(const uint32_t *)a == *(const uint32_t *)b;
-}
-
 int procs_new(struct proc_registry **out)
 {
 	struct proc_registry *reg = calloc(1, sizeof(*reg));
 
 	if (!reg)
 		return -ENOMEM;
-	reg->by_pid = hm_new(hash_pid, equal_pid);
+	reg->by_pid = hm_new(hm_hash_u32, hm_equal_u32);
 	if (!reg->by_pid) {
 		free(reg);
 		return -ENOMEM;

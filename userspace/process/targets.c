@@ -12,6 +12,7 @@
 
 #include "processes.h"
 #include "targets.h"
+#include "util/compare.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -40,13 +41,6 @@ bool targets_name_matches(const char *comm, const char *exe, const char *const *
 			return true;
 	}
 	return false;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n)

@@ -184,7 +184,7 @@ static struct bmap *user_mapping(struct builder *b, uint32_t pid, const struct m
 		goto fail;
 
 	if (e->kind == MAPPING_FILE && b->opts.sym) {
-		struct sym_binary bin = { e->path, (int)pid, e->start, e->end, e->dev, e->inode };
+		struct sym_binary bin = map_entry_binary(e, pid);
 		int err = sym_elf_get(b->opts.sym, &bin, &bm->elf);
 
 		if (err) {

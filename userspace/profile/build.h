@@ -38,6 +38,13 @@ struct builder_stats {
 
 struct builder;
 
+/* The symbolizer's view of a mapping of process pid: how it opens the
+ * binary behind it (sym_elf_get()). */
+static inline struct sym_binary map_entry_binary(const struct map_entry *e, uint32_t pid)
+{
+	return (struct sym_binary){ e->path, (int)pid, e->start, e->end, e->dev, e->inode };
+}
+
 int builder_new(const struct builder_opts *opts, struct builder **out);
 /* Add one raw sample (usable as a raw_sample_fn with the builder as ctx). */
 int builder_add(const struct raw_sample *s, void *builder);

@@ -17,6 +17,7 @@
 #include "util/log.h"
 #include "sampler.h"
 #include "profile.skel.h"
+#include "util/compare.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -65,13 +66,6 @@ static void mark_stack(struct sampler *s, uint64_t key)
 		s->seen_cap = ncap;
 	}
 	s->seen[s->nseen++] = key;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static void fmt_err(char *err, size_t len, const char *fmt, ...)
@@ -599,4 +593,18 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";
+}
+
+void sampler_loss_text(const uint64_t *lost, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (int i = STAT_SAMPLES + 1; i < STAT_MAX; i++) {
+		if (!lost[i])
+			continue;
+		off += snprintf(buf + off, off < len ? len - off : 0, "%s%llu %s", off ? ", " : "",
+				(unsigned long long)lost[i], sampler_stat_name(i));
+	}
 }

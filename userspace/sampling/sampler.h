@@ -94,5 +94,9 @@ void sampler_close(struct sampler *s);
 
 /* Names of the stats for messages ("stacks lost (stack map full)", ...). */
 const char *sampler_stat_name(enum ebprof_stat stat);
+/* What was lost, from counters indexed by enum ebprof_stat (a struct
+ * sampler_stats' v, or a difference of two): "3 stacks lost (stack map
+ * full), 1 ..." into buf, "" when nothing was. */
+void sampler_loss_text(const uint64_t *lost, char *buf, size_t len);
 
 #endif /* EBPROF_SAMPLER_H */

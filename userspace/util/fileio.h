@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* write(2) until everything is written (EINTR retried). */
 int write_all(int fd, const void *buf, size_t len);
@@ -25,5 +26,9 @@ int read_file(const char *path, uint8_t **buf, size_t *len);
 /* Read at most size - 1 bytes of a small file (e.g. under /proc) into buf
  * and NUL-terminate it; *len (may be NULL) gets the byte count. */
 int read_small_file(const char *path, char *buf, size_t size, size_t *len);
+
+/* mkdir -p: path and its missing parents, with mode. 0 or a negative
+ * errno (-ENAMETOOLONG past PATH_MAX). */
+int mkdir_p(const char *path, mode_t mode);
 
 #endif /* EBPROF_FILEIO_H */

@@ -324,3 +324,13 @@ bool hm_equal_u64(const void *a, const void *b)
 {
 	return *(const uint64_t *)a == *(const uint64_t *)b;
 }
+
+uint64_t hm_hash_u32(const void *key)
+{
+	return hm_mix64(*(const uint32_t *)key);
+}
+
+bool hm_equal_u32(const void *a, const void *b)
+{
+	return *(const uint32_t *)a == *(const uint32_t *)b;
+}

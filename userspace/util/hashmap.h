@@ -53,5 +53,7 @@ uint64_t hm_hash_str(const void *str); /* key is a NUL-terminated string */
 bool hm_equal_str(const void *a, const void *b);
 uint64_t hm_hash_u64(const void *key); /* key points to a uint64_t */
 bool hm_equal_u64(const void *a, const void *b);
+uint64_t hm_hash_u32(const void *key); /* key points to a uint32_t (a pid) */
+bool hm_equal_u32(const void *a, const void *b);
 
 #endif /* EBPROF_HASHMAP_H */

@@ -21,8 +21,6 @@
 #include "remote_queue.h"
 #include "util/timeutil.h"
 
-#define NS 1000000000LL
-
 struct remote {
 	enum remote_kind kind;
 	char *what; /* "remote <kind> <url>" for log messages */
@@ -69,8 +67,8 @@ static void wait_until(struct remote *r, int64_t until_ns)
 		pthread_cond_wait(&r->cv, &r->mu);
 		return;
 	}
-	ts.tv_sec = until_ns / NS;
-	ts.tv_nsec = until_ns % NS;
+	ts.tv_sec = until_ns / NSEC_PER_SEC;
+	ts.tv_nsec = until_ns % NSEC_PER_SEC;
 	pthread_cond_timedwait(&r->cv, &r->mu, &ts);
 }
 
@@ -87,7 +85,7 @@ static double time_left(void *arg)
 
 	if (!atomic_load(&r->closing_a))
 		return -1;
-	return (double)(atomic_load(&r->deadline_ns) - mono_ns()) / NS;
+	return (double)(atomic_load(&r->deadline_ns) - mono_ns()) / NSEC_PER_SEC;
 }
 
 /* xorshift64*, seeded from getrandom(): only for jitter. */
@@ -154,7 +152,7 @@ static void handle_result(struct remote *r, struct rq_item *it, const struct rht
 		r->st.retries++;
 		if (r->attempt < UINT32_MAX)
 			r->attempt++;
-		r->next_try_ns = mono_ns() + (int64_t)(d * NS);
+		r->next_try_ns = mono_ns() + (int64_t)(d * NSEC_PER_SEC);
 		if (!r->down) {
 			log_warn("%s is failing (%s); profiles stay queued and are retried",
 				 r->what, why);
@@ -201,7 +199,7 @@ static void *worker(void *arg)
 			struct rhttp_result fake = { .outcome = RHTTP_RETRY, .retry_after = -1 };
 
 			log_warn("%s: reading the queue: %s", r->what, strerror(-err));
-			r->next_try_ns = now + (int64_t)(backoff_s(r, &fake) * NS);
+			r->next_try_ns = now + (int64_t)(backoff_s(r, &fake) * NSEC_PER_SEC);
 			if (r->attempt < UINT32_MAX)
 				r->attempt++;
 			continue;
@@ -359,7 +357,7 @@ void remote_close(struct remote *r, double drain_s)
 		drain_s = 0;
 	if (drain_s > 1e6)
 		drain_s = 1e6;
-	deadline = mono_ns() + (int64_t)(drain_s * NS);
+	deadline = mono_ns() + (int64_t)(drain_s * NSEC_PER_SEC);
 	pthread_mutex_lock(&r->mu);
 	r->closing = true;
 	atomic_store(&r->deadline_ns, deadline);

@@ -61,6 +61,10 @@ int remote_enqueue(struct remote *r, const struct profile_record *rec);
  * it; what is unsent stays queued on disk for the next run. */
 void remote_close(struct remote *r, double drain_s);
 void remote_get_stats(struct remote *r, struct remote_stats *out);
+
+/* A remote as a sink (sinks/sink.h), opened as remote_open() does: 0 or
+ * -errno. Its write() is remote_enqueue(), close() remote_close(). */
+int remote_sink_open(const struct remote_opts *opts, struct sink **out);
 /* Is url usable as a remote's base URL: http or https, a host, no query,
  * fragment, spaces or control characters? 0 or -EINVAL (nothing logged),
  * -ENOMEM. */

@@ -14,13 +14,14 @@
 #include <zlib.h>
 
 #include "util/log.h"
-#include "formats/pprof.h"
+#include "util/fileio.h"
 #include "remote_queue.h"
 #include "util/timeutil.h"
+#include "util/compare.h"
 
 #define RQ_MAGIC "EBPQ1\n"
 #define RQ_MAGIC_LEN 6
-#define RQ_DROP_LOG_NS (60LL * 1000000000LL)
+#define RQ_DROP_LOG_NS (60 * NSEC_PER_SEC)
 
 struct rq_entry {
 	uint64_t seq;
@@ -74,29 +75,6 @@ static uint64_t parse_name(const char *name)
 		seq = seq * 10 + (uint64_t)(name[i] - '0');
 	}
 	return seq;
-}
-
-static int mkdir_p(const char *dir)
-{
-	char *p = strdup(dir), *s;
-	int err = 0;
-
-	if (!p)
-		return -ENOMEM;
-	for (s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0750) && errno != EEXIST)
-			err = -errno;
-		*s = '/';
-		if (err)
-			break;
-	}
-	if (!err && mkdir(p, 0750) && errno != EEXIST)
-		err = -errno;
-	free(p);
-	return err;
 }
 
 /* ---- serialization ------------------------------------------------------ */
@@ -386,13 +364,6 @@ static bool make_room(struct rqueue *q, int64_t need)
 
 /* ---- API ---------------------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Load and check every queue file of the directory, oldest first. */
 static int load_dir(struct rqueue *q)
 {
@@ -506,7 +477,7 @@ int rq_open(const char *dir, int64_t max_bytes, const char *what, struct rqueue 
 	dlen = strlen(q->dir);
 	while (dlen > 1 && q->dir[dlen - 1] == '/')
 		q->dir[--dlen] = '\0';
-	err = mkdir_p(q->dir);
+	err = mkdir_p(q->dir, 0750);
 	if (err)
 		goto fail;
 	q->dirfd = open(q->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

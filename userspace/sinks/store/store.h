@@ -67,6 +67,10 @@ int store_trim(struct store *s, int64_t now_ns);
 
 void store_get_stats(const struct store *s, struct store_stats *out);
 
+/* The store as a sink (sinks/sink.h), opened as store_open() does: 0 or
+ * -errno. Its write() is store_write(), close() store_close(). */
+int store_sink_open(const struct store_opts *opts, struct sink **out);
+
 /* ---- reading: ebprof ls / merge ---- */
 
 struct store_entry {

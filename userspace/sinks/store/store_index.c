@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "util/fileio.h"
-#include "formats/pprof.h"
 #include "store_internal.h"
 
 #define INDEX_MAX_BYTES (512LL << 20)

@@ -14,12 +14,12 @@
 
 #include "sinks/sink.h"
 #include "store.h"
+#include "util/timeutil.h"
 
 #define STORE_INDEX "index.jsonl"
 #define STORE_EXT ".pb.gz"
 #define STORE_COMPONENT_MAX 64 /* sanitized component, bytes without NUL */
 #define STORE_NAME_MAX 256     /* file name incl. NUL */
-#define NS_PER_S 1000000000LL
 
 /* ---- names (store_name.c) ---- */
 
@@ -103,5 +103,59 @@ void store_index_free(struct store_index_rec *r, size_t n);
 int store_index_compact(int dayfd, const char *day_path);
 
 void store_kv_free(struct kv *kv, size_t n);
+
+/* ---- the writer's state (store.c) and retention (store_retention.c) ---- */
+
+#define STORE_RESCAN_NS (600 * NSEC_PER_SEC) /* full rescan at most this often */
+#define STORE_TEMP_AGE_S 60		     /* temp files older than this are stale */
+
+struct store_day {
+	char *service; /* sanitized directory name */
+	int64_t day_s; /* UTC midnight */
+	uint64_t files, bytes;
+	uint64_t stale;	      /* index lines of removed profiles */
+	int64_t min_start_ns; /* lower bound of the oldest start */
+	bool touched;	      /* profiles removed by the current trim */
+};
+
+struct victim {
+	char *name;
+	int64_t start_ns, size;
+	struct store_day *day;
+};
+
+struct store {
+	char *dir;
+	int64_t max_age_s, max_bytes;
+	struct store_day **days;
+	size_t ndays, capdays;
+	struct victim *q; /* [qhead, qn): oldest first */
+	size_t qhead, qn;
+	uint64_t files, bytes;
+	int64_t next_rescan_ns, next_age_trim_ns; /* CLOCK_MONOTONIC */
+	int last_trim_err, last_index_err;	  /* logged once until it changes */
+	struct store_stats st;
+};
+
+struct trim_goal {
+	int64_t cutoff_ns;  /* remove what starts before; INT64_MIN: none */
+	int64_t max_bytes;  /* remove until at most this; < 0: none */
+	uint64_t min_files; /* remove at least this many */
+	uint64_t min_freed; /* and at least this many bytes */
+	uint64_t removed, freed;
+};
+
+/* The bookkeeping of (service, day), created if new; NULL on -ENOMEM. */
+struct store_day *store_day_get(struct store *s, const char *service, int64_t day_s);
+/* Forget every day and the victim queue. */
+void store_days_free(struct store *s);
+void store_queue_clear(struct store *s);
+/* Rebuild the bookkeeping from the directory. 0 or -errno. */
+int store_rescan(struct store *s);
+/* Remove oldest first until g is met or nothing is left: the number
+ * removed, or -errno when nothing could be removed. */
+int store_trim_to(struct store *s, struct trim_goal *g);
+/* Warn about a trim error once, until it changes. */
+void store_log_trim_error(struct store *s, int err);
 
 #endif /* EBPROF_STORE_INTERNAL_H */

@@ -7,6 +7,7 @@
 
 #include "util/hashmap.h"
 #include "store_internal.h"
+#include "util/timeutil.h"
 
 struct list_ctx {
 	const struct store_query *q;
@@ -126,9 +127,9 @@ static int list_day(int dayfd, const char *service, int64_t day_s, void *ctx)
 	int err;
 
 	/* Profiles start in their day and last at most a day. */
-	if (q->to_ns && day_s * NS_PER_S >= q->to_ns)
+	if (q->to_ns && day_s * NSEC_PER_SEC >= q->to_ns)
 		return 0;
-	if (q->from_ns && (day_s + 2 * 86400) * NS_PER_S <= q->from_ns)
+	if (q->from_ns && (day_s + 2 * 86400) * NSEC_PER_SEC <= q->from_ns)
 		return 0;
 	err = store_scan_day(dayfd, day_s, -1, &files, &nfiles);
 	if (err)
@@ -151,7 +152,7 @@ static int list_day(int dayfd, const char *service, int64_t day_s, void *ctx)
 		struct store_index_rec *r = NULL;
 		struct lab l[MAX_LABELS];
 		char pid[16], bt[STORE_COMPONENT_MAX + 1];
-		int64_t start = f->nm.start_s * NS_PER_S, end = start;
+		int64_t start = f->nm.start_s * NSEC_PER_SEC, end = start;
 		uint32_t p = f->nm.pid;
 		size_t nl = 0;
 		void *v;

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <string.h>
+
+#include "metrics.h"
+
+void agent_metrics_init(struct agent_metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	pthread_mutex_init(&m->lock, NULL);
+}
+
+void agent_metrics_destroy(struct agent_metrics *m)
+{
+	pthread_mutex_destroy(&m->lock);
+}
+
+void agent_metrics_interval(struct agent_metrics *m, const struct session_interval *iv)
+{
+	pthread_mutex_lock(&m->lock);
+	m->intervals++;
+	m->samples += iv->samples;
+	m->profiles_written += iv->written;
+	m->profile_errors += iv->failed;
+	for (int i = 0; i < STAT_MAX; i++)
+		m->lost[i] += iv->lost[i];
+	pthread_mutex_unlock(&m->lock);
+}
+
+void agent_metrics_snapshot(struct agent_metrics *m, uint64_t processes, struct sink *const *sinks,
+			    size_t nsinks, const struct symbolizer *sym, int64_t last_flush_ns)
+{
+	struct sink_metric one[SINK_MAX_METRICS];
+
+	pthread_mutex_lock(&m->lock);
+	m->processes_tracked = processes;
+	m->nsinks = 0;
+	for (size_t i = 0; i < nsinks; i++) {
+		size_t n = sink_metrics(sinks[i], one);
+
+		for (size_t k = 0; k < n && m->nsinks < AGENT_MAX_SINK_METRICS; k++)
+			m->sinks[m->nsinks++] = one[k];
+	}
+	sym_get_stats(sym, &m->sym);
+	m->last_flush_ns = last_flush_ns;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* The HELP and TYPE lines of one metric. */
+static void head(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One metric without labels. */
+static void metric(FILE *out, const char *name, const char *type, const char *help, uint64_t value)
+{
+	head(out, name, type, help);
+	fprintf(out, "%s %llu\n", name, (unsigned long long)value);
+}
+
+/* The sinks' figures, each family's HELP and TYPE once (two remotes
+ * report the same family with other labels). */
+static void sink_families(FILE *out, const struct agent_metrics *m)
+{
+	for (size_t i = 0; i < m->nsinks; i++) {
+		const struct sink_metric *x = &m->sinks[i];
+		bool seen = false;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = !strcmp(m->sinks[k].name, x->name);
+		if (seen)
+			continue;
+		head(out, x->name, x->type, x->help);
+		for (size_t k = i; k < m->nsinks; k++) {
+			const struct sink_metric *y = &m->sinks[k];
+
+			if (strcmp(y->name, x->name))
+				continue;
+			if (y->labels[0])
+				fprintf(out, "%s{%s} %llu\n", y->name, y->labels,
+					(unsigned long long)y->value);
+			else
+				fprintf(out, "%s %llu\n", y->name, (unsigned long long)y->value);
+		}
+	}
+}
+
+int agent_metrics_write(FILE *out, void *ctx)
+{
+	struct agent_metrics *m = ctx;
+
+	pthread_mutex_lock(&m->lock);
+	metric(out, "ebprof_intervals_total", "counter", "Intervals flushed.", m->intervals);
+	metric(out, "ebprof_samples_total", "counter", "Samples of target processes.", m->samples);
+	metric(out, "ebprof_profiles_written_total", "counter",
+	       "Per-process profiles handed to the sinks.", m->profiles_written);
+	metric(out, "ebprof_profile_errors_total", "counter",
+	       "Profiles that could not be built or stored.", m->profile_errors);
+	metric(out, "ebprof_processes_tracked", "gauge", "Processes the agent knows now.",
+	       m->processes_tracked);
+	head(out, "ebprof_last_flush_timestamp_seconds", "gauge", "End of the last interval.");
+	fprintf(out, "ebprof_last_flush_timestamp_seconds %.3f\n", m->last_flush_ns / 1e9);
+	head(out, "ebprof_lost_total", "counter", "Samples, stacks or events lost, by cause.");
+	for (int i = STAT_SAMPLES + 1; i < STAT_MAX; i++)
+		fprintf(out, "ebprof_lost_total{cause=\"%s\"} %llu\n", sampler_stat_name(i),
+			(unsigned long long)m->lost[i]);
+	sink_families(out, m);
+	metric(out, "ebprof_symbolizer_cache_bytes", "gauge", "Estimated size of the binary cache.",
+	       m->sym.cache_bytes);
+	metric(out, "ebprof_symbolizer_binaries", "gauge", "Binaries in the symbolizer cache.",
+	       m->sym.binaries_cached);
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}

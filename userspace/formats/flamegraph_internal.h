@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Internals of the flamegraph writer (flamegraph.h), shared by its two
+ * files: flamegraph_tree.c merges the stacks into a tree of (parent, frame)
+ * nodes and lays it out; flamegraph.c draws it as SVG.
+ */
+#ifndef EBPROF_FLAMEGRAPH_INTERNAL_H
+#define EBPROF_FLAMEGRAPH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "flamegraph.h"
+#include "util/hashmap.h"
+
+#define KERNEL_MAPPING "[kernel.kallsyms]"
+#define NO_NODE UINT32_MAX
+
+enum fg_kind { K_ROOT, K_PROCESS, K_USER, K_KERNEL, K_INLINED, K_UNSYM, K_CUT, K_NKINDS };
+
+struct fg_frame {
+	char *key;     /* owned: one byte '0' + kind, then the cleaned name */
+	uint32_t rank; /* position in (name, kind) order */
+};
+
+struct fg_node {
+	uint32_t parent, frame, level;
+	uint32_t first, nchild; /* children: order[first .. first + nchild) */
+	int64_t value, count, offset;
+};
+
+struct fg {
+	const struct profile *p;
+	size_t ti; /* sample type drawn */
+	long si;   /* index of the "samples" type, -1 if none */
+	uint32_t max_depth;
+	struct hashmap *frame_map; /* key -> frame index + 1 */
+	struct fg_frame *frames;
+	size_t nframes, cap_frames;
+	uint32_t *loc_off;    /* nlocations + 1 offsets into loc_frames */
+	uint32_t *loc_frames; /* frames of each location, outermost first */
+	struct fg_node *nodes;
+	size_t nnodes, cap_nodes;
+	struct hashmap *edges; /* (parent << 32 | frame) -> node index */
+	uint32_t *order;       /* non-root nodes grouped by parent, by frame name */
+	bool has_process, has_cut;
+};
+
+static inline enum fg_kind frame_kind(const struct fg *g, uint32_t f)
+{
+	return (enum fg_kind)(g->frames[f].key[0] - '0');
+}
+
+static inline const char *frame_name(const struct fg *g, uint32_t f)
+{
+	return g->frames[f].key + 1;
+}
+
+/* Merge the samples of g->p (sample type g->ti) into the tree and lay it
+ * out. 0 or -ENOMEM. */
+int fg_build(struct fg *g);
+void fg_free(struct fg *g);
+
+#endif /* EBPROF_FLAMEGRAPH_INTERNAL_H */

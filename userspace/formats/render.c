@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamegraph.h"
+#include "folded.h"
+#include "pprof.h"
+#include "render.h"
+#include "util/fileio.h"
+
+static const struct {
+	const char *name, *file;
+	enum render_format f;
+} formats[] = {
+	{ "pprof", "profile.pb.gz", RENDER_PPROF_GZIP },
+	{ "folded", "profile.folded", RENDER_FOLDED },
+	{ "svg", "profile.svg", RENDER_SVG },
+};
+
+int render_format_parse(const char *name, enum render_format *out)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		if (!strcmp(name, formats[i].name)) {
+			*out = formats[i].f;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *render_default_name(enum render_format f)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (formats[i].f == f)
+			return formats[i].file;
+	return "profile.pb";
+}
+
+/* Folded stacks or a flamegraph: text through a memory stream. */
+static int render_text(const struct profile *p, enum render_format f, const struct render_opts *o,
+		       uint8_t **buf, size_t *len, char *err, size_t errlen)
+{
+	struct flamegraph_opts fo = { 0 };
+	char *text = NULL;
+	FILE *mem = open_memstream(&text, len);
+	int ret;
+
+	if (!mem) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (f == RENDER_FOLDED) {
+		ret = folded_write(p, 0, mem);
+		if (ret)
+			snprintf(err, errlen, "cannot write folded stacks: %s", strerror(-ret));
+	} else {
+		fo.title = o ? o->title : NULL;
+		fo.sample_type = o ? o->sample_type : NULL;
+		ret = flamegraph_write(p, &fo, mem, err, errlen);
+	}
+	if (fclose(mem) && !ret) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+	}
+	if (ret) {
+		free(text);
+		return ret;
+	}
+	*buf = (uint8_t *)text;
+	return 0;
+}
+
+int render_profile(const struct profile *p, enum render_format f, const struct render_opts *o,
+		   uint8_t **buf, size_t *len, char *err, size_t errlen)
+{
+	int ret;
+
+	*buf = NULL;
+	*len = 0;
+	if (f == RENDER_FOLDED || f == RENDER_SVG)
+		return render_text(p, f, o, buf, len, err, errlen);
+	ret = pprof_encode(p, f == RENDER_PPROF_GZIP, buf, len);
+	if (ret)
+		snprintf(err, errlen, "cannot encode the profile: %s", strerror(-ret));
+	return ret;
+}
+
+int render_to_file(const struct profile *p, enum render_format f, const struct render_opts *o,
+		   const char *path, char *err, size_t errlen)
+{
+	uint8_t *buf;
+	size_t len;
+	int ret = render_profile(p, f, o, &buf, &len, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = write_file_atomic(path, buf, len);
+	if (ret)
+		snprintf(err, errlen, "cannot write %s: %s", strcmp(path, "-") ? path : "stdout",
+			 strerror(-ret));
+	free(buf);
+	return ret;
+}
+
+int pprof_read_file(const char *path, struct profile **out, char *err, size_t errlen)
+{
+	const char *name = strcmp(path, "-") ? path : "stdin";
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	ret = read_file(path, &buf, &len);
+	if (ret) {
+		snprintf(err, errlen, "cannot read %s: %s", name, strerror(-ret));
+		return ret;
+	}
+	ret = pprof_decode(buf, len, out);
+	free(buf);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory decoding %s", name);
+	else if (ret)
+		snprintf(err, errlen, "%s: not a valid pprof profile (%s)", name,
+			 ret == -EFBIG ? "decompresses to more than 1 GiB" : strerror(-ret));
+	return ret;
+}

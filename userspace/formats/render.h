@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A profile rendered into a buffer or a file in one of the output formats
+ * (pprof, gzip pprof, folded stacks, SVG flamegraph), and a pprof file read
+ * back: what every command, sink and HTTP answer uses, so each output
+ * format is chosen and written in one place.
+ */
+#ifndef EBPROF_RENDER_H
+#define EBPROF_RENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
+
+enum render_format {
+	RENDER_PPROF_GZIP, /* gzip-compressed pprof (.pb.gz) */
+	RENDER_PPROF,	   /* uncompressed pprof */
+	RENDER_FOLDED,	   /* collapsed stacks (folded.h) */
+	RENDER_SVG,	   /* flamegraph (flamegraph.h) */
+};
+
+struct render_opts {
+	const char *title;	 /* SVG title; NULL: by sample type */
+	const char *sample_type; /* SVG: the value drawn; NULL: the default */
+};
+
+/* "pprof" (gzip), "folded" or "svg"; -EINVAL otherwise. */
+int render_format_parse(const char *name, enum render_format *out);
+/* The usual file name of a format: "profile.pb.gz", "profile.folded"... */
+const char *render_default_name(enum render_format f);
+
+/*
+ * Render p. *buf is malloc'ed (the caller frees it). 0, or a negative
+ * errno with a one-line reason in err: -EINVAL when the sample type asked
+ * for is not in the profile, -ENOMEM.
+ */
+int render_profile(const struct profile *p, enum render_format f, const struct render_opts *o,
+		   uint8_t **buf, size_t *len, char *err, size_t errlen);
+
+/* Render p into path atomically ("-" = stdout; util/fileio.h). 0 or a
+ * negative errno with the reason in err. */
+int render_to_file(const struct profile *p, enum render_format f, const struct render_opts *o,
+		   const char *path, char *err, size_t errlen);
+
+/*
+ * Read and decode a pprof file (gzip or not; "-" = stdin). 0, or a negative
+ * errno with a one-line reason naming the file in err: -ENOENT/-EACCES...
+ * from reading, -EBADMSG or -EFBIG for a file that is not a usable pprof
+ * profile, -ENOMEM.
+ */
+int pprof_read_file(const char *path, struct profile **out, char *err, size_t errlen);
+
+#endif /* EBPROF_RENDER_H */

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The end of an interval: drain what BPF counted into the profiles (one,
+ * or one per process), finish them with their comments and labels, hand
+ * each to every sink, and forget the processes that exited (one interval
+ * later: samples counted after the buffer flip still arrive, and children
+ * may still inherit their maps).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/pprof.h"
+#include "session_internal.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+#include "util/version.h"
+
+#define MAX_LABELS 8
+
+int session_new_builder(struct session *s, int64_t start_ns, struct builder **out)
+{
+	struct builder_opts bo = { 0 };
+
+	bo.frequency = s->o.frequency;
+	bo.sym = s->sym;
+	bo.procs = s->procs;
+	bo.time_nanos = start_ns;
+	return builder_new(&bo, out);
+}
+
+struct session_proc *session_proc(struct session *s, uint32_t pid)
+{
+	struct session_proc *sp;
+	void *v;
+
+	if (!hm_find(s->by_pid, &pid, &v))
+		return v;
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return NULL;
+	sp->pid = pid;
+	if (hm_set(s->by_pid, &sp->pid, sp, NULL)) {
+		free(sp);
+		return NULL;
+	}
+	return sp;
+}
+
+void session_read_title(struct session_proc *p)
+{
+	struct pg_title t;
+
+	if (!pg_read_title(p->pid, &t)) {
+		p->pg = t;
+		p->is_pg = true;
+	}
+}
+
+static int add_sample(const struct raw_sample *rs, void *ctx)
+{
+	struct session *s = ctx;
+	struct session_proc *sp;
+	int err;
+
+	if (s->o.split == SESSION_ONE_PROFILE)
+		return builder_add(rs, s->one);
+	sp = session_proc(s, rs->pid);
+	if (!sp)
+		return -ENOMEM;
+	if (!sp->b) {
+		err = session_new_builder(s, s->interval_start_ns, &sp->b);
+		if (err)
+			return err;
+	}
+	return builder_add(rs, sp->b);
+}
+
+/* GNU build-id of the process's main executable. */
+static void main_build_id(struct session *s, struct session_proc *sp, const struct proc_info *pi)
+{
+	const struct proc_maps *maps = procs_maps(s->procs, sp->pid);
+	struct sym_elf *elf;
+
+	if (sp->build_id_done || !pi || !pi->exe || !maps)
+		return;
+	sp->build_id_done = true;
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct map_entry *e = &maps->entries[i];
+		struct sym_binary bin = map_entry_binary(e, sp->pid);
+
+		if (e->kind != MAPPING_FILE || strcmp(e->path, pi->exe))
+			continue;
+		if (!sym_elf_get(s->sym, &bin, &elf)) {
+			snprintf(sp->build_id, sizeof(sp->build_id), "%s", sym_elf_build_id(elf));
+			sym_elf_put(s->sym, elf);
+		}
+		return;
+	}
+}
+
+/* The labels of a process's profile, in the order sink.h gives. */
+static size_t process_labels(struct session *s, struct session_proc *sp, char *pidbuf,
+			     size_t pidlen, struct profile_record *rec, struct kv *labels)
+{
+	struct proc_info *pi = procs_get(s->procs, sp->pid);
+	size_t n = 0;
+
+	if (pi && !pi->exited)
+		session_read_title(sp); /* a backend's title is set after its fork */
+	main_build_id(s, sp, pi);
+	rec->pid = sp->pid;
+	rec->comm = pi && pi->comm[0] ? pi->comm : "unknown";
+	rec->service = s->o.service;
+	rec->backend_type = sp->is_pg ? sp->pg.backend_type : NULL;
+	snprintf(pidbuf, pidlen, "%u", sp->pid);
+	if (s->o.service)
+		labels[n++] = (struct kv){ "service", s->o.service };
+	labels[n++] = (struct kv){ "pid", pidbuf };
+	labels[n++] = (struct kv){ "comm", rec->comm };
+	if (pi && pi->exe)
+		labels[n++] = (struct kv){ "exe", pi->exe };
+	if (sp->build_id[0])
+		labels[n++] = (struct kv){ "build_id", sp->build_id };
+	if (sp->is_pg) {
+		labels[n++] = (struct kv){ "backend_type", sp->pg.backend_type };
+		if (sp->pg.user[0])
+			labels[n++] = (struct kv){ "pg_user", sp->pg.user };
+		if (sp->pg.database[0])
+			labels[n++] = (struct kv){ "pg_database", sp->pg.database };
+	}
+	return n;
+}
+
+static void add_builder_stats(struct builder_stats *to, const struct builder_stats *st)
+{
+	to->samples += st->samples;
+	to->stacks += st->stacks;
+	to->user_frames += st->user_frames;
+	to->user_frames_resolved += st->user_frames_resolved;
+	to->kernel_frames += st->kernel_frames;
+	to->kernel_frames_resolved += st->kernel_frames_resolved;
+	to->leaf_resolved += st->leaf_resolved;
+	to->no_mapping += st->no_mapping;
+}
+
+/* Hand one finished profile to every sink: true when each took it. */
+static bool deliver(struct session *s, struct profile_record *rec)
+{
+	uint8_t *buf = NULL;
+	bool pprof = false, ok = true;
+	int err = 0;
+
+	for (size_t i = 0; i < s->o.nsinks; i++)
+		pprof |= s->o.sinks[i]->ops->wants_pprof;
+	if (pprof) {
+		err = pprof_encode(rec->profile, true, &buf, &rec->len);
+		rec->data = buf;
+	}
+	for (size_t i = 0; i < s->o.nsinks; i++) {
+		struct sink *k = s->o.sinks[i];
+		int ret = err;
+
+		if (!ret) {
+			k->err[0] = '\0';
+			ret = sink_write(k, rec);
+		}
+		if (!ret)
+			continue;
+		ok = false;
+		if (rec->pid)
+			log_warn("%s: the profile of pid %u is lost: %s", k->ops->kind, rec->pid,
+				 k->err[0] ? k->err : strerror(-ret));
+		else if (k->err[0])
+			log_error("%s", k->err);
+		else
+			log_error("%s: cannot take the profile: %s", k->ops->kind, strerror(-ret));
+	}
+	free(buf);
+	return ok;
+}
+
+/* Finish builder b (consumed) into a profile and deliver it. */
+static void emit(struct session *s, struct builder *b, struct profile_record *rec,
+		 struct session_interval *iv)
+{
+	struct builder_stats st;
+	char comment[512];
+	struct profile *p = NULL;
+	int err;
+
+	if (s->o.comment)
+		builder_comment(b, s->o.comment);
+	if (s->o.split == SESSION_ONE_PROFILE) {
+		snprintf(comment, sizeof(comment), "%d Hz, %.3f s, %llu samples", s->o.frequency,
+			 (rec->end_ns - rec->start_ns) / 1e9, (unsigned long long)iv->samples);
+		builder_comment(b, comment);
+	}
+	for (size_t i = 0; i < rec->nlabels; i++) {
+		snprintf(comment, sizeof(comment), "%s=%s", rec->labels[i].key,
+			 rec->labels[i].value);
+		builder_comment(b, comment);
+	}
+	if (iv->lost_text[0]) {
+		snprintf(comment, sizeof(comment), "lost (all processes, this interval): %s",
+			 iv->lost_text);
+		builder_comment(b, comment);
+	}
+	builder_get_stats(b, &st);
+	add_builder_stats(&iv->built, &st);
+	err = builder_finish(b, rec->end_ns - rec->start_ns, &p);
+	builder_free(b);
+	if (err) {
+		log_error("cannot build the profile%s: %s", rec->pid ? " of a process" : "",
+			  strerror(-err));
+		iv->failed++;
+		return;
+	}
+	rec->profile = p;
+	iv->processes++;
+	if (deliver(s, rec))
+		iv->written++;
+	else
+		iv->failed++;
+	profile_free(p);
+}
+
+static void forget_later(struct session *s, uint32_t pid)
+{
+	uint32_t *nf = realloc(s->forget, (s->nforget + 1) * sizeof(*nf));
+
+	if (nf) {
+		s->forget = nf;
+		s->forget[s->nforget++] = pid;
+	}
+}
+
+/* Processes seen exited at the previous flush have had one more interval
+ * for samples counted after the flip (emitted by now) and for children
+ * inheriting their maps: forget them now; mark those exited since. */
+static void forget_exited(struct session *s)
+{
+	struct proc_info *pi;
+	const void *k;
+	void *v;
+
+	for (size_t i = 0; i < s->nforget; i++) {
+		if (s->by_pid && !hm_remove(s->by_pid, &s->forget[i], &k, &v)) {
+			builder_free(((struct session_proc *)v)->b); /* NULL: emitted */
+			free(v);
+		}
+		procs_remove(s->procs, s->forget[i]);
+	}
+	s->nforget = 0;
+	for (size_t it = 0; s->by_pid && hm_next(s->by_pid, &it, &k, &v);)
+		if (!procs_get(s->procs, ((struct session_proc *)v)->pid))
+			forget_later(s, ((struct session_proc *)v)->pid);
+	for (size_t it = 0; (pi = procs_next(s->procs, &it));)
+		if (pi->exited)
+			forget_later(s, pi->pid);
+}
+
+/* The sampler's counters of this interval. */
+static void interval_stats(struct session *s, struct session_interval *iv)
+{
+	struct sampler_stats st;
+
+	sampler_read_stats(s->sampler, &st);
+	iv->samples = st.v[STAT_SAMPLES] - s->last_stats.v[STAT_SAMPLES];
+	for (int i = 0; i < STAT_MAX; i++)
+		iv->lost[i] = st.v[i] - s->last_stats.v[i];
+	sampler_loss_text(iv->lost, iv->lost_text, sizeof(iv->lost_text));
+	s->last_stats = st;
+}
+
+int session_flush(struct session *s, bool final, int64_t end_ns, struct session_interval *iv)
+{
+	int64_t t0 = mono_ns();
+	const void *k;
+	void *v;
+	int ret;
+
+	memset(iv, 0, sizeof(*iv));
+	iv->start_ns = s->interval_start_ns;
+	iv->end_ns = end_ns;
+	ret = sampler_drain(s->sampler, final, add_sample, s);
+	if (ret < 0)
+		log_error("cannot drain the samples: %s", strerror(-ret));
+	if (!final) {
+		int freed = sampler_gc_stacks(s->sampler);
+
+		if (freed > 0)
+			log_debug("freed %d stack slots", freed);
+	}
+	sampler_poll(s->sampler, 0); /* events still queued: snapshots first */
+	interval_stats(s, iv);
+
+	if (s->o.split == SESSION_ONE_PROFILE) {
+		struct profile_record rec = { .start_ns = iv->start_ns, .end_ns = end_ns };
+
+		if (s->one)
+			emit(s, s->one, &rec, iv);
+		s->one = NULL;
+		if (!final && session_new_builder(s, end_ns, &s->one))
+			log_error("cannot start the next profile: out of memory");
+	} else {
+		for (size_t it = 0; hm_next(s->by_pid, &it, &k, &v);) {
+			struct session_proc *sp = v;
+			struct profile_record rec = { .start_ns = iv->start_ns, .end_ns = end_ns };
+			struct kv labels[MAX_LABELS];
+			char pidbuf[16];
+
+			if (!sp->b)
+				continue;
+			rec.labels = labels;
+			rec.nlabels = process_labels(s, sp, pidbuf, sizeof(pidbuf), &rec, labels);
+			emit(s, sp->b, &rec, iv);
+			sp->b = NULL;
+		}
+		forget_exited(s);
+	}
+	for (size_t i = 0; i < s->o.nsinks; i++) {
+		ret = sink_flush(s->o.sinks[i]);
+		if (ret)
+			log_warn("%s: cannot flush: %s", s->o.sinks[i]->ops->kind, strerror(-ret));
+	}
+	iv->flush_ms = (mono_ns() - t0) / 1e6;
+	s->interval_start_ns = end_ns;
+	s->total.intervals++;
+	s->total.written += iv->written;
+	s->total.failed += iv->failed;
+	s->total.last_flush_ms = iv->flush_ms;
+	add_builder_stats(&s->total.built, &iv->built);
+	return 0;
+}

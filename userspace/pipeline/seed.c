@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The initial target set of a session: a /proc scan by the name, pid and
+ * descendant rules, plus the processes of the cgroups, added to the BPF
+ * target map (later forks and execs are followed in BPF). Each target's
+ * memory map is taken now: cheap for a handful of processes, and their
+ * children inherit it even when they exit before anyone looks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "process/targets.h"
+#include "session_internal.h"
+#include "util/log.h"
+
+/* The name rule: the given names, else (no pids, no cgroups) PostgreSQL's. */
+static void name_rule(const struct session_opts *o, const char *const **names, size_t *n)
+{
+	*names = NULL;
+	*n = 0;
+	if (o->ncomms) {
+		*names = o->comms;
+		*n = o->ncomms;
+	} else if (!o->npids && !o->ncgroups) {
+		*names = targets_default_comms;
+		*n = TARGETS_NDEFAULT_COMMS;
+	}
+}
+
+static int no_targets(const struct session_opts *o, char *err, size_t errlen)
+{
+	if (o->npids)
+		snprintf(err, errlen, "none of the given processes exists any more");
+	else
+		snprintf(err, errlen,
+			 "no target process found: no process named %s; use -p, --comm or -a",
+			 o->ncomms ? "as given by --comm" : "postgres or postmaster");
+	return -ESRCH;
+}
+
+int session_seed(struct session *s, char *err, size_t errlen)
+{
+	const struct session_opts *o = &s->o;
+	struct target_rules rules = { 0 };
+	uint32_t *tgids = NULL;
+	size_t n = 0;
+	int ret;
+
+	for (size_t i = 0; i < o->npids; i++) {
+		char path[64];
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "/proc/%u", o->pids[i]);
+		if (stat(path, &sb)) {
+			snprintf(err, errlen, "no such process: %u", o->pids[i]);
+			return -ESRCH;
+		}
+	}
+	rules.pids = o->pids;
+	rules.npids = o->npids;
+	name_rule(o, &rules.comms, &rules.ncomms);
+	rules.descendants = o->inherit;
+	ret = targets_scan(&rules, &tgids, &n);
+	if (ret) {
+		snprintf(err, errlen, "cannot scan /proc for the target processes: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	for (size_t i = 0; i < o->ncgroups; i++) {
+		uint64_t id;
+
+		ret = targets_cgroup_id(o->cgroups[i], &id);
+		if (!ret)
+			ret = sampler_add_cgroup(s->sampler, id);
+		if (!ret)
+			ret = targets_cgroup_pids(o->cgroups[i], &tgids, &n);
+		if (ret) {
+			snprintf(err, errlen, "cannot follow cgroup %s: %s", o->cgroups[i],
+				 strerror(-ret));
+			free(tgids);
+			return ret;
+		}
+	}
+	if (!n && o->require_targets) {
+		free(tgids);
+		return no_targets(o, err, errlen);
+	}
+	for (size_t i = 0; i < n; i++) {
+		ret = sampler_add_target(s->sampler, tgids[i]);
+		if (ret) {
+			snprintf(err, errlen, "cannot add target %u: %s", tgids[i], strerror(-ret));
+			free(tgids);
+			return ret;
+		}
+		procs_snapshot(s->procs, tgids[i], false);
+	}
+	free(tgids);
+	log_info("following %zu processes now (names %s%s, %zu pids, %zu cgroups)%s", n,
+		 rules.ncomms ? rules.comms[0] : "-", rules.ncomms > 1 ? ",..." : "", o->npids,
+		 o->ncgroups, o->inherit ? "; new ones are followed as they fork or exec" : "");
+	return (int)n;
+}
+
+void session_prewarm(struct session *s)
+{
+	struct proc_info *pi;
+	struct sym_frame f[8];
+
+	if (s->o.kernel)
+		sym_kernel_resolve(s->sym, 0, f); /* loads kallsyms; the answer does not matter */
+	for (size_t it = 0; (pi = procs_next(s->procs, &it));) {
+		for (size_t i = 0; pi->maps && i < pi->maps->n; i++) {
+			const struct map_entry *e = &pi->maps->entries[i];
+			struct sym_binary bin = map_entry_binary(e, pi->pid);
+			struct sym_elf *elf;
+
+			if (e->kind != MAPPING_FILE || sym_elf_get(s->sym, &bin, &elf))
+				continue;
+			sym_elf_resolve(s->sym, elf, e->offset, f, 8); /* builds its tables */
+			sym_elf_put(s->sym, elf);
+		}
+	}
+}

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * A session's life (session.h): open the sampler and seed the targets,
+ * follow process events, run until told to end with a flush at each
+ * interval boundary (aligned to the wall clock), finish with the last one.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "process/targets.h"
+#include "session_internal.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#define POLL_MS 100
+#define PROGRESS_NS (NSEC_PER_SEC / 4)
+
+static void handle_event(const struct ebprof_event *e, void *ctx)
+{
+	struct session *s = ctx;
+	bool per_process = s->o.split == SESSION_PER_PROCESS;
+	struct session_proc *sp;
+	int err;
+
+	switch (e->type) {
+	case EVENT_FIRST: /* its first sample */
+		s->processes_sampled++;
+		err = procs_snapshot(s->procs, e->pid, false);
+		if (err)
+			log_debug("no maps snapshot of pid %u: %s", e->pid, strerror(-err));
+		if (per_process && (sp = session_proc(s, e->pid)))
+			session_read_title(sp);
+		break;
+	case EVENT_FORK:
+		procs_on_fork(s->procs, e->pid, e->ppid);
+		s->live_targets++;
+		break;
+	case EVENT_EXEC:
+		procs_on_exec(s->procs, e->pid);
+		if (per_process && (sp = session_proc(s, e->pid))) {
+			sp->build_id_done = false;
+			sp->is_pg = false;
+		}
+		break;
+	case EVENT_EXIT:
+		procs_on_exit(s->procs, e->pid);
+		s->live_targets--;
+		break;
+	}
+}
+
+static int64_t next_boundary(int64_t now_ns, int interval_s)
+{
+	int64_t step = (int64_t)interval_s * NSEC_PER_SEC;
+
+	return (now_ns / step + 1) * step;
+}
+
+static int open_sampler(struct session *s, char *err, size_t errlen)
+{
+	const struct session_opts *o = &s->o;
+	struct sampler_opts so = { 0 };
+
+	so.frequency = o->frequency;
+	so.all = o->all;
+	so.kernel = o->kernel;
+	so.user = o->user;
+	so.follow_forks = o->inherit;
+	so.btf_path = o->btf_path;
+	/* exec of a process with one of these names makes it a target */
+	if (!o->all && o->ncomms) {
+		so.comms = o->comms;
+		so.ncomms = o->ncomms;
+	} else if (!o->all && !o->npids && !o->ncgroups) {
+		so.comms = targets_default_comms;
+		so.ncomms = TARGETS_NDEFAULT_COMMS;
+	}
+	return sampler_open(&so, handle_event, s, &s->sampler, err, errlen);
+}
+
+int session_open(const struct session_opts *o, struct session **out, char *err, size_t errlen)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	int ret;
+
+	*out = NULL;
+	if (!s) {
+		snprintf(err, errlen, "cannot initialize: out of memory");
+		return -ENOMEM;
+	}
+	s->o = *o;
+	s->sym = o->sym;
+	ret = procs_new(&s->procs);
+	if (!ret && !s->sym) {
+		ret = sym_new(&(struct sym_opts){ 0 }, &s->sym);
+		s->own_sym = !ret;
+	}
+	if (!ret && o->split == SESSION_PER_PROCESS)
+		ret = (s->by_pid = hm_new(hm_hash_u32, hm_equal_u32)) ? 0 : -ENOMEM;
+	if (ret) {
+		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
+		goto fail;
+	}
+	ret = open_sampler(s, err, errlen);
+	if (!ret)
+		ret = sampler_attach_tracepoints(s->sampler, err, errlen);
+	if (ret)
+		goto fail;
+	if (!o->all) {
+		ret = session_seed(s, err, errlen);
+		if (ret < 0)
+			goto fail;
+		s->live_targets = ret;
+	}
+	s->interval_start_ns = wall_ns();
+	s->start_mono_ns = mono_ns();
+	if (o->split == SESSION_ONE_PROFILE) {
+		ret = session_new_builder(s, s->interval_start_ns, &s->one);
+		if (ret) {
+			snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
+			goto fail;
+		}
+	}
+	if (o->split == SESSION_PER_PROCESS && o->interval_s > 0)
+		s->boundary_ns = next_boundary(s->interval_start_ns, o->interval_s);
+	ret = sampler_start(s->sampler, err, errlen);
+	if (ret)
+		goto fail;
+	if (o->prewarm)
+		session_prewarm(s);
+	*out = s;
+	return 0;
+fail:
+	session_close(s);
+	return ret;
+}
+
+static bool stop_set(const struct session_run_opts *r)
+{
+	return r->stop && atomic_load(r->stop);
+}
+
+static void progress(struct session *s, const struct session_run_opts *r)
+{
+	struct session_progress p = { 0 };
+	struct sampler_stats st;
+
+	sampler_read_stats(s->sampler, &st);
+	p.elapsed_s = ((s->stopped ? s->stop_mono_ns : mono_ns()) - s->start_mono_ns) / 1e9;
+	p.samples = st.v[STAT_SAMPLES];
+	p.processes = s->processes_sampled;
+	r->on_progress(&p, r->ctx);
+}
+
+/* Flush at the interval boundary, if it has come. */
+static void maybe_flush(struct session *s, const struct session_run_opts *r)
+{
+	struct session_interval iv;
+	int64_t now = wall_ns();
+
+	if (!s->boundary_ns)
+		return;
+	if (now < s->boundary_ns) {
+		if (s->boundary_ns - now > 2LL * s->o.interval_s * NSEC_PER_SEC)
+			s->boundary_ns =
+				next_boundary(now, s->o.interval_s); /* clock stepped back */
+		return;
+	}
+	session_flush(s, false, now, &iv);
+	if (r->on_interval)
+		r->on_interval(&iv, r->ctx);
+	s->boundary_ns = next_boundary(now, s->o.interval_s);
+}
+
+int session_run(struct session *s, const struct session_run_opts *r, enum session_end *end,
+		char *err, size_t errlen)
+{
+	int64_t last_progress = 0;
+	enum session_end why;
+	int ret;
+
+	for (;;) {
+		int64_t now = mono_ns();
+		int64_t left =
+			r->duration_s > 0
+				? s->start_mono_ns + (int64_t)(r->duration_s * NSEC_PER_SEC) - now
+				: POLL_MS * 1000000LL;
+
+		if (stop_set(r)) {
+			why = SESSION_STOPPED;
+			break;
+		}
+		if (r->duration_s > 0 && left <= 0) {
+			why = SESSION_DURATION;
+			break;
+		}
+		if (r->stop_when_gone && s->live_targets <= 0) {
+			log_info("all target processes exited");
+			why = SESSION_GONE;
+			break;
+		}
+		ret = sampler_poll(s->sampler,
+				   left > POLL_MS * 1000000LL ? POLL_MS : (int)(left / 1000000));
+		if (ret < 0 && ret != -EINTR) {
+			snprintf(err, errlen, "cannot read process events: %s", strerror(-ret));
+			return ret;
+		}
+		if (r->on_progress && now - last_progress >= PROGRESS_NS) {
+			last_progress = now;
+			progress(s, r);
+		}
+		maybe_flush(s, r);
+	}
+	if (end)
+		*end = why;
+	return 0;
+}
+
+int session_finish(struct session *s, const struct session_run_opts *r)
+{
+	struct session_interval iv;
+	int64_t end_ns;
+	int ret;
+
+	if (s->stopped)
+		return 0;
+	sampler_stop(s->sampler);
+	s->stopped = true;
+	s->stop_mono_ns = mono_ns();
+	end_ns = wall_ns();
+	if (r && r->on_progress)
+		progress(s, r);
+	ret = session_flush(s, true, end_ns, &iv);
+	if (r && r->on_interval)
+		r->on_interval(&iv, r->ctx);
+	return ret;
+}
+
+void session_get_stats(const struct session *s, struct session_stats *out)
+{
+	*out = s->total;
+	out->elapsed_s = ((s->stopped ? s->stop_mono_ns : mono_ns()) - s->start_mono_ns) / 1e9;
+	out->processes = s->processes_sampled;
+	sampler_read_stats(s->sampler, &out->bpf);
+	sampler_loss_text(out->bpf.v, out->lost_text, sizeof(out->lost_text));
+}
+
+size_t session_nprocs(const struct session *s)
+{
+	return procs_count(s->procs);
+}
+
+int session_ncpus(const struct session *s)
+{
+	return sampler_ncpus(s->sampler);
+}
+
+void session_close(struct session *s)
+{
+	const void *k;
+	void *v;
+
+	if (!s)
+		return;
+	builder_free(s->one); /* before the symbolizer its binaries are pinned in */
+	for (size_t it = 0; s->by_pid && hm_next(s->by_pid, &it, &k, &v);) {
+		builder_free(((struct session_proc *)v)->b);
+		free(v);
+	}
+	hm_free(s->by_pid);
+	sampler_close(s->sampler);
+	free(s->forget);
+	procs_free(s->procs);
+	if (s->own_sym)
+		sym_free(s->sym);
+	free(s);
+}

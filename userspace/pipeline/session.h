@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A session: one run of the pipeline, from the BPF sampler to the sinks.
+ * It owns a sampler, a process registry and the profiles being built; it
+ * seeds the target set, follows process events, and at each interval
+ * boundary drains what BPF counted into profiles (one for everything, or
+ * one per process with its labels) and hands them to its sinks. `ebprof
+ * record`, the agent and the ad hoc HTTP profiles are each a session with
+ * other options, so process events, target seeding and intervals exist
+ * once. Several sessions can run at once (an ad hoc profile beside the
+ * agent's continuous one): they share nothing but, optionally, a
+ * symbolizer used from one thread at a time.
+ *
+ *   session_open()   load BPF, attach, seed the targets, start sampling
+ *   session_run()    follow events and flush intervals until told to stop
+ *   session_finish() stop sampling, flush the last interval
+ *   session_close()  free; the sinks and a borrowed symbolizer stay the
+ *                    caller's
+ */
+#ifndef EBPROF_SESSION_H
+#define EBPROF_SESSION_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ebprof/symbolizer.h"
+#include "profile/build.h"
+#include "sampling/sampler.h"
+#include "sinks/sink.h"
+
+enum session_split {
+	SESSION_ONE_PROFILE, /* every process in one profile (record, ad hoc) */
+	SESSION_PER_PROCESS, /* a profile per process, labelled (the agent) */
+};
+
+struct session_opts {
+	/* Sampling */
+	int frequency;	      /* Hz, 1..10000 */
+	bool kernel, user;    /* stacks to collect */
+	const char *btf_path; /* NULL: the kernel's BTF */
+	/* Targets */
+	bool all;	      /* every process; the rules below are ignored */
+	bool inherit;	      /* follow forks of targets */
+	const uint32_t *pids; /* these processes; each must exist */
+	size_t npids;
+	const char *const *comms; /* by name; none of comms, pids, cgroups:
+				   * targets_default_comms */
+	size_t ncomms;
+	const char *const *cgroups; /* cgroup v2 directories */
+	size_t ncgroups;
+	bool require_targets; /* none found: -ESRCH (else wait for them) */
+	/* Output */
+	enum session_split split;
+	int interval_s;		   /* SESSION_PER_PROCESS: profile length, aligned
+				    * to the wall clock; 0: one interval */
+	const char *service;	   /* the "service" label of per-process profiles */
+	const char *comment;	   /* first comment of every profile, NULL = none */
+	bool prewarm;		   /* warm the symbolizer while sampling */
+	struct sink *const *sinks; /* borrowed; every profile goes to each */
+	size_t nsinks;
+	struct symbolizer *sym; /* borrowed (a warm cache); NULL: its own */
+};
+
+/* What an interval's flush did. */
+struct session_interval {
+	int64_t start_ns, end_ns;
+	uint64_t processes;	    /* profiles made */
+	uint64_t samples;	    /* samples BPF counted */
+	uint64_t lost[STAT_MAX];    /* by cause, this interval */
+	char lost_text[256];	    /* "3 stacks lost (...), ..." or "" */
+	uint64_t written, failed;   /* profiles every sink took / some sink refused */
+	struct builder_stats built; /* summed over the profiles */
+	double flush_ms;	    /* drain to the last sink */
+};
+
+struct session_progress {
+	double elapsed_s;
+	uint64_t samples;
+	unsigned long processes; /* processes sampled so far */
+};
+
+struct session_run_opts {
+	double duration_s;   /* 0: until *stop */
+	bool stop_when_gone; /* end when every target exited (record -p) */
+	atomic_int *stop;    /* set non-zero to end; may be NULL */
+	/* About every 250 ms while sampling; may be NULL. */
+	void (*on_progress)(const struct session_progress *p, void *ctx);
+	/* After each interval's flush (session_finish()'s too); may be NULL. */
+	void (*on_interval)(const struct session_interval *iv, void *ctx);
+	void *ctx;
+};
+
+/* What ended session_run(). */
+enum session_end {
+	SESSION_DURATION, /* duration_s passed */
+	SESSION_STOPPED,  /* *stop was set */
+	SESSION_GONE,	  /* every target exited */
+};
+
+/* Totals since session_open(). */
+struct session_stats {
+	double elapsed_s;	 /* sampling time */
+	unsigned long processes; /* processes sampled */
+	struct sampler_stats bpf;
+	struct builder_stats built;
+	uint64_t intervals, written, failed;
+	char lost_text[256]; /* everything lost, "" if nothing */
+	double last_flush_ms;
+};
+
+struct session;
+
+/*
+ * Load and attach the sampler, seed the targets and start sampling. 0, or a
+ * negative errno with a one-line reason in err: -ESRCH when a given pid
+ * does not exist or (require_targets) no target runs (bad input), -EPERM
+ * and -ENOTSUP for privileges and BTF, others for runtime failures.
+ */
+int session_open(const struct session_opts *o, struct session **out, char *err, size_t errlen);
+
+/*
+ * Sample, following process events and flushing at each interval boundary,
+ * until r says to end. Returns 0 with *end set (end may be NULL), or a
+ * negative errno with the reason in err. The session keeps sampling
+ * afterwards: run it again, or finish it.
+ */
+int session_run(struct session *s, const struct session_run_opts *r, enum session_end *end,
+		char *err, size_t errlen);
+
+/* Stop sampling and flush what was counted since the last flush: the last
+ * interval (on_interval of r is called; r may be NULL). 0 or -errno. */
+int session_finish(struct session *s, const struct session_run_opts *r);
+
+void session_get_stats(const struct session *s, struct session_stats *out);
+/* Processes the registry knows now. */
+size_t session_nprocs(const struct session *s);
+/* Online CPUs sampled. */
+int session_ncpus(const struct session *s);
+
+/* Free everything the session owns (finish it first to keep its
+ * samples). NULL is fine. */
+void session_close(struct session *s);
+
+#endif /* EBPROF_SESSION_H */

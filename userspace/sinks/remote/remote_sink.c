@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* A remote (profefe or Pyroscope) as a sink (remote.h): each profile is
+ * queued on disk and pushed by the remote's worker. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "remote.h"
+
+struct remote_sink {
+	struct sink base;
+	struct remote *r;
+	const char *name; /* "profefe" / "pyroscope" */
+};
+
+static int write_profile(struct sink *s, const struct profile_record *rec)
+{
+	return remote_enqueue(((struct remote_sink *)s)->r, rec);
+}
+
+static void describe(struct sink *s, char *buf, size_t len)
+{
+	struct remote_stats st;
+
+	remote_get_stats(((struct remote_sink *)s)->r, &st);
+	snprintf(buf, len, "%llu pushed, %llu queued", (unsigned long long)st.pushed,
+		 (unsigned long long)st.queued);
+}
+
+static size_t metrics(struct sink *s, struct sink_metric *out)
+{
+	static const char *const states[] = { "pushed", "queued", "retried", "rejected",
+					      "dropped" };
+	struct remote_sink *rs = (struct remote_sink *)s;
+	struct remote_stats st;
+	uint64_t v[5];
+
+	remote_get_stats(rs->r, &st);
+	v[0] = st.pushed;
+	v[1] = st.queued;
+	v[2] = st.retries;
+	v[3] = st.rejected;
+	v[4] = st.dropped;
+	for (size_t i = 0; i < 5; i++) {
+		out[i] = (struct sink_metric){ "ebprof_remote_profiles", "gauge",
+					       "Remote push, by remote and state." };
+		snprintf(out[i].labels, sizeof(out[i].labels), "remote=\"%s\",state=\"%s\"",
+			 rs->name, states[i]);
+		out[i].value = v[i];
+	}
+	return 5;
+}
+
+static void close_sink(struct sink *s, double drain_s)
+{
+	remote_close(((struct remote_sink *)s)->r, drain_s);
+	free(s);
+}
+
+static const struct sink_ops remote_sink_ops = {
+	.kind = "remote",
+	.wants_pprof = true,
+	.write = write_profile,
+	.describe = describe,
+	.metrics = metrics,
+	.close = close_sink,
+};
+
+int remote_sink_open(const struct remote_opts *opts, struct sink **out)
+{
+	struct remote_sink *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = remote_open(opts, &s->r);
+	if (err) {
+		free(s);
+		return err;
+	}
+	s->name = remote_kind_name(opts->kind);
+	s->base.ops = &remote_sink_ops;
+	*out = &s->base;
+	return 0;
+}

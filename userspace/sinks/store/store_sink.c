@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The profile store as a sink (store.h): each profile becomes a file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+struct store_sink {
+	struct sink base;
+	struct store *st;
+};
+
+static int write_profile(struct sink *s, const struct profile_record *r)
+{
+	return store_write(((struct store_sink *)s)->st, r, NULL, 0);
+}
+
+static void describe(struct sink *s, char *buf, size_t len)
+{
+	struct store_stats st;
+
+	store_get_stats(((struct store_sink *)s)->st, &st);
+	snprintf(buf, len, "%llu files, %.1f MiB", (unsigned long long)st.files,
+		 st.bytes / 1048576.0);
+}
+
+static size_t metrics(struct sink *s, struct sink_metric *out)
+{
+	struct store_stats st;
+
+	store_get_stats(((struct store_sink *)s)->st, &st);
+	out[0] = (struct sink_metric){ "ebprof_store_bytes", "gauge", "Bytes of profiles on disk.",
+				       "", st.bytes };
+	out[1] = (struct sink_metric){ "ebprof_store_files", "gauge", "Profiles on disk.", "",
+				       st.files };
+	out[2] = (struct sink_metric){ "ebprof_store_removed_total", "counter",
+				       "Profiles removed by retention.", "", st.removed };
+	out[3] = (struct sink_metric){ "ebprof_store_write_errors_total", "counter",
+				       "Failed profile writes.", "", st.write_errors };
+	return 4;
+}
+
+static void close_sink(struct sink *s, double drain_s)
+{
+	(void)drain_s;
+	store_close(((struct store_sink *)s)->st);
+	free(s);
+}
+
+static const struct sink_ops store_sink_ops = {
+	.kind = "store",
+	.wants_pprof = true,
+	.write = write_profile,
+	.describe = describe,
+	.metrics = metrics,
+	.close = close_sink,
+};
+
+int store_sink_open(const struct store_opts *opts, struct sink **out)
+{
+	struct store_sink *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = store_open(opts, &s->st);
+	if (err) {
+		free(s);
+		return err;
+	}
+	s->base.ops = &store_sink_ops;
+	*out = &s->base;
+	return 0;
+}
