@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <unistd.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,4 +379,40 @@ int ksyms_lookup(const struct ksyms *ks, uint64_t addr, const char **name, const
 	if (start)
 		*start = s->addr;
 	return 1;
+}
+
+int sym_kernel_build_id(char *buf, size_t size)
+{
+	unsigned char notes[4096];
+	ssize_t n;
+	size_t pos = 0;
+	int fd;
+
+	fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, notes, sizeof(notes));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	while (pos + 12 <= (size_t)n) {
+		uint32_t namesz, descsz, type;
+		size_t name_off = pos + 12, desc_off;
+
+		memcpy(&namesz, notes + pos, 4);
+		memcpy(&descsz, notes + pos + 4, 4);
+		memcpy(&type, notes + pos + 8, 4);
+		desc_off = name_off + ((namesz + 3) & ~3u);
+		if (desc_off + descsz > (size_t)n)
+			break;
+		if (type == 3 && namesz == 4 && !memcmp(notes + name_off, "GNU", 4)) {
+			if (size < descsz * 2 + 1)
+				return -ENOSPC;
+			for (uint32_t i = 0; i < descsz; i++)
+				sprintf(buf + 2 * i, "%02x", notes[desc_off + i]);
+			return 0;
+		}
+		pos = desc_off + ((descsz + 3) & ~3u);
+	}
+	return -ENOENT;
 }

@@ -112,6 +112,11 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
  */
 int sym_kernel_resolve(struct symbolizer *sym, uint64_t addr, struct sym_frame *frame);
 
+/* GNU build-id of the running kernel (from /sys/kernel/notes), lower-case
+ * hex into buf (at least 41 bytes): what the [kernel.kallsyms] mapping of a
+ * profile carries. 0 or a negative errno. */
+int sym_kernel_build_id(char *buf, size_t size);
+
 void sym_get_stats(const struct symbolizer *sym, struct sym_stats *out);
 
 /*

@@ -230,3 +230,13 @@ Test(kallsyms, real_proc_kallsyms)
 	cr_expect_eq(sym_kernel_resolve(sym, 0x1000, &f), 0, "user address");
 	sym_free(sym);
 }
+
+Test(kallsyms, kernel_build_id_from_notes)
+{
+	char id[128];
+
+	cr_assert_eq(sym_kernel_build_id(id, sizeof(id)), 0);
+	cr_expect_geq(strlen(id), 40);
+	for (char *c = id; *c; c++)
+		cr_expect((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'));
+}

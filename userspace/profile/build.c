@@ -79,42 +79,6 @@ static bool equal_loc(const void *a, const void *b)
 	return !memcmp(a, b, sizeof(struct loc_key));
 }
 
-int kernel_build_id(char *buf, size_t size)
-{
-	unsigned char notes[4096];
-	ssize_t n;
-	size_t pos = 0;
-	int fd;
-
-	fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, notes, sizeof(notes));
-	close(fd);
-	if (n < 0)
-		return -errno;
-	while (pos + 12 <= (size_t)n) {
-		uint32_t namesz, descsz, type;
-		size_t name_off = pos + 12, desc_off;
-
-		memcpy(&namesz, notes + pos, 4);
-		memcpy(&descsz, notes + pos + 4, 4);
-		memcpy(&type, notes + pos + 8, 4);
-		desc_off = name_off + ((namesz + 3) & ~3u);
-		if (desc_off + descsz > (size_t)n)
-			break;
-		if (type == 3 && namesz == 4 && !memcmp(notes + name_off, "GNU", 4)) {
-			if (size < descsz * 2 + 1)
-				return -ENOSPC;
-			for (uint32_t i = 0; i < descsz; i++)
-				sprintf(buf + 2 * i, "%02x", notes[desc_off + i]);
-			return 0;
-		}
-		pos = desc_off + ((descsz + 3) & ~3u);
-	}
-	return -ENOENT;
-}
-
 int builder_new(const struct builder_opts *opts, struct builder **out)
 {
 	struct builder *b = calloc(1, sizeof(*b));
@@ -149,7 +113,7 @@ static int64_t kernel_mapping(struct builder *b)
 
 	if (b->kernel_mapping_id)
 		return (int64_t)b->kernel_mapping_id;
-	kernel_build_id(build_id, sizeof(build_id));
+	sym_kernel_build_id(build_id, sizeof(build_id));
 	m.start = KERNEL_START;
 	m.limit = UINT64_MAX;
 	m.filename = profile_str(b->p, KERNEL_MAPPING_NAME);

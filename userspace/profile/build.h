@@ -58,8 +58,4 @@ int builder_comment(struct builder *b, const char *comment);
 void builder_get_stats(const struct builder *b, struct builder_stats *out);
 void builder_free(struct builder *b);
 
-/* GNU build-id of the running kernel from /sys/kernel/notes, lower-case
- * hex into buf (at least 41 bytes); 0 or a negative errno. */
-int kernel_build_id(char *buf, size_t size);
-
 #endif /* EBPROF_BUILDER_H */
