@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The symbolizer's cache of binaries (sym_cache.h): one entry per binary,
+ * keyed by GNU build-id (else device, inode, size and mtime), found again
+ * through the (device, inode) aliases it was seen under, bounded by an
+ * estimate of its memory and evicted least recently used first.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sym_cache.h"
+#include "sym_log.h"
+
+/* --- small helpers ------------------------------------------------------ */
+
+void symc_account(struct symbolizer *sym, struct sym_elf *e)
+{
+	size_t b = sizeof(*e) + e->file_bytes + e->memo_bytes + e->str_bytes +
+		   e->id.nloads * sizeof(*e->id.loads);
+
+	sym->stats.cache_bytes = sym->stats.cache_bytes - e->bytes + b;
+	e->bytes = b;
+}
+
+static void lru_unlink(struct symbolizer *sym, struct sym_elf *e)
+{
+	if (e->lru_prev)
+		e->lru_prev->lru_next = e->lru_next;
+	else
+		sym->lru_head = e->lru_next;
+	if (e->lru_next)
+		e->lru_next->lru_prev = e->lru_prev;
+	else
+		sym->lru_tail = e->lru_prev;
+	e->lru_prev = e->lru_next = NULL;
+}
+
+static void lru_push_front(struct symbolizer *sym, struct sym_elf *e)
+{
+	e->lru_prev = NULL;
+	e->lru_next = sym->lru_head;
+	if (sym->lru_head)
+		sym->lru_head->lru_prev = e;
+	else
+		sym->lru_tail = e;
+	sym->lru_head = e;
+}
+
+/* --- tables ------------------------------------------------------------- */
+
+/* Every element starts with its 64-bit hash. */
+static hashval_t elem_hash(const void *elem)
+{
+	return (hashval_t) * (const uint64_t *)elem;
+}
+
+int symc_memo_eq(const void *elem, const void *key)
+{
+	return ((const struct memo_rec *)elem)->offset == *(const uint64_t *)key;
+}
+
+int symc_istr_eq(const void *elem, const void *key)
+{
+	return !strcmp(((const struct istr *)elem)->s, key);
+}
+
+int symc_alias_eq(const void *elem, const void *key)
+{
+	const struct sym_alias *a = elem;
+	const uint64_t *k = key; /* dev, ino */
+
+	return a->dev == k[0] && a->ino == k[1];
+}
+
+int symc_entry_eq(const void *elem, const void *key)
+{
+	const struct sym_elf *e = elem;
+	const struct bytes_key *k = key;
+
+	return e->key_len == k->len && !memcmp(e->key, k->p, k->len);
+}
+
+htab_t symc_table_new(htab_eq eq)
+{
+	return htab_create_alloc(16, elem_hash, eq, NULL, calloc, free);
+}
+
+/* Insert elem (hash set) unless an equal one is there: 0 or -ENOMEM. */
+int symc_table_insert(htab_t t, void *elem, const void *key, uint64_t hash)
+{
+	void **slot = htab_find_slot_with_hash(t, key, (hashval_t)hash, INSERT);
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = elem;
+	return 0;
+}
+
+static int free_elem(void **slot, void *arg)
+{
+	(void)arg;
+	free(*slot);
+	return 1;
+}
+
+/* libiberty's own hash (Bob Jenkins' lookup2) */
+uint64_t symc_hash_bytes(const void *data, size_t len)
+{
+	return iterative_hash(data, len, 0);
+}
+
+uint64_t symc_hash_u64(uint64_t v)
+{
+	return iterative_hash(&v, sizeof(v), 0);
+}
+
+void symc_memo_clear(struct sym_elf *e)
+{
+	htab_traverse_noresize(e->memo, free_elem, NULL);
+	htab_traverse_noresize(e->strs, free_elem, NULL);
+	htab_empty(e->memo);
+	htab_empty(e->strs);
+	e->memo_bytes = 0;
+	e->str_bytes = 0;
+}
+
+/* --- aliases ------------------------------------------------------------ */
+
+static uint64_t alias_hash(uint64_t dev, uint64_t ino)
+{
+	return symc_hash_u64(dev * 0x9e3779b97f4a7c15ULL ^ ino);
+}
+
+struct sym_alias *symc_alias_find(struct symbolizer *sym, uint64_t dev, uint64_t ino)
+{
+	const uint64_t key[2] = { dev, ino };
+
+	return htab_find_with_hash(sym->aliases, key, (hashval_t)alias_hash(dev, ino));
+}
+
+bool symc_alias_fresh(const struct sym_alias *a, const struct stat *st)
+{
+	return a->size == (int64_t)st->st_size && a->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       a->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* Unlink from its owner's list and the table, and free. */
+void symc_alias_drop(struct symbolizer *sym, struct sym_alias *a)
+{
+	struct sym_alias **pp = a->elf ? &a->elf->aliases : &sym->negatives;
+
+	for (; *pp; pp = &(*pp)->next) {
+		if (*pp == a) {
+			*pp = a->next;
+			break;
+		}
+	}
+	if (!a->elf)
+		sym->nnegatives--;
+	htab_remove_elt_with_hash(sym->aliases, (const uint64_t[2]){ a->dev, a->ino },
+				  (hashval_t)a->hash);
+	free(a);
+}
+
+void symc_negatives_clear(struct symbolizer *sym)
+{
+	while (sym->negatives)
+		symc_alias_drop(sym, sym->negatives);
+}
+
+/* Remember (dev, ino) -> e (or, e == NULL, -> err). Best effort. */
+static void alias_add(struct symbolizer *sym, uint64_t dev, uint64_t ino, const struct stat *st,
+		      struct sym_elf *e, int err)
+{
+	struct sym_alias *a = symc_alias_find(sym, dev, ino);
+
+	if (a)
+		symc_alias_drop(sym, a);
+	if (!e && sym->nnegatives >= SYM_NEG_MAX)
+		symc_negatives_clear(sym);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return;
+	a->dev = dev;
+	a->ino = ino;
+	a->size = (int64_t)st->st_size;
+	a->mtime = st->st_mtim;
+	a->elf = e;
+	a->err = err;
+	a->hash = alias_hash(dev, ino);
+	if (symc_table_insert(sym->aliases, a, (const uint64_t[2]){ dev, ino }, a->hash)) {
+		free(a);
+		return;
+	}
+	if (e) {
+		a->next = e->aliases;
+		e->aliases = a;
+	} else {
+		a->next = sym->negatives;
+		sym->negatives = a;
+		sym->nnegatives++;
+	}
+}
+
+/* The file's own (dev, ino) and, when it differs, the one from maps. */
+void symc_aliases_add(struct symbolizer *sym, const struct sym_binary *bin, const struct stat *st,
+		      struct sym_elf *e, int err)
+{
+	alias_add(sym, st->st_dev, st->st_ino, st, e, err);
+	if (bin->inode && (bin->dev != st->st_dev || bin->inode != st->st_ino))
+		alias_add(sym, bin->dev, bin->inode, st, e, err);
+}
+
+/* --- entries ------------------------------------------------------------ */
+
+struct sym_elf *symc_entry_find(struct symbolizer *sym, const unsigned char *key, size_t len)
+{
+	struct bytes_key k = { key, len };
+
+	return htab_find_with_hash(sym->by_key, &k, (hashval_t)symc_hash_bytes(key, len));
+}
+
+void symc_entry_destroy(struct symbolizer *sym, struct sym_elf *e)
+{
+	while (e->aliases)
+		symc_alias_drop(sym, e->aliases);
+	htab_remove_elt_with_hash(sym->by_key, &(struct bytes_key){ e->key, e->key_len },
+				  (hashval_t)e->hash);
+	lru_unlink(sym, e);
+	symc_memo_clear(e);
+	htab_delete(e->memo);
+	htab_delete(e->strs);
+	symdw_close(e->dw);
+	elfbin_ident_release(&e->id);
+	sym->stats.cache_bytes -= e->bytes;
+	sym->stats.binaries_cached--;
+	free(e);
+}
+
+static void evict(struct symbolizer *sym)
+{
+	struct sym_elf *e = sym->lru_tail;
+
+	while (e && sym->stats.cache_bytes > sym->max_bytes) {
+		struct sym_elf *prev = e->lru_prev;
+
+		if (!e->pins) {
+			sym_debug("symbolizer: evicting %s",
+				  e->build_id[0] ? e->build_id : "(no id)");
+			symc_entry_destroy(sym, e);
+			sym->stats.evictions++;
+		}
+		e = prev;
+	}
+}
+
+int symc_pin(struct symbolizer *sym, struct sym_elf *e, struct sym_elf **out)
+{
+	e->pins++;
+	lru_unlink(sym, e);
+	lru_push_front(sym, e);
+	*out = e;
+	evict(sym);
+	return 0;
+}
+
+size_t symc_make_key(const struct elf_ident *id, const struct stat *st, unsigned char *key)
+{
+	uint64_t v[5];
+
+	if (id->build_id_len) {
+		key[0] = KEY_BUILD_ID;
+		memcpy(key + 1, id->build_id, id->build_id_len);
+		return 1 + id->build_id_len;
+	}
+	v[0] = st->st_dev;
+	v[1] = st->st_ino;
+	v[2] = (uint64_t)st->st_size;
+	v[3] = (uint64_t)st->st_mtim.tv_sec;
+	v[4] = (uint64_t)st->st_mtim.tv_nsec;
+	key[0] = KEY_STAT;
+	memcpy(key + 1, v, sizeof(v));
+	return 1 + sizeof(v);
+}
+
+/* A new entry for the ELF open on fd (consumed). */
+int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int fd,
+		      const struct stat *st, struct elf_ident *id, const unsigned char *key,
+		      size_t key_len, struct sym_elf **out)
+{
+	struct sym_elf *e;
+	char *debug = NULL;
+	struct stat dst;
+	int err;
+
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		close(fd);
+		return -ENOMEM;
+	}
+	e->memo = symc_table_new(symc_memo_eq);
+	e->strs = symc_table_new(symc_istr_eq);
+	if (!e->memo || !e->strs) {
+		close(fd);
+		err = -ENOMEM;
+		goto fail;
+	}
+	memcpy(e->key, key, key_len);
+	e->key_len = key_len;
+	elfbin_hex(id->build_id, id->build_id_len, e->build_id);
+	if (!id->has_dwarf) {
+		err = elfbin_find_debug(sym->debug_dirs, bin, id, st, &debug);
+		if (err == -ENOMEM) {
+			close(fd);
+			goto fail;
+		}
+	}
+	err = symdw_open(fd, bin->path, debug, &e->dw);
+	if (err) {
+		free(debug);
+		goto fail;
+	}
+	e->id = *id; /* take over the arrays */
+	memset(id, 0, sizeof(*id));
+	e->file_bytes = (size_t)st->st_size;
+	if (debug && !stat(debug, &dst))
+		e->file_bytes += (size_t)dst.st_size;
+	free(debug);
+	e->hash = symc_hash_bytes(key, key_len);
+	if (symc_table_insert(sym->by_key, e, &(struct bytes_key){ key, key_len }, e->hash)) {
+		symdw_close(e->dw);
+		elfbin_ident_release(&e->id);
+		err = -ENOMEM;
+		goto fail;
+	}
+	lru_push_front(sym, e);
+	sym->stats.binaries_cached++;
+	sym->stats.binaries_opened++;
+	symc_account(sym, e);
+	*out = e;
+	return 0;
+fail:
+	if (e->memo)
+		htab_delete(e->memo);
+	if (e->strs)
+		htab_delete(e->strs);
+	free(e);
+	return err;
+}

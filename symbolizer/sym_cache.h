@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Internals of the symbolizer (ebprof/symbolizer.h), shared by its two
+ * main files: sym_cache.c keeps the binary cache (entries by build-id,
+ * (device, inode) aliases, LRU eviction, per-binary memo and string
+ * tables, all in libiberty's hashtab); symbolizer.c is the public API that
+ * resolves through it.
+ */
+#ifndef EBPROF_SYM_CACHE_H
+#define EBPROF_SYM_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <libiberty/hashtab.h>
+
+#include "dwarf_resolve.h"
+#include "ebprof/symbolizer.h"
+#include "elf_binary.h"
+#include "kallsyms.h"
+
+#define SYM_DEFAULT_CACHE_BYTES (64ULL << 20)
+/* Longest inline chain kept per address. */
+#define SYM_MAX_FRAMES 64
+/* Memoised offsets per binary before the memo starts over. */
+#define SYM_MEMO_MAX 65536
+/* Remembered non-ELF files before that list starts over. */
+#define SYM_NEG_MAX 1024
+
+#define KEY_BUILD_ID 'B'
+#define KEY_STAT 'S'
+#define KEY_MAX (1 + ELFBIN_MAX_BUILD_ID)
+
+/*
+ * The tables below are libiberty's hashtab (the project's one hash table):
+ * each holds pointers to the structs, which keep their own hash.
+ */
+
+/* A memoised resolution of one file offset. */
+struct memo_rec {
+	uint64_t hash;
+	uint64_t offset;
+	int n;
+	struct sym_frame frames[];
+};
+
+/* An interned (demangled) string. */
+struct istr {
+	uint64_t hash;
+	char s[];
+};
+
+/* A (device, inode) a binary was seen under; elf == NULL: not an ELF. */
+struct sym_alias {
+	uint64_t hash;
+	uint64_t dev, ino;
+	int64_t size;
+	struct timespec mtime;
+	struct sym_elf *elf;
+	int err;
+	struct sym_alias *next; /* the entry's aliases, or the negative list */
+};
+
+struct sym_elf {
+	uint64_t hash; /* in symbolizer.by_key */
+	unsigned char key[KEY_MAX];
+	size_t key_len;
+	struct sym_elf *lru_prev, *lru_next;
+	unsigned int pins;
+	char build_id[2 * ELFBIN_MAX_BUILD_ID + 1];
+	struct elf_ident id;
+	struct sym_dwarf *dw;
+	struct sym_alias *aliases;
+	htab_t memo; /* struct memo_rec, by offset */
+	size_t memo_bytes;
+	htab_t strs; /* struct istr, by text */
+	size_t str_bytes;
+	size_t file_bytes;
+	size_t bytes; /* this entry's share of cache_bytes */
+};
+
+struct symbolizer {
+	size_t max_bytes;
+	bool no_demangle;
+	char *debug_dirs;    /* owned; NULL = default */
+	char *kallsyms_path; /* owned */
+	htab_t by_key;	     /* struct sym_elf, by key */
+	htab_t aliases;	     /* struct sym_alias, by (dev, ino) */
+	struct sym_alias *negatives;
+	size_t nnegatives;
+	struct sym_elf *lru_head, *lru_tail; /* head = most recently used */
+	struct sym_stats stats;
+	struct ksyms *ksyms;
+	int ksyms_err;
+	bool ksyms_tried;
+	char *kname; /* last demangled kernel name */
+};
+
+/* Keys of the tables: the bytes of an entry key. */
+struct bytes_key {
+	const void *p;
+	size_t len;
+};
+
+/* Tables: libiberty hashtabs of structs that start with their 64-bit hash,
+ * compared by the *_eq functions against a key (offset, text, {dev, ino},
+ * struct bytes_key). */
+htab_t symc_table_new(htab_eq eq);
+int symc_table_insert(htab_t t, void *elem, const void *key, uint64_t hash);
+int symc_memo_eq(const void *elem, const void *key);
+int symc_istr_eq(const void *elem, const void *key);
+int symc_alias_eq(const void *elem, const void *key);
+int symc_entry_eq(const void *elem, const void *key);
+uint64_t symc_hash_bytes(const void *data, size_t len);
+uint64_t symc_hash_u64(uint64_t v);
+
+/* The memory estimate of e, after its memo or files changed. */
+void symc_account(struct symbolizer *sym, struct sym_elf *e);
+/* Forget e's memoised offsets and strings. */
+void symc_memo_clear(struct sym_elf *e);
+
+/* Aliases: (device, inode) -> entry, or a remembered failure (elf NULL). */
+struct sym_alias *symc_alias_find(struct symbolizer *sym, uint64_t dev, uint64_t ino);
+/* Is the file st still the one the alias was made for (size, mtime)? */
+bool symc_alias_fresh(const struct sym_alias *a, const struct stat *st);
+void symc_alias_drop(struct symbolizer *sym, struct sym_alias *a);
+/* Remember the file's own (dev, ino) and the one from maps for e (or for
+ * err when e is NULL). Best effort. */
+void symc_aliases_add(struct symbolizer *sym, const struct sym_binary *bin, const struct stat *st,
+		      struct sym_elf *e, int err);
+void symc_negatives_clear(struct symbolizer *sym);
+
+/* Entries: the key of a binary (build-id, else stat), find, create from an
+ * open fd (consumed), destroy, and pin (most recently used; may evict). */
+size_t symc_make_key(const struct elf_ident *id, const struct stat *st, unsigned char *key);
+struct sym_elf *symc_entry_find(struct symbolizer *sym, const unsigned char *key, size_t len);
+int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int fd,
+		      const struct stat *st, struct elf_ident *id, const unsigned char *key,
+		      size_t key_len, struct sym_elf **out);
+void symc_entry_destroy(struct symbolizer *sym, struct sym_elf *e);
+int symc_pin(struct symbolizer *sym, struct sym_elf *e, struct sym_elf **out);
+
+#endif /* EBPROF_SYM_CACHE_H */
