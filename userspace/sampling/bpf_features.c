@@ -1,13 +1,25 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <linux/capability.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_features.h"
+#include "util/log.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
 
 /* libbpf's probes answer 1 (supported), 0 (not) or a negative errno. */
 static bool yes(int probe)
@@ -144,4 +156,109 @@ int features_check(const struct features *f, char *err, size_t errlen)
 		snprintf(err + off, errlen - off, " (kernel %s; ebprof needs Linux 5.8 or later)",
 			 f->release[0] ? f->release : "?");
 	return -ENOTSUP;
+}
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* Name the capability that is missing, the way an operator can fix it. */
+static int check_privileges(char *err, size_t errlen)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 0; /* cannot tell: let the kernel decide */
+	if (has_cap(data, CAP_SYS_ADMIN))
+		return 0;
+	if (!has_cap(data, CAP_BPF)) {
+		snprintf(err, errlen,
+			 "missing capability CAP_BPF (run as root or grant "
+			 "CAP_BPF,CAP_PERFMON)");
+		return -EPERM;
+	}
+	if (!has_cap(data, CAP_PERFMON)) {
+		snprintf(err, errlen,
+			 "missing capability CAP_PERFMON (run as root or grant "
+			 "CAP_BPF,CAP_PERFMON)");
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* strerror() for libbpf's own codes too (LIBBPF_ERRNO__*, 4000+). */
+const char *features_libbpf_strerror(int err)
+{
+	static __thread char buf[128];
+
+	libbpf_strerror(err, buf, sizeof(buf));
+	return buf;
+}
+
+/*
+ * The feature probe, run once per process (a documented cache: the kernel
+ * does not change under us, and the agent opens a sampler per reload and
+ * per ad hoc profile): what the kernel offers in one info line, what it
+ * lacks in err.
+ */
+static struct features probed;
+static int probe_ret;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static const char *probe_btf_path;
+
+static void run_probe(void)
+{
+	char line[512];
+
+	probe_ret = features_probe(probe_btf_path, &probed);
+	if (probe_ret) { /* cannot ask: the load itself reports what is wrong */
+		log_debug("feature probe failed: %s", strerror(-probe_ret));
+		return;
+	}
+	features_format(&probed, line, sizeof(line));
+	log_info("%s", line);
+}
+
+static int probe_features(const char *btf_path, char *err, size_t errlen)
+{
+	probe_btf_path = btf_path;
+	pthread_once(&probe_once, run_probe);
+	return probe_ret ? 0 : features_check(&probed, err, errlen);
+}
+
+int features_require(const char *btf_path, char *err, size_t errlen)
+{
+	int ret;
+
+	ret = check_privileges(err, errlen);
+	if (ret)
+		return ret;
+	if (btf_path) {
+		struct btf *btf;
+
+		if (access(btf_path, R_OK)) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot read BTF file %s: %s", btf_path,
+				 strerror(errno));
+			return ret;
+		}
+		btf = btf__parse(btf_path, NULL);
+		if (!btf) {
+			ret = -errno;
+			snprintf(err, errlen,
+				 "%s is not a BTF file (nor an ELF file with .BTF): %s", btf_path,
+				 features_libbpf_strerror(ret));
+			return ret;
+		}
+		btf__free(btf);
+	} else if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		snprintf(err, errlen,
+			 "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing: "
+			 "CONFIG_DEBUG_INFO_BTF is off); pass an external BTF file");
+		return -ENOTSUP;
+	}
+	ret = probe_features(btf_path, err, errlen);
+	return ret;
 }

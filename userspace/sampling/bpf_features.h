@@ -50,4 +50,17 @@ void features_format(const struct features *f, char *buf, size_t len);
  */
 int features_check(const struct features *f, char *err, size_t errlen);
 
+/*
+ * What the BPF program needs before it is loaded, checked in one place:
+ * the privileges (naming the capability that is missing: -EPERM), the BTF
+ * (the kernel's, or the btf_path file: -ENOTSUP, or the error reading the
+ * file), and the features (probed once per process, a documented cache:
+ * the kernel does not change under us; the probe's line is logged at info
+ * level). 0, or a negative errno with one line in err.
+ */
+int features_require(const char *btf_path, char *err, size_t errlen);
+
+/* strerror() that also names libbpf's own codes (LIBBPF_ERRNO__*, 4000+). */
+const char *features_libbpf_strerror(int err);
+
 #endif /* EBPROF_BPF_FEATURES_H */

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
-#include <linux/capability.h>
 #include <linux/perf_event.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +8,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_features.h"
@@ -18,13 +15,6 @@
 #include "sampler.h"
 #include "profile.skel.h"
 #include "util/compare.h"
-
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
 
 #define DRAIN_CHUNK 4096
 
@@ -79,45 +69,6 @@ static void fmt_err(char *err, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static bool has_cap(const struct __user_cap_data_struct *d, int cap)
-{
-	return d[cap / 32].effective & (1u << (cap % 32));
-}
-
-/* Name the capability that is missing, the way an operator can fix it. */
-static int check_privileges(char *err, size_t errlen)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { 0 };
-
-	if (syscall(SYS_capget, &hdr, data))
-		return 0; /* cannot tell: let the kernel decide */
-	if (has_cap(data, CAP_SYS_ADMIN))
-		return 0;
-	if (!has_cap(data, CAP_BPF)) {
-		fmt_err(err, errlen,
-			"missing capability CAP_BPF (run as root or grant "
-			"CAP_BPF,CAP_PERFMON)");
-		return -EPERM;
-	}
-	if (!has_cap(data, CAP_PERFMON)) {
-		fmt_err(err, errlen,
-			"missing capability CAP_PERFMON (run as root or grant "
-			"CAP_BPF,CAP_PERFMON)");
-		return -EPERM;
-	}
-	return 0;
-}
-
-/* strerror() for libbpf's own codes too (LIBBPF_ERRNO__*, 4000+). */
-static const char *libbpf_err_str(int err)
-{
-	static __thread char buf[128];
-
-	libbpf_strerror(err, buf, sizeof(buf));
-	return buf;
-}
-
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_WARN && log_get_level() < LOG_INFO)
@@ -126,37 +77,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	/* Verbatim: verifier logs are long and multi-line. */
 	return vfprintf(stderr, fmt, ap);
-}
-
-/*
- * The feature probe, run once per process (a documented cache: the kernel
- * does not change under us, and the agent opens a sampler per reload and
- * per ad hoc profile): what the kernel offers in one info line, what it
- * lacks in err.
- */
-static struct features probed;
-static int probe_ret;
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
-static const char *probe_btf_path;
-
-static void run_probe(void)
-{
-	char line[512];
-
-	probe_ret = features_probe(probe_btf_path, &probed);
-	if (probe_ret) { /* cannot ask: the load itself reports what is wrong */
-		log_debug("feature probe failed: %s", strerror(-probe_ret));
-		return;
-	}
-	features_format(&probed, line, sizeof(line));
-	log_info("%s", line);
-}
-
-static int probe_features(const char *btf_path, char *err, size_t errlen)
-{
-	probe_btf_path = btf_path;
-	pthread_once(&probe_once, run_probe);
-	return probe_ret ? 0 : features_check(&probed, err, errlen);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -188,36 +108,11 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 			opts->ncomms);
 		return -EINVAL;
 	}
-	ret = check_privileges(err, errlen);
+	ret = features_require(opts->btf_path, err, errlen);
 	if (ret)
 		return ret;
-	if (opts->btf_path) {
-		struct btf *btf;
-
-		if (access(opts->btf_path, R_OK)) {
-			ret = -errno;
-			fmt_err(err, errlen, "cannot read BTF file %s: %s", opts->btf_path,
-				strerror(errno));
-			return ret;
-		}
-		btf = btf__parse(opts->btf_path, NULL);
-		if (!btf) {
-			ret = -errno;
-			fmt_err(err, errlen, "%s is not a BTF file (nor an ELF file with .BTF): %s",
-				opts->btf_path, libbpf_err_str(ret));
-			return ret;
-		}
-		btf__free(btf);
+	if (opts->btf_path)
 		oopts.btf_custom_path = opts->btf_path;
-	} else if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		fmt_err(err, errlen,
-			"this kernel has no BTF (/sys/kernel/btf/vmlinux is missing: "
-			"CONFIG_DEBUG_INFO_BTF is off); pass an external BTF file");
-		return -ENOTSUP;
-	}
-	ret = probe_features(opts->btf_path, err, errlen);
-	if (ret)
-		return ret;
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -276,7 +171,7 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 			fmt_err(err, errlen,
 				"cannot load the BPF program: %s (run with -v for the verifier "
 				"log)",
-				libbpf_err_str(ret));
+				features_libbpf_strerror(ret));
 		goto fail;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);

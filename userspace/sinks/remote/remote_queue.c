@@ -19,8 +19,6 @@
 #include "util/timeutil.h"
 #include "util/compare.h"
 
-#define RQ_MAGIC "EBPQ1\n"
-#define RQ_MAGIC_LEN 6
 #define RQ_DROP_LOG_NS (60 * NSEC_PER_SEC)
 
 struct rq_entry {
@@ -75,209 +73,6 @@ static uint64_t parse_name(const char *name)
 		seq = seq * 10 + (uint64_t)(name[i] - '0');
 	}
 	return seq;
-}
-
-/* ---- serialization ------------------------------------------------------ */
-
-/* A JSON string of s (NULL -> null); bytes that are not valid UTF-8 become
- * '?' so a weird label never loses a profile. */
-static json_t *jstr(const char *s)
-{
-	json_t *j;
-	char *copy;
-
-	if (!s)
-		return json_null();
-	j = json_string(s);
-	if (j)
-		return j;
-	copy = strdup(s);
-	if (!copy)
-		return NULL;
-	for (char *c = copy; *c; c++)
-		if ((unsigned char)*c >= 0x80)
-			*c = '?';
-	j = json_string(copy);
-	free(copy);
-	return j;
-}
-
-static int set_new(json_t *obj, const char *key, json_t *val)
-{
-	if (!val)
-		return -ENOMEM;
-	return json_object_set_new(obj, key, val) ? -ENOMEM : 0;
-}
-
-/* The whole file for rec in *buf (malloc'ed). */
-static int serialize(const struct profile_record *rec, uint8_t **buf, size_t *len)
-{
-	json_t *hdr = json_object(), *labels = json_array();
-	char *text = NULL;
-	size_t tlen;
-	int err = 0;
-
-	if (!hdr || !labels) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < rec->nlabels && !err; i++) {
-		json_t *pair = json_array();
-
-		if (!pair || json_array_append_new(labels, pair) ||
-		    json_array_append_new(pair, jstr(rec->labels[i].key)) ||
-		    json_array_append_new(pair, jstr(rec->labels[i].value)))
-			err = -ENOMEM;
-	}
-	if (!err)
-		err = set_new(hdr, "start_ns", json_integer(rec->start_ns));
-	if (!err)
-		err = set_new(hdr, "end_ns", json_integer(rec->end_ns));
-	if (!err)
-		err = set_new(hdr, "pid", json_integer(rec->pid));
-	if (!err)
-		err = set_new(hdr, "service", jstr(rec->service));
-	if (!err)
-		err = set_new(hdr, "comm", jstr(rec->comm));
-	if (!err)
-		err = set_new(hdr, "backend_type", jstr(rec->backend_type));
-	if (!err) {
-		err = set_new(hdr, "labels", labels);
-		labels = NULL;
-	}
-	if (!err)
-		err = set_new(hdr, "len", json_integer((json_int_t)rec->len));
-	if (!err)
-		err = set_new(hdr, "crc32",
-			      json_integer((json_int_t)crc32_z(0, rec->data, rec->len)));
-	if (err)
-		goto out;
-	text = json_dumps(hdr, JSON_COMPACT);
-	if (!text) {
-		err = -ENOMEM;
-		goto out;
-	}
-	tlen = strlen(text);
-	*len = RQ_MAGIC_LEN + tlen + 1 + rec->len;
-	*buf = malloc(*len ? *len : 1);
-	if (!*buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	memcpy(*buf, RQ_MAGIC, RQ_MAGIC_LEN);
-	memcpy(*buf + RQ_MAGIC_LEN, text, tlen);
-	(*buf)[RQ_MAGIC_LEN + tlen] = '\n';
-	if (rec->len)
-		memcpy(*buf + RQ_MAGIC_LEN + tlen + 1, rec->data, rec->len);
-out:
-	free(text);
-	json_decref(labels);
-	json_decref(hdr);
-	return err;
-}
-
-/* An optional string member: NULL when absent or null; -1 when not a
- * string. */
-static int opt_str(json_t *obj, const char *key, const char **out)
-{
-	json_t *j = json_object_get(obj, key);
-
-	*out = NULL;
-	if (!j || json_is_null(j))
-		return 0;
-	if (!json_is_string(j))
-		return -1;
-	*out = json_string_value(j);
-	return 0;
-}
-
-static int get_int(json_t *obj, const char *key, json_int_t *out)
-{
-	json_t *j = json_object_get(obj, key);
-
-	if (!json_is_integer(j))
-		return -1;
-	*out = json_integer_value(j);
-	return 0;
-}
-
-/* Parse a whole file (it takes buf, even on error). -EBADMSG when
- * corrupt. */
-static int parse_item(uint8_t *buf, size_t len, uint64_t seq, struct rq_item **out)
-{
-	struct rq_item *it = calloc(1, sizeof(*it));
-	json_int_t start, end, pid, plen, crc;
-	const uint8_t *nl;
-	json_t *hdr = NULL, *labels;
-	size_t hlen, i;
-
-	if (!it) {
-		free(buf);
-		return -ENOMEM;
-	}
-	it->file = buf;
-	it->seq = seq;
-	if (len < RQ_MAGIC_LEN + 2 || memcmp(buf, RQ_MAGIC, RQ_MAGIC_LEN))
-		goto bad;
-	nl = memchr(buf + RQ_MAGIC_LEN, '\n', len - RQ_MAGIC_LEN);
-	if (!nl)
-		goto bad;
-	hlen = (size_t)(nl - (buf + RQ_MAGIC_LEN));
-	hdr = json_loadb((const char *)buf + RQ_MAGIC_LEN, hlen, JSON_REJECT_DUPLICATES, NULL);
-	it->hdr = hdr;
-	if (!json_is_object(hdr))
-		goto bad;
-	if (get_int(hdr, "start_ns", &start) || get_int(hdr, "end_ns", &end) ||
-	    get_int(hdr, "pid", &pid) || get_int(hdr, "len", &plen) || get_int(hdr, "crc32", &crc))
-		goto bad;
-	if (pid < 0 || pid > UINT32_MAX || plen < 0 ||
-	    (uint64_t)plen != len - RQ_MAGIC_LEN - hlen - 1)
-		goto bad;
-	if (opt_str(hdr, "service", &it->rec.service) || opt_str(hdr, "comm", &it->rec.comm) ||
-	    opt_str(hdr, "backend_type", &it->rec.backend_type))
-		goto bad;
-	labels = json_object_get(hdr, "labels");
-	if (!json_is_array(labels))
-		goto bad;
-	it->kvs = calloc(json_array_size(labels) + 1, sizeof(*it->kvs));
-	if (!it->kvs) {
-		rq_item_free(it);
-		return -ENOMEM;
-	}
-	for (i = 0; i < json_array_size(labels); i++) {
-		json_t *pair = json_array_get(labels, i);
-
-		if (!json_is_array(pair) || json_array_size(pair) != 2 ||
-		    !json_is_string(json_array_get(pair, 0)) ||
-		    !json_is_string(json_array_get(pair, 1)))
-			goto bad;
-		it->kvs[i].key = json_string_value(json_array_get(pair, 0));
-		it->kvs[i].value = json_string_value(json_array_get(pair, 1));
-	}
-	it->rec.start_ns = start;
-	it->rec.end_ns = end;
-	it->rec.pid = (uint32_t)pid;
-	it->rec.labels = it->kvs;
-	it->rec.nlabels = i;
-	it->rec.data = nl + 1;
-	it->rec.len = (size_t)plen;
-	if ((json_int_t)crc32_z(0, it->rec.data, it->rec.len) != crc)
-		goto bad;
-	*out = it;
-	return 0;
-bad:
-	rq_item_free(it);
-	return -EBADMSG;
-}
-
-void rq_item_free(struct rq_item *it)
-{
-	if (!it)
-		return;
-	json_decref(it->hdr);
-	free(it->file);
-	free(it->kvs);
-	free(it);
 }
 
 /* ---- entries ------------------------------------------------------------ */
@@ -433,7 +228,7 @@ static int load_dir(struct rqueue *q)
 			err = 0;
 			continue;
 		}
-		err = parse_item(buf, len, seqs[i], &it);
+		err = rq_parse_item(buf, len, seqs[i], &it);
 		if (err == -EBADMSG) {
 			move_aside(q, name, "bad format or checksum");
 			err = 0;
@@ -513,7 +308,7 @@ int rq_push(struct rqueue *q, const struct profile_record *rec)
 
 	if (!rec || (!rec->data && rec->len) || (!rec->labels && rec->nlabels))
 		return -EINVAL;
-	err = serialize(rec, &buf, &len);
+	err = rq_serialize(rec, &buf, &len);
 	if (err)
 		return err;
 	if ((int64_t)len > q->max_bytes) {
@@ -563,7 +358,7 @@ int rq_peek(struct rqueue *q, struct rq_item **out)
 		}
 		if (err)
 			return err;
-		err = parse_item(buf, len, seq, out);
+		err = rq_parse_item(buf, len, seq, out);
 		if (err == -EBADMSG) {
 			move_aside(q, name, "bad format or checksum");
 			remove_entry(q, 0);

@@ -33,6 +33,9 @@
 
 #include "sinks/sink.h"
 
+#define RQ_MAGIC "EBPQ1\n"
+#define RQ_MAGIC_LEN 6
+
 struct rqueue;
 
 /* One queued profile, loaded from its file. rec's pointers point into the
@@ -68,6 +71,13 @@ int64_t rq_bytes(const struct rqueue *q);
 uint64_t rq_dropped(const struct rqueue *q);
 /* Frees memory only; the files stay. NULL is fine. */
 void rq_close(struct rqueue *q);
+
+/* The file of one record (remote_queue_file.c): *buf malloc'ed. 0 or
+ * -errno. */
+int rq_serialize(const struct profile_record *rec, uint8_t **buf, size_t *len);
+/* Parse a whole file (buf, taken over: freed on error too) of sequence seq
+ * into *out. 0, -EBADMSG for a corrupt file, -ENOMEM. */
+int rq_parse_item(uint8_t *buf, size_t len, uint64_t seq, struct rq_item **out);
 
 /* Name of the file holding seq ("p-%020llu.ebpq"); buf of >= 32 bytes. */
 void rq_file_name(uint64_t seq, char *buf, size_t len);
