@@ -5,15 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/args.h"
 #include "commands.h"
 #include "formats/flamegraph.h"
+#include "formats/render.h"
+#include "options.h"
+#include "util/args.h"
 #include "util/log.h"
-#include "formats/pprof.h"
-#include "util/fileio.h"
 
 struct fg_cmd_opts {
-	struct flamegraph_opts fg;
+	struct render_opts fg;
 	const char *input;
 	const char *output;
 };
@@ -80,29 +80,16 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 		case 'o':
 			o->output = optarg;
 			break;
-		case 'h':
-			cmd_flamegraph_usage();
-			return 1;
-		case ':':
-			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
-			goto bad;
 		default:
-			snprintf(err, sizeof(err),
-				 "unknown option '%s' (see ebprof flamegraph --help)",
-				 argv[optind - 1]);
-			goto bad;
+			return cli_option_end(c, argv, "flamegraph", cmd_flamegraph_usage);
 		}
 	}
 	if (optind >= argc) {
 		snprintf(err, sizeof(err), "flamegraph needs a profile (IN.pb.gz, '-' for stdin)");
 		goto bad;
 	}
-	if (optind + 1 < argc) {
-		snprintf(err, sizeof(err),
-			 "unexpected argument '%s' (see ebprof flamegraph --help)",
-			 argv[optind + 1]);
-		goto bad;
-	}
+	if (cli_operands(argc, argv, 1, "flamegraph"))
+		return -EINVAL;
 	o->input = argv[optind];
 	if (!o->output)
 		o->output = "-";
@@ -117,28 +104,14 @@ bad:
 /* Read and decode the input. 0 or the exit code (logged). */
 static int load(const char *path, struct profile **p)
 {
-	const char *name = strcmp(path, "-") ? path : "stdin";
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int err;
+	char err[512];
+	int ret = pprof_read_file(path, p, err, sizeof(err));
 
-	err = read_file(path, &buf, &len);
-	if (err) {
-		log_error("cannot read %s: %s", name, strerror(-err));
-		return err == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
-	}
-	err = pprof_decode(buf, len, p);
-	free(buf);
-	if (err == -ENOMEM) {
-		log_error("out of memory decoding %s", name);
+	if (ret)
+		log_error("%s", err);
+	if (ret == -ENOMEM)
 		return EXIT_RUNTIME;
-	}
-	if (err) {
-		log_error("%s: not a valid pprof profile (%s)", name,
-			  err == -EFBIG ? "decompresses to more than 1 GiB" : strerror(-err));
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
+	return ret ? EXIT_USAGE : EXIT_OK;
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -146,9 +119,6 @@ int cmd_flamegraph(int argc, char **argv)
 	struct fg_cmd_opts o = { 0 };
 	struct profile *p = NULL;
 	char title[256], err[1024];
-	char *svg = NULL;
-	size_t len = 0;
-	FILE *f;
 	int rc, r, ti;
 
 	r = parse_args(argc, argv, &o);
@@ -171,28 +141,12 @@ int cmd_flamegraph(int argc, char **argv)
 			o.fg.title = title;
 		}
 	}
-	f = open_memstream(&svg, &len);
-	if (!f) {
-		log_error("out of memory");
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
-	r = flamegraph_write(p, &o.fg, f, err, sizeof(err));
-	if (fclose(f) && !r)
-		r = -EIO;
+	r = render_to_file(p, RENDER_SVG, &o.fg, o.output, err, sizeof(err));
 	if (r) {
-		log_error("%s", *err ? err : strerror(-r));
+		log_error("%s", err);
 		rc = r == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
-		goto out;
-	}
-	r = write_file_atomic(o.output, (const uint8_t *)svg, len);
-	if (r) {
-		log_error("cannot write %s: %s", strcmp(o.output, "-") ? o.output : "stdout",
-			  strerror(-r));
-		rc = EXIT_RUNTIME;
 	}
 out:
-	free(svg);
 	profile_free(p);
 	return rc;
 }

@@ -10,6 +10,7 @@
 
 #include "util/args.h"
 #include "commands.h"
+#include "options.h"
 #include "util/log.h"
 #include "store_select.h"
 #include "util/timeutil.h"
@@ -47,51 +48,29 @@ static int parse_args(int argc, char **argv, struct ls_opts *o)
 	};
 	int64_t now = wall_ns();
 	char err[512];
-	int c, r;
+	int c;
 
-	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, ":p:h", longopts, NULL)) != -1) {
-		r = store_filter_option(&o->f, c, optarg, now, err, sizeof(err));
-		if (r < 0)
-			goto bad;
-		if (r == 0)
-			continue;
+	while ((c = store_filter_getopt(&o->f, argc, argv, ":p:h", longopts, now, err,
+					sizeof(err))) != -1) {
 		switch (c) {
+		case STORE_FILTER_BAD:
+			goto bad;
 		case OPT_JSON:
 			o->json = true;
 			break;
-		case 'h':
-			cmd_ls_usage();
-			return 1;
-		case ':':
-			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
-			goto bad;
 		default:
-			snprintf(err, sizeof(err), "unknown option '%s' (see ebprof ls --help)",
-				 argv[optind - 1]);
-			goto bad;
+			return cli_option_end(c, argv, "ls", cmd_ls_usage);
 		}
 	}
-	if (optind < argc) {
-		snprintf(err, sizeof(err), "unexpected argument '%s' (see ebprof ls --help)",
-			 argv[optind]);
-		goto bad;
-	}
+	if (cli_operands(argc, argv, 0, "ls"))
+		return -EINVAL;
 	if (store_filter_finish(&o->f, err, sizeof(err)))
 		goto bad;
 	return 0;
 bad:
 	log_error("%s", err);
 	return -EINVAL;
-}
-
-static const char *label(const struct store_entry *e, const char *key)
-{
-	for (size_t i = 0; i < e->nlabels; i++)
-		if (!strcmp(e->labels[i].key, key))
-			return e->labels[i].value;
-	return NULL;
 }
 
 static void human_size(int64_t b, char *buf, size_t len)
@@ -109,7 +88,7 @@ static void human_size(int64_t b, char *buf, size_t len)
 static void print_text(const struct store_entry *e)
 {
 	char start[48], dur[32], size[32];
-	const char *comm = label(e, "comm"), *bt = label(e, "backend_type");
+	const char *comm = store_entry_label(e, "comm"), *bt = store_entry_label(e, "backend_type");
 	int64_t d = e->end_ns - e->start_ns;
 
 	store_format_time(e->start_ns, start, sizeof(start));

@@ -9,20 +9,17 @@
 
 #include "util/args.h"
 #include "commands.h"
-#include "formats/folded.h"
+#include "formats/render.h"
+#include "options.h"
 #include "util/log.h"
 #include "profile/merge.h"
-#include "formats/pprof.h"
-#include "util/fileio.h"
 #include "store_select.h"
 #include "util/timeutil.h"
-
-enum merge_format { MERGE_PPROF, MERGE_FOLDED };
 
 struct merge_opts {
 	struct store_filter f;
 	const char *output;
-	enum merge_format format;
+	enum render_format format;
 };
 
 void cmd_merge_usage(void)
@@ -56,48 +53,30 @@ static int parse_args(int argc, char **argv, struct merge_opts *o)
 	};
 	int64_t now = wall_ns();
 	char err[512];
-	int c, r;
+	int c;
 
-	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, ":p:o:h", longopts, NULL)) != -1) {
-		r = store_filter_option(&o->f, c, optarg, now, err, sizeof(err));
-		if (r < 0)
-			goto bad;
-		if (r == 0)
-			continue;
+	while ((c = store_filter_getopt(&o->f, argc, argv, ":p:o:h", longopts, now, err,
+					sizeof(err))) != -1) {
 		switch (c) {
+		case STORE_FILTER_BAD:
+			goto bad;
 		case 'o':
 			o->output = optarg;
 			break;
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "pprof")) {
-				o->format = MERGE_PPROF;
-			} else if (!strcmp(optarg, "folded")) {
-				o->format = MERGE_FOLDED;
-			} else {
+			if (render_format_parse(optarg, &o->format) || o->format == RENDER_SVG) {
 				snprintf(err, sizeof(err),
 					 "unknown format '%s': use pprof or folded", optarg);
 				goto bad;
 			}
 			break;
-		case 'h':
-			cmd_merge_usage();
-			return 1;
-		case ':':
-			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
-			goto bad;
 		default:
-			snprintf(err, sizeof(err), "unknown option '%s' (see ebprof merge --help)",
-				 argv[optind - 1]);
-			goto bad;
+			return cli_option_end(c, argv, "merge", cmd_merge_usage);
 		}
 	}
-	if (optind < argc) {
-		snprintf(err, sizeof(err), "unexpected argument '%s' (see ebprof merge --help)",
-			 argv[optind]);
-		goto bad;
-	}
+	if (cli_operands(argc, argv, 0, "merge"))
+		return -EINVAL;
 	if (!o->output) {
 		snprintf(err, sizeof(err), "merge needs -o OUT ('-' for stdout)");
 		goto bad;
@@ -109,14 +88,6 @@ static int parse_args(int argc, char **argv, struct merge_opts *o)
 bad:
 	log_error("%s", err);
 	return -EINVAL;
-}
-
-static const char *label(const struct store_entry *e, const char *key)
-{
-	for (size_t i = 0; i < e->nlabels; i++)
-		if (!strcmp(e->labels[i].key, key))
-			return e->labels[i].value;
-	return NULL;
 }
 
 static void types_str(const struct profile *p, char *buf, size_t len)
@@ -134,24 +105,20 @@ static void types_str(const struct profile *p, char *buf, size_t len)
  * -EINVAL for differing sample types; other -errno (logged). */
 static int merge_one(struct profile *dst, const struct store_entry *e)
 {
-	const char *comm = label(e, "comm"), *bt = label(e, "backend_type");
+	const char *comm = store_entry_label(e, "comm"), *bt = store_entry_label(e, "backend_type");
 	struct profile *src = NULL;
 	struct pf_label extra[3];
-	size_t nextra = 0, len;
-	uint8_t *buf = NULL;
+	size_t nextra = 0;
+	char msg[512];
 	int err;
 
-	err = read_file(e->path, &buf, &len);
-	if (!err)
-		err = pprof_decode(buf, len, &src);
-	free(buf);
+	err = pprof_read_file(e->path, &src, msg, sizeof(msg));
 	if (err == -ENOMEM) {
-		log_error("out of memory reading %s", e->path);
+		log_error("%s", msg);
 		return err;
 	}
 	if (err) {
-		log_warn("skipping %s: %s", e->path,
-			 err == -EBADMSG ? "not a valid pprof profile" : strerror(-err));
+		log_warn("skipping %s", msg);
 		return 1;
 	}
 	if (dst->nsample_types && !profile_same_sample_types(dst, src)) {
@@ -176,38 +143,13 @@ static int merge_one(struct profile *dst, const struct store_entry *e)
 	return err;
 }
 
-static int write_output(const struct merge_opts *o, const struct profile *p)
-{
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int err;
-
-	if (o->format == MERGE_PPROF) {
-		err = pprof_encode(p, true, &buf, &len);
-	} else {
-		char *text = NULL;
-		FILE *f = open_memstream(&text, &len);
-
-		if (!f)
-			return -errno;
-		err = folded_write(p, 0, f);
-		if (fclose(f) && !err)
-			err = -EIO;
-		buf = (uint8_t *)text;
-	}
-	if (!err)
-		err = write_file_atomic(o->output, buf, len);
-	free(buf);
-	return err;
-}
-
 int cmd_merge(int argc, char **argv)
 {
 	struct merge_opts o = { 0 };
 	struct store_entry *e = NULL;
 	struct profile *dst = NULL;
 	size_t n = 0, i, merged = 0, skipped = 0;
-	char from[48], to[48];
+	char from[48], to[48], msg[512];
 	int rc = EXIT_USAGE, err;
 
 	store_filter_init(&o.f);
@@ -241,9 +183,9 @@ int cmd_merge(int argc, char **argv)
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
-	err = write_output(&o, dst);
+	err = render_to_file(dst, o.format, NULL, o.output, msg, sizeof(msg));
 	if (err) {
-		log_error("cannot write %s: %s", o.output, strerror(-err));
+		log_error("%s", msg);
 		rc = EXIT_RUNTIME;
 		goto out;
 	}

@@ -14,6 +14,7 @@
 #include "util/args.h"
 #include "util/log.h"
 #include "commands.h"
+#include "options.h"
 #include "formats/render.h"
 #include "pipeline/session.h"
 #include "sinks/file.h"
@@ -167,26 +168,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'v':
 			o->verbose++;
 			break;
-		case 'h':
-			cmd_record_usage();
-			exit(EXIT_OK);
 		case OPT_VERSION:
 			puts(ebprof_version_line);
-			exit(EXIT_OK);
-		case ':':
-			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
-			goto bad;
+			return 1;
 		default:
-			snprintf(err, sizeof(err), "unknown option '%s' (see ebprof record --help)",
-				 argv[optind - 1]);
-			goto bad;
+			return cli_option_end(c, argv, "record", cmd_record_usage);
 		}
 	}
-	if (optind < argc) {
-		snprintf(err, sizeof(err), "unexpected argument '%s' (see ebprof record --help)",
-			 argv[optind]);
-		goto bad;
-	}
+	if (cli_operands(argc, argv, 0, "record"))
+		return -EINVAL;
 	if (o->all && (o->npids || o->ncomms)) {
 		snprintf(err, sizeof(err), "-a/--all cannot be combined with -p or --comm");
 		goto bad;
@@ -265,8 +255,9 @@ int cmd_record(int argc, char **argv)
 	char err[512] = "", comment[128];
 	int rc = EXIT_RUNTIME, ret;
 
-	if (parse_args(argc, argv, &o)) {
-		rc = EXIT_USAGE;
+	ret = parse_args(argc, argv, &o);
+	if (ret) {
+		rc = ret > 0 ? EXIT_OK : EXIT_USAGE;
 		goto out;
 	}
 	if (o.verbose)

@@ -285,6 +285,23 @@ int store_filter_option(struct store_filter *f, int opt, const char *arg, int64_
 	return r;
 }
 
+int store_filter_getopt(struct store_filter *f, int argc, char **argv, const char *optstring,
+			const struct option *longopts, int64_t now_ns, char *err, size_t errlen)
+{
+	int c, r;
+
+	if (!optind)
+		opterr = 0;
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+		r = store_filter_option(f, c, optarg, now_ns, err, errlen);
+		if (r < 0)
+			return STORE_FILTER_BAD;
+		if (r > 0)
+			return c;
+	}
+	return -1;
+}
+
 int store_filter_finish(struct store_filter *f, char *err, size_t errlen)
 {
 	if (f->q.from_ns && f->q.to_ns && f->q.from_ns >= f->q.to_ns)

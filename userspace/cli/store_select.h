@@ -69,6 +69,16 @@ void store_filter_free(struct store_filter *f);
  */
 int store_filter_option(struct store_filter *f, int opt, const char *arg, int64_t now_ns, char *err,
 			size_t errlen);
+/*
+ * getopt_long over argv (resetting it first when optind is 0, as at the
+ * start) that applies the filter options to f itself, relative to now_ns:
+ * returns the next option that is not a filter option, as getopt_long
+ * would, -1 at the end, or STORE_FILTER_BAD with the message in err.
+ */
+#define STORE_FILTER_BAD (-2)
+int store_filter_getopt(struct store_filter *f, int argc, char **argv, const char *optstring,
+			const struct option *longopts, int64_t now_ns, char *err, size_t errlen);
+
 /* Checks across options (--from before --to). 0 or -EINVAL with err. */
 int store_filter_finish(struct store_filter *f, char *err, size_t errlen);
 

@@ -40,28 +40,17 @@ static const char *const kind_tag[K_NKINDS] = {
 /* Write n bytes of s with XML escapes. */
 static void put_esc_n(FILE *out, const char *s, size_t n)
 {
-	size_t i;
+	static const char *const esc[256] = {
+		['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;",
+	};
 
-	for (i = 0; i < n; i++) {
-		switch (s[i]) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&#39;", out);
-			break;
-		default:
+	for (size_t i = 0; i < n; i++) {
+		const char *e = esc[(unsigned char)s[i]];
+
+		if (e)
+			fputs(e, out);
+		else
 			fputc(s[i], out);
-		}
 	}
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "flamegraph_internal.h"
+#include "util/array.h"
 
 static int64_t sat_add(int64_t a, int64_t b)
 {
@@ -100,16 +101,9 @@ static int64_t intern(struct fg *g, enum fg_kind kind, const char *name)
 		free(key);
 		return -ENOMEM;
 	}
-	if (g->nframes == g->cap_frames) {
-		size_t cap = g->cap_frames ? g->cap_frames * 2 : 256;
-		struct fg_frame *f = realloc(g->frames, cap * sizeof(*f));
-
-		if (!f) {
-			free(key);
-			return -ENOMEM;
-		}
-		g->frames = f;
-		g->cap_frames = cap;
+	if (ARRAY_RESERVE(g->frames, &g->cap_frames, g->nframes + 1)) {
+		free(key);
+		return -ENOMEM;
 	}
 	if (hm_set(g->frame_map, key, (void *)(uintptr_t)(g->nframes + 1), NULL)) {
 		free(key);
@@ -224,15 +218,8 @@ static int64_t new_node(struct fg *g, uint32_t parent, uint32_t frame)
 
 	if (g->nnodes >= NO_NODE - 1)
 		return -ENOMEM;
-	if (g->nnodes == g->cap_nodes) {
-		size_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
-
-		n = realloc(g->nodes, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		g->nodes = n;
-		g->cap_nodes = cap;
-	}
+	if (ARRAY_RESERVE(g->nodes, &g->cap_nodes, g->nnodes + 1))
+		return -ENOMEM;
 	n = &g->nodes[g->nnodes];
 	*n = (struct fg_node){ .parent = parent, .frame = frame };
 	n->level = parent == NO_NODE ? 0 : g->nodes[parent].level + 1;

@@ -6,6 +6,7 @@
 
 #include "folded.h"
 #include "util/hashmap.h"
+#include "util/array.h"
 
 #define KERNEL_MAPPING "[kernel.kallsyms]"
 
@@ -145,18 +146,8 @@ static int add_line(struct folded *f, int64_t value)
 		fl->value = (int64_t)((uint64_t)fl->value + (uint64_t)value);
 		return 0;
 	}
-	if (f->nlines == f->cap_lines) {
-		size_t cap = f->cap_lines ? f->cap_lines * 2 : 64;
-		struct folded_line *n;
-
-		if (cap > SIZE_MAX / sizeof(*n))
-			return -ENOMEM;
-		n = realloc(f->lines, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		f->lines = n;
-		f->cap_lines = cap;
-	}
+	if (ARRAY_RESERVE(f->lines, &f->cap_lines, f->nlines + 1))
+		return -ENOMEM;
 	text = strdup(f->buf);
 	if (!text)
 		return -ENOMEM;

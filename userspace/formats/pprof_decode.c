@@ -15,6 +15,7 @@
 #include "pprof.h"
 #include "pprof_wire.h"
 #include "util/hashmap.h"
+#include "util/array.h"
 
 /* Inflate gzip members (concatenated members are accepted). */
 static int gunzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
@@ -150,22 +151,6 @@ static int dec_err(int64_t r)
 	return r == -ENOMEM ? -ENOMEM : -EBADMSG;
 }
 
-static int dec_reserve(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	void *a;
-
-	if (n <= *cap)
-		return 0;
-	if (n > SIZE_MAX / elem)
-		return -ENOMEM;
-	a = realloc(*arr, n * elem);
-	if (!a)
-		return -ENOMEM;
-	*arr = a;
-	*cap = n;
-	return 0;
-}
-
 static int dec_strings(struct dec *d)
 {
 	const PbProfile *m = d->m;
@@ -298,7 +283,7 @@ static int dec_locations(struct dec *d)
 			return -EBADMSG;
 		if (pl->mapping_id && dec_id(d->mappings, pl->mapping_id, &mapping_id))
 			return -EBADMSG;
-		err = dec_reserve((void **)&d->lines, &d->cap_lines, pl->n_line, sizeof(*d->lines));
+		err = ARRAY_RESERVE(d->lines, &d->cap_lines, pl->n_line);
 		if (err)
 			return err;
 		for (j = 0; j < pl->n_line; j++) {
@@ -339,11 +324,9 @@ static int dec_samples(struct dec *d)
 
 		if (!ps || ps->n_value != p->nsample_types)
 			return -EBADMSG;
-		err = dec_reserve((void **)&d->locs, &d->cap_locs, ps->n_location_id,
-				  sizeof(*d->locs));
+		err = ARRAY_RESERVE(d->locs, &d->cap_locs, ps->n_location_id);
 		if (!err)
-			err = dec_reserve((void **)&d->labels, &d->cap_labels, ps->n_label,
-					  sizeof(*d->labels));
+			err = ARRAY_RESERVE(d->labels, &d->cap_labels, ps->n_label);
 		if (err)
 			return err;
 		for (j = 0; j < ps->n_location_id; j++)
@@ -366,6 +349,10 @@ static int dec_samples(struct dec *d)
 	return 0;
 }
 
+static int (*const parts[])(struct dec *d) = {
+	dec_strings, dec_header, dec_mappings, dec_functions, dec_locations, dec_samples,
+};
+
 static int dec_profile(const PbProfile *m, struct profile **out)
 {
 	struct dec d = { .m = m };
@@ -377,17 +364,10 @@ static int dec_profile(const PbProfile *m, struct profile **out)
 	d.locations = hm_new(hm_hash_u64, hm_equal_u64);
 	if (!d.p || !d.mappings || !d.functions || !d.locations)
 		goto out;
-	err = dec_strings(&d);
-	if (!err)
-		err = dec_header(&d);
-	if (!err)
-		err = dec_mappings(&d);
-	if (!err)
-		err = dec_functions(&d);
-	if (!err)
-		err = dec_locations(&d);
-	if (!err)
-		err = dec_samples(&d);
+	/* In the order the references need: each part by the ones before. */
+	err = 0;
+	for (size_t i = 0; !err && i < sizeof(parts) / sizeof(parts[0]); i++)
+		err = parts[i](&d);
 out:
 	hm_free(d.mappings);
 	hm_free(d.functions);

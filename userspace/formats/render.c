@@ -56,8 +56,12 @@ static int render_text(const struct profile *p, enum render_format f, const stru
 		if (ret)
 			snprintf(err, errlen, "cannot write folded stacks: %s", strerror(-ret));
 	} else {
-		fo.title = o ? o->title : NULL;
-		fo.sample_type = o ? o->sample_type : NULL;
+		if (o) {
+			fo.title = o->title;
+			fo.sample_type = o->sample_type;
+			fo.width = o->width;
+			fo.max_depth = o->max_depth;
+		}
 		ret = flamegraph_write(p, &fo, mem, err, errlen);
 	}
 	if (fclose(mem) && !ret) {

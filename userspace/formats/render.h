@@ -20,9 +20,12 @@ enum render_format {
 	RENDER_SVG,	   /* flamegraph (flamegraph.h) */
 };
 
+/* SVG only (flamegraph.h says more); zeros are the defaults. */
 struct render_opts {
-	const char *title;	 /* SVG title; NULL: by sample type */
-	const char *sample_type; /* SVG: the value drawn; NULL: the default */
+	const char *title;	 /* NULL: by sample type */
+	const char *sample_type; /* the value drawn; NULL: the default */
+	int width;		 /* pixels */
+	int max_depth;		 /* frames drawn per stack */
 };
 
 /* "pprof" (gzip), "folded" or "svg"; -EINVAL otherwise. */

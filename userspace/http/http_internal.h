@@ -140,15 +140,15 @@ int http_bound_port(int fd);
 enum MHD_Result http_send(struct http_server *s, struct http_req *rq, struct MHD_Connection *c,
 			  unsigned status, const char *ctype, void *buf, size_t len, bool must_free,
 			  const char *const *headers);
-/* A message in the given style, application/json. */
-enum MHD_Result http_send_msg(struct http_server *s, struct http_req *rq, struct MHD_Connection *c,
-			      unsigned status, enum http_style style, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-/* The same with extra headers (name, value, ..., NULL). */
+/* A message in the given style, application/json, with extra headers
+ * (name, value, ..., NULL; or NULL). */
 enum MHD_Result http_send_msg_h(struct http_server *s, struct http_req *rq,
 				struct MHD_Connection *c, unsigned status, enum http_style style,
 				const char *const *headers, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
+/* The same without extra headers. */
+#define http_send_msg(s, rq, c, status, style, ...)                                                \
+	http_send_msg_h(s, rq, c, status, style, NULL, __VA_ARGS__)
 /* Copy s into buf as printable ASCII: other bytes become \xNN. For
  * echoing client input in messages and logs. Returns buf. */
 char *http_printable(const char *s, size_t slen, char *buf, size_t buflen);

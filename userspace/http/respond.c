@@ -106,18 +106,6 @@ static enum MHD_Result send_msg_v(struct http_server *s, struct http_req *rq,
 	return http_send(s, rq, c, status, "application/json", body, strlen(body), true, headers);
 }
 
-enum MHD_Result http_send_msg(struct http_server *s, struct http_req *rq, struct MHD_Connection *c,
-			      unsigned status, enum http_style style, const char *fmt, ...)
-{
-	enum MHD_Result ret;
-	va_list ap;
-
-	va_start(ap, fmt);
-	ret = send_msg_v(s, rq, c, status, style, NULL, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
 enum MHD_Result http_send_msg_h(struct http_server *s, struct http_req *rq,
 				struct MHD_Connection *c, unsigned status, enum http_style style,
 				const char *const *headers, const char *fmt, ...)

@@ -32,20 +32,8 @@ int session_new_builder(struct session *s, int64_t start_ns, struct builder **ou
 
 struct session_proc *session_proc(struct session *s, uint32_t pid)
 {
-	struct session_proc *sp;
-	void *v;
-
-	if (!hm_find(s->by_pid, &pid, &v))
-		return v;
-	sp = calloc(1, sizeof(*sp));
-	if (!sp)
-		return NULL;
-	sp->pid = pid;
-	if (hm_set(s->by_pid, &sp->pid, sp, NULL)) {
-		free(sp);
-		return NULL;
-	}
-	return sp;
+	_Static_assert(offsetof(struct session_proc, pid) == 0, "the key comes first");
+	return hm_find_or_new(s->by_pid, &pid, sizeof(pid), sizeof(struct session_proc));
 }
 
 void session_read_title(struct session_proc *p)

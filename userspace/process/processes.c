@@ -59,19 +59,8 @@ struct proc_info *procs_get(struct proc_registry *reg, uint32_t pid)
 
 struct proc_info *procs_add(struct proc_registry *reg, uint32_t pid)
 {
-	struct proc_info *pi = procs_get(reg, pid);
-
-	if (pi)
-		return pi;
-	pi = calloc(1, sizeof(*pi));
-	if (!pi)
-		return NULL;
-	pi->pid = pid;
-	if (hm_set(reg->by_pid, &pi->pid, pi, NULL)) {
-		free(pi);
-		return NULL;
-	}
-	return pi;
+	_Static_assert(offsetof(struct proc_info, pid) == 0, "the key comes first");
+	return hm_find_or_new(reg->by_pid, &pid, sizeof(pid), sizeof(struct proc_info));
 }
 
 int proc_read_comm(uint32_t pid, char *buf, size_t size)

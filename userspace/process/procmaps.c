@@ -7,6 +7,7 @@
 #include <sys/sysmacros.h>
 
 #include "procmaps.h"
+#include "util/array.h"
 
 static const char deleted_suffix[] = " (deleted)";
 
@@ -78,17 +79,10 @@ int procmaps_parse(FILE *f, bool exec_only, struct proc_maps **out)
 			free(e.path);
 			continue;
 		}
-		if (maps->n == cap) {
-			size_t ncap = cap ? cap * 2 : 32;
-			struct map_entry *n = realloc(maps->entries, ncap * sizeof(*n));
-
-			if (!n) {
-				free(e.path);
-				err = -ENOMEM;
-				break;
-			}
-			maps->entries = n;
-			cap = ncap;
+		if (ARRAY_RESERVE(maps->entries, &cap, maps->n + 1)) {
+			free(e.path);
+			err = -ENOMEM;
+			break;
 		}
 		maps->entries[maps->n++] = e;
 	}

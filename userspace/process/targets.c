@@ -13,6 +13,7 @@
 #include "processes.h"
 #include "targets.h"
 #include "util/compare.h"
+#include "util/array.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -73,17 +74,10 @@ int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n)
 			r.match = targets_name_matches(comm, exe, rules->comms, rules->ncomms);
 			free(exe);
 		}
-		if (nrows == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			struct proc_row *nr = realloc(rows, ncap * sizeof(*nr));
-
-			if (!nr) {
-				closedir(dir);
-				free(rows);
-				return -ENOMEM;
-			}
-			rows = nr;
-			cap = ncap;
+		if (ARRAY_RESERVE(rows, &cap, nrows + 1)) {
+			closedir(dir);
+			free(rows);
+			return -ENOMEM;
 		}
 		rows[nrows++] = r;
 	}

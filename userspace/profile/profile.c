@@ -12,6 +12,7 @@
 
 #include "util/hashmap.h"
 #include "profile.h"
+#include "util/array.h"
 
 #define ARENA_CHUNK (64 * 1024)
 
@@ -132,26 +133,8 @@ static int blob_insert(struct profile_index *ix, struct hashmap *hm, size_t idx)
 	return hm_set(hm, copy, (void *)(uintptr_t)idx, NULL);
 }
 
-/* Ensure room for one more element in *arr (n used, *cap allocated). */
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	size_t ncap;
-	void *a;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	if (ncap > SIZE_MAX / elem)
-		return -ENOMEM;
-	a = realloc(*arr, ncap * elem);
-	if (!a)
-		return -ENOMEM;
-	*arr = a;
-	*cap = ncap;
-	return 0;
-}
-
-#define GROW(arr, capp, n) grow((void **)&(arr), (capp), (n), sizeof(*(arr)))
+/* Room for one more element in arr, which has n. */
+#define GROW(arr, capp, n) ARRAY_RESERVE(arr, capp, (n) + 1)
 
 struct profile *profile_new(void)
 {

@@ -15,6 +15,7 @@
 #include "sampler.h"
 #include "profile.skel.h"
 #include "util/compare.h"
+#include "util/array.h"
 
 #define DRAIN_CHUNK 4096
 
@@ -44,16 +45,9 @@ static void mark_stack(struct sampler *s, uint64_t key)
 {
 	if (!key || s->seen_cap == SIZE_MAX)
 		return;
-	if (s->nseen == s->seen_cap) {
-		size_t ncap = s->seen_cap ? s->seen_cap * 2 : 4096;
-		uint64_t *n = realloc(s->seen, ncap * sizeof(*n));
-
-		if (!n) {
-			s->seen_cap = SIZE_MAX;
-			return;
-		}
-		s->seen = n;
-		s->seen_cap = ncap;
+	if (ARRAY_RESERVE(s->seen, &s->seen_cap, s->nseen + 1)) {
+		s->seen_cap = SIZE_MAX;
+		return;
 	}
 	s->seen[s->nseen++] = key;
 }

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,12 +183,16 @@ int args_check_output(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int args_parse_duration(const char *s, int64_t *out)
+struct unit {
+	const char *suffix;
+	int64_t mult;
+};
+
+/* Digits then one of the units' suffixes ("" for none): 0, -EINVAL for bad
+ * syntax, -ERANGE for 0 or a product past int64_t. */
+static int parse_with_unit(const char *s, const struct unit *units, size_t n, bool icase,
+			   int64_t *out)
 {
-	static const struct {
-		char suffix;
-		int64_t mult;
-	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 604800 } };
 	int64_t mult = 0;
 	long long v;
 	char *end;
@@ -196,13 +201,9 @@ int args_parse_duration(const char *s, int64_t *out)
 		return -EINVAL;
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (!*end) {
-		mult = 1;
-	} else if (!end[1]) {
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (*end == units[i].suffix)
-				mult = units[i].mult;
-	}
+	for (size_t i = 0; i < n && !mult; i++)
+		if (icase ? !strcasecmp(end, units[i].suffix) : !strcmp(end, units[i].suffix))
+			mult = units[i].mult;
 	if (!mult)
 		return -EINVAL;
 	if (errno == ERANGE || v <= 0 || v > INT64_MAX / mult)
@@ -211,30 +212,29 @@ int args_parse_duration(const char *s, int64_t *out)
 	return 0;
 }
 
+int args_parse_duration(const char *s, int64_t *out)
+{
+	static const struct unit units[] = { { "", 1 },	    { "s", 1 },	    { "m", 60 },
+					     { "h", 3600 }, { "d", 86400 }, { "w", 604800 } };
+
+	return parse_with_unit(s, units, sizeof(units) / sizeof(units[0]), false, out);
+}
+
 int args_parse_size(const char *s, int64_t *out)
 {
-	static const struct {
-		const char *suffix;
-		int shift;
-	} units[] = { { "", 0 },   { "K", 10 },	  { "KiB", 10 }, { "M", 20 },  { "MiB", 20 },
-		      { "G", 30 }, { "GiB", 30 }, { "T", 40 },	 { "TiB", 40 } };
-	int shift = -1;
-	long long v;
-	char *end;
+	static const struct unit units[] = {
+		{ "", 1 },
+		{ "K", 1LL << 10 },
+		{ "KiB", 1LL << 10 },
+		{ "M", 1LL << 20 },
+		{ "MiB", 1LL << 20 },
+		{ "G", 1LL << 30 },
+		{ "GiB", 1LL << 30 },
+		{ "T", 1LL << 40 },
+		{ "TiB", 1LL << 40 },
+	};
 
-	if (!isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcasecmp(end, units[i].suffix))
-			shift = units[i].shift;
-	if (shift < 0)
-		return -EINVAL;
-	if (errno == ERANGE || v <= 0 || v > (INT64_MAX >> shift))
-		return -ERANGE;
-	*out = (int64_t)v << shift;
-	return 0;
+	return parse_with_unit(s, units, sizeof(units) / sizeof(units[0]), true, out);
 }
 
 int args_parse_port(const char *s, size_t len, int *port)

@@ -20,6 +20,7 @@
 #include <libiberty/hashtab.h>
 
 #include "hashmap.h"
+#include "array.h"
 
 #define HM_CHUNK 256 /* entries per chunk */
 
@@ -126,15 +127,8 @@ static struct hm_entry *new_entry(struct hashmap *hm)
 		return e;
 	}
 	if (hm->used == hm->nchunks * HM_CHUNK) {
-		if (hm->nchunks == hm->cap_chunks) {
-			size_t cap = hm->cap_chunks ? hm->cap_chunks * 2 : 4;
-			struct hm_entry **c = realloc(hm->chunks, cap * sizeof(*c));
-
-			if (!c)
-				return NULL;
-			hm->chunks = c;
-			hm->cap_chunks = cap;
-		}
+		if (ARRAY_RESERVE(hm->chunks, &hm->cap_chunks, hm->nchunks + 1))
+			return NULL;
 		hm->chunks[hm->nchunks] = malloc(HM_CHUNK * sizeof(struct hm_entry));
 		if (!hm->chunks[hm->nchunks])
 			return NULL;
@@ -224,6 +218,23 @@ int hm_remove(struct hashmap *hm, const void *key, const void **old_key, void **
 	release_entry(hm, e);
 	hm->size--;
 	return 0;
+}
+
+void *hm_find_or_new(struct hashmap *hm, const void *key, size_t key_size, size_t size)
+{
+	void *v;
+
+	if (!hm_find(hm, key, &v))
+		return v;
+	v = calloc(1, size);
+	if (!v)
+		return NULL;
+	memcpy(v, key, key_size);
+	if (hm_set(hm, v, v, NULL)) {
+		free(v);
+		return NULL;
+	}
+	return v;
 }
 
 size_t hm_size(const struct hashmap *hm)

@@ -37,6 +37,14 @@ int hm_remove(struct hashmap *hm, const void *key, const void **old_key, void **
 size_t hm_size(const struct hashmap *hm);
 void hm_clear(struct hashmap *hm);
 
+/*
+ * For maps whose values are structs of size bytes that begin with their own
+ * key of key_size bytes (a pid, say): the value of key, or a new zeroed one
+ * with the key copied in, inserted. NULL on -ENOMEM. The map's user frees
+ * the values.
+ */
+void *hm_find_or_new(struct hashmap *hm, const void *key, size_t key_size, size_t size);
+
 /* Integer keys of a hm_new_u64() map: insert or replace, find. */
 int hm_set_u64(struct hashmap *hm, uint64_t key, void *value);
 int hm_find_u64(const struct hashmap *hm, uint64_t key, void **value);

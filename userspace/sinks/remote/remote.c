@@ -22,6 +22,7 @@
 #include "util/timeutil.h"
 
 struct remote {
+	struct sink base; /* first: a remote is a sink (remote_sink.c) */
 	enum remote_kind kind;
 	char *what; /* "remote <kind> <url>" for log messages */
 	double backoff_initial, backoff_max;
@@ -41,6 +42,16 @@ struct remote {
 	_Atomic int64_t deadline_ns; /* monotonic, valid once closing_a */
 	uint64_t rng;		     /* worker only */
 };
+
+struct sink *remote_as_sink(struct remote *r)
+{
+	return &r->base;
+}
+
+const char *remote_name(const struct remote *r)
+{
+	return remote_kind_name(r->kind);
+}
 
 int remote_check_url(const char *url)
 {
@@ -286,6 +297,7 @@ int remote_open(const struct remote_opts *opts, struct remote **out)
 		free(base);
 		return -ENOMEM;
 	}
+	r->base.ops = &remote_sink_ops;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

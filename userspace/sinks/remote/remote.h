@@ -65,11 +65,16 @@ void remote_get_stats(struct remote *r, struct remote_stats *out);
 /* A remote as a sink (sinks/sink.h), opened as remote_open() does: 0 or
  * -errno. Its write() is remote_enqueue(), close() remote_close(). */
 int remote_sink_open(const struct remote_opts *opts, struct sink **out);
+/* The sink a remote is (remote_sink.c implements it). */
+struct sink *remote_as_sink(struct remote *r);
+extern const struct sink_ops remote_sink_ops;
 /* Is url usable as a remote's base URL: http or https, a host, no query,
  * fragment, spaces or control characters? 0 or -EINVAL (nothing logged),
  * -ENOMEM. */
 int remote_check_url(const char *url);
 /* "profefe" / "pyroscope" */
 const char *remote_kind_name(enum remote_kind kind);
+/* The kind name of r. */
+const char *remote_name(const struct remote *r);
 
 #endif /* EBPROF_REMOTE_H */

@@ -18,6 +18,7 @@
 #include "remote_queue.h"
 #include "util/timeutil.h"
 #include "util/compare.h"
+#include "util/array.h"
 
 #define RQ_DROP_LOG_NS (60 * NSEC_PER_SEC)
 
@@ -79,15 +80,8 @@ static uint64_t parse_name(const char *name)
 
 static int append_entry(struct rqueue *q, uint64_t seq, int64_t size)
 {
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 64;
-		struct rq_entry *v = realloc(q->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		q->v = v;
-		q->cap = cap;
-	}
+	if (ARRAY_RESERVE(q->v, &q->cap, q->n + 1))
+		return -ENOMEM;
 	q->v[q->n++] = (struct rq_entry){ .seq = seq, .size = size };
 	q->bytes += size;
 	return 0;
@@ -186,16 +180,9 @@ static int load_dir(struct rqueue *q)
 				unlinkat(q->dirfd, de->d_name, 0);
 			continue;
 		}
-		if (n == cap) {
-			uint64_t *s;
-
-			cap = cap ? cap * 2 : 64;
-			s = realloc(seqs, cap * sizeof(*s));
-			if (!s) {
-				err = -ENOMEM;
-				goto out;
-			}
-			seqs = s;
+		if (ARRAY_RESERVE(seqs, &cap, n + 1)) {
+			err = -ENOMEM;
+			goto out;
 		}
 		seqs[n++] = seq;
 	}

@@ -13,81 +13,43 @@
 
 #include "remote_queue.h"
 #include "util/log.h"
+#include "util/jsonutil.h"
 
-/* A JSON string of s (NULL -> null); bytes that are not valid UTF-8 become
- * '?' so a weird label never loses a profile. */
-static json_t *jstr(const char *s)
+/* The one-line header of rec: its metadata, the length and CRC32 of the
+ * pprof bytes. NULL on -ENOMEM. */
+static json_t *header(const struct profile_record *rec)
 {
-	json_t *j;
-	char *copy;
+	json_t *labels = json_array();
 
-	if (!s)
-		return json_null();
-	j = json_string(s);
-	if (j)
-		return j;
-	copy = strdup(s);
-	if (!copy)
+	for (size_t i = 0; labels && i < rec->nlabels; i++) {
+		json_t *pair = json_pack("[o, o]", json_lossy_string(rec->labels[i].key),
+					 json_lossy_string(rec->labels[i].value));
+
+		if (json_array_append_new(labels, pair)) {
+			json_decref(labels);
+			return NULL;
+		}
+	}
+	if (!labels)
 		return NULL;
-	for (char *c = copy; *c; c++)
-		if ((unsigned char)*c >= 0x80)
-			*c = '?';
-	j = json_string(copy);
-	free(copy);
-	return j;
-}
-
-static int set_new(json_t *obj, const char *key, json_t *val)
-{
-	if (!val)
-		return -ENOMEM;
-	return json_object_set_new(obj, key, val) ? -ENOMEM : 0;
+	/* "o" takes the references, on failure too (jansson >= 2.13). */
+	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:I}", "start_ns",
+			 (json_int_t)rec->start_ns, "end_ns", (json_int_t)rec->end_ns, "pid",
+			 (json_int_t)rec->pid, "service", json_lossy_string(rec->service), "comm",
+			 json_lossy_string(rec->comm), "backend_type",
+			 json_lossy_string(rec->backend_type), "labels", labels, "len",
+			 (json_int_t)rec->len, "crc32",
+			 (json_int_t)crc32_z(0, rec->data, rec->len));
 }
 
 /* The whole file for rec in *buf (malloc'ed). */
 int rq_serialize(const struct profile_record *rec, uint8_t **buf, size_t *len)
 {
-	json_t *hdr = json_object(), *labels = json_array();
-	char *text = NULL;
+	json_t *hdr = header(rec);
+	char *text = hdr ? json_dumps(hdr, JSON_COMPACT) : NULL;
 	size_t tlen;
 	int err = 0;
 
-	if (!hdr || !labels) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < rec->nlabels && !err; i++) {
-		json_t *pair = json_array();
-
-		if (!pair || json_array_append_new(labels, pair) ||
-		    json_array_append_new(pair, jstr(rec->labels[i].key)) ||
-		    json_array_append_new(pair, jstr(rec->labels[i].value)))
-			err = -ENOMEM;
-	}
-	if (!err)
-		err = set_new(hdr, "start_ns", json_integer(rec->start_ns));
-	if (!err)
-		err = set_new(hdr, "end_ns", json_integer(rec->end_ns));
-	if (!err)
-		err = set_new(hdr, "pid", json_integer(rec->pid));
-	if (!err)
-		err = set_new(hdr, "service", jstr(rec->service));
-	if (!err)
-		err = set_new(hdr, "comm", jstr(rec->comm));
-	if (!err)
-		err = set_new(hdr, "backend_type", jstr(rec->backend_type));
-	if (!err) {
-		err = set_new(hdr, "labels", labels);
-		labels = NULL;
-	}
-	if (!err)
-		err = set_new(hdr, "len", json_integer((json_int_t)rec->len));
-	if (!err)
-		err = set_new(hdr, "crc32",
-			      json_integer((json_int_t)crc32_z(0, rec->data, rec->len)));
-	if (err)
-		goto out;
-	text = json_dumps(hdr, JSON_COMPACT);
 	if (!text) {
 		err = -ENOMEM;
 		goto out;
@@ -106,7 +68,6 @@ int rq_serialize(const struct profile_record *rec, uint8_t **buf, size_t *len)
 		memcpy(*buf + RQ_MAGIC_LEN + tlen + 1, rec->data, rec->len);
 out:
 	free(text);
-	json_decref(labels);
 	json_decref(hdr);
 	return err;
 }

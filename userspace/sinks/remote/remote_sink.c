@@ -7,22 +7,16 @@
 
 #include "remote.h"
 
-struct remote_sink {
-	struct sink base;
-	struct remote *r;
-	const char *name; /* "profefe" / "pyroscope" */
-};
-
 static int write_profile(struct sink *s, const struct profile_record *rec)
 {
-	return remote_enqueue(((struct remote_sink *)s)->r, rec);
+	return remote_enqueue((struct remote *)s, rec);
 }
 
 static void describe(struct sink *s, char *buf, size_t len)
 {
 	struct remote_stats st;
 
-	remote_get_stats(((struct remote_sink *)s)->r, &st);
+	remote_get_stats((struct remote *)s, &st);
 	snprintf(buf, len, "%llu pushed, %llu queued", (unsigned long long)st.pushed,
 		 (unsigned long long)st.queued);
 }
@@ -31,11 +25,10 @@ static size_t metrics(struct sink *s, struct sink_metric *out)
 {
 	static const char *const states[] = { "pushed", "queued", "retried", "rejected",
 					      "dropped" };
-	struct remote_sink *rs = (struct remote_sink *)s;
 	struct remote_stats st;
 	uint64_t v[5];
 
-	remote_get_stats(rs->r, &st);
+	remote_get_stats((struct remote *)s, &st);
 	v[0] = st.pushed;
 	v[1] = st.queued;
 	v[2] = st.retries;
@@ -45,7 +38,7 @@ static size_t metrics(struct sink *s, struct sink_metric *out)
 		out[i] = (struct sink_metric){ "ebprof_remote_profiles", "gauge",
 					       "Remote push, by remote and state." };
 		snprintf(out[i].labels, sizeof(out[i].labels), "remote=\"%s\",state=\"%s\"",
-			 rs->name, states[i]);
+			 remote_name((struct remote *)s), states[i]);
 		out[i].value = v[i];
 	}
 	return 5;
@@ -53,11 +46,10 @@ static size_t metrics(struct sink *s, struct sink_metric *out)
 
 static void close_sink(struct sink *s, double drain_s)
 {
-	remote_close(((struct remote_sink *)s)->r, drain_s);
-	free(s);
+	remote_close((struct remote *)s, drain_s);
 }
 
-static const struct sink_ops remote_sink_ops = {
+const struct sink_ops remote_sink_ops = {
 	.kind = "remote",
 	.wants_pprof = true,
 	.write = write_profile,
@@ -68,18 +60,10 @@ static const struct sink_ops remote_sink_ops = {
 
 int remote_sink_open(const struct remote_opts *opts, struct sink **out)
 {
-	struct remote_sink *s = calloc(1, sizeof(*s));
-	int err;
+	struct remote *r;
+	int err = remote_open(opts, &r);
 
-	if (!s)
-		return -ENOMEM;
-	err = remote_open(opts, &s->r);
-	if (err) {
-		free(s);
-		return err;
-	}
-	s->name = remote_kind_name(opts->kind);
-	s->base.ops = &remote_sink_ops;
-	*out = &s->base;
-	return 0;
+	if (!err)
+		*out = remote_as_sink(r);
+	return err;
 }

@@ -48,6 +48,7 @@ int store_open(const struct store_opts *opts, struct store **out)
 	}
 	for (size_t len = strlen(s->dir); len > 1 && s->dir[len - 1] == '/';)
 		s->dir[--len] = '\0';
+	s->base.ops = &store_sink_ops;
 	s->max_age_s = opts->max_age_s;
 	s->max_bytes = opts->max_bytes;
 	err = store_rescan(s);

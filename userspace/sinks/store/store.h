@@ -95,5 +95,7 @@ struct store_query {
 /* Entries matching q, sorted by start time then pid. 0 or -errno. */
 int store_list(const char *dir, const struct store_query *q, struct store_entry **out, size_t *n);
 void store_entries_free(struct store_entry *e, size_t n);
+/* Value of a label of e, or NULL. */
+const char *store_entry_label(const struct store_entry *e, const char *key);
 
 #endif /* EBPROF_STORE_H */

@@ -15,6 +15,8 @@
 
 #include "util/fileio.h"
 #include "store_internal.h"
+#include "util/array.h"
+#include "util/jsonutil.h"
 
 #define INDEX_MAX_BYTES (512LL << 20)
 
@@ -36,32 +38,13 @@ void store_index_free(struct store_index_rec *r, size_t n)
 	free(r);
 }
 
-/* A JSON string of s; bytes that are not valid UTF-8 become '?'. */
-static json_t *json_str(const char *s)
-{
-	json_t *j = json_string(s);
-	char *copy;
-
-	if (j)
-		return j;
-	copy = strdup(s);
-	if (!copy)
-		return NULL;
-	for (char *p = copy; *p; p++)
-		if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
-			*p = '?';
-	j = json_string(copy);
-	free(copy);
-	return j;
-}
-
 static int set_label(json_t *labels, const char *key, const char *value)
 {
 	json_t *v;
 
 	if (!key || !*key || !value || json_object_get(labels, key))
 		return 0;
-	v = json_str(value);
+	v = json_lossy_string(value);
 	if (!v || json_object_set_new(labels, key, v))
 		return -ENOMEM;
 	return 0;
@@ -81,7 +64,7 @@ static char *index_line(const struct profile_record *r, const char *file)
 		      set_label(labels, "comm", r->comm) ||
 		      set_label(labels, "backend_type", r->backend_type);
 	if (!err)
-		err = json_object_set_new(o, "file", json_str(file)) ||
+		err = json_object_set_new(o, "file", json_lossy_string(file)) ||
 		      json_object_set_new(o, "start_ns", json_integer(r->start_ns)) ||
 		      json_object_set_new(o, "end_ns", json_integer(r->end_ns)) ||
 		      json_object_set_new(o, "pid", json_integer(r->pid)) ||
@@ -275,18 +258,11 @@ int store_index_load(int dayfd, struct store_index_rec **out, size_t *n)
 		struct store_index_rec rec;
 
 		if (ll && parse_line(p, ll, &rec) == 0) {
-			if (cnt == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				struct store_index_rec *nr = realloc(recs, nc * sizeof(*recs));
-
-				if (!nr) {
-					free(rec.file);
-					store_kv_free(rec.labels, rec.nlabels);
-					err = -ENOMEM;
-					break;
-				}
-				recs = nr;
-				cap = nc;
+			if (ARRAY_RESERVE(recs, &cap, cnt + 1)) {
+				free(rec.file);
+				store_kv_free(rec.labels, rec.nlabels);
+				err = -ENOMEM;
+				break;
 			}
 			recs[cnt++] = rec;
 		}

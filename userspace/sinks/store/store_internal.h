@@ -125,6 +125,7 @@ struct victim {
 };
 
 struct store {
+	struct sink base; /* first: a store is a sink (store_sink.c) */
 	char *dir;
 	int64_t max_age_s, max_bytes;
 	struct store_day **days;
@@ -144,6 +145,9 @@ struct trim_goal {
 	uint64_t min_freed; /* and at least this many bytes */
 	uint64_t removed, freed;
 };
+
+/* The store's sink operations (store_sink.c). */
+extern const struct sink_ops store_sink_ops;
 
 /* The bookkeeping of (service, day), created if new; NULL on -ENOMEM. */
 struct store_day *store_day_get(struct store *s, const char *service, int64_t day_s);

@@ -8,6 +8,7 @@
 #include "util/hashmap.h"
 #include "store_internal.h"
 #include "util/timeutil.h"
+#include "util/array.h"
 
 struct list_ctx {
 	const struct store_query *q;
@@ -80,15 +81,8 @@ static int keep(struct list_ctx *c, const char *service, int64_t day_s, const ch
 	char date[16];
 	size_t i;
 
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 64;
-		struct store_entry *ne = realloc(c->e, nc * sizeof(*ne));
-
-		if (!ne)
-			return -ENOMEM;
-		c->e = ne;
-		c->cap = nc;
-	}
+	if (ARRAY_RESERVE(c->e, &c->cap, c->n + 1))
+		return -ENOMEM;
 	e = &c->e[c->n];
 	memset(e, 0, sizeof(*e));
 	store_date_format(day_s, date, sizeof(date));
@@ -233,4 +227,12 @@ int store_list(const char *dir, const struct store_query *q, struct store_entry 
 	*out = c.e;
 	*n = c.n;
 	return 0;
+}
+
+const char *store_entry_label(const struct store_entry *e, const char *key)
+{
+	for (size_t i = 0; i < e->nlabels; i++)
+		if (!strcmp(e->labels[i].key, key))
+			return e->labels[i].value;
+	return NULL;
 }

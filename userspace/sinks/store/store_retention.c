@@ -21,6 +21,7 @@
 #include "store_internal.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/array.h"
 
 #define COMPACT_MIN_STALE 16
 
@@ -41,15 +42,8 @@ struct store_day *store_day_get(struct store *s, const char *service, int64_t da
 	for (size_t i = 0; i < s->ndays; i++)
 		if (s->days[i]->day_s == day_s && !strcmp(s->days[i]->service, service))
 			return s->days[i];
-	if (s->ndays == s->capdays) {
-		size_t nc = s->capdays ? s->capdays * 2 : 16;
-		struct store_day **nd = realloc(s->days, nc * sizeof(*nd));
-
-		if (!nd)
-			return NULL;
-		s->days = nd;
-		s->capdays = nc;
-	}
+	if (ARRAY_RESERVE(s->days, &s->capdays, s->ndays + 1))
+		return NULL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "store_internal.h"
+#include "util/array.h"
 
 void store_files_free(struct store_file *f, size_t n)
 {
@@ -61,16 +62,9 @@ int store_scan_day(int dirfd, int64_t day_s, int64_t temp_age_s, struct store_fi
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue; /* removed meanwhile, or not ours */
-		if (cnt == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			struct store_file *nf = realloc(files, nc * sizeof(*files));
-
-			if (!nf) {
-				err = -ENOMEM;
-				break;
-			}
-			files = nf;
-			cap = nc;
+		if (ARRAY_RESERVE(files, &cap, cnt + 1)) {
+			err = -ENOMEM;
+			break;
 		}
 		files[cnt].name = strdup(de->d_name);
 		if (!files[cnt].name) {

@@ -5,23 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
-
-struct store_sink {
-	struct sink base;
-	struct store *st;
-};
+#include "store_internal.h"
 
 static int write_profile(struct sink *s, const struct profile_record *r)
 {
-	return store_write(((struct store_sink *)s)->st, r, NULL, 0);
+	return store_write((struct store *)s, r, NULL, 0);
 }
 
 static void describe(struct sink *s, char *buf, size_t len)
 {
 	struct store_stats st;
 
-	store_get_stats(((struct store_sink *)s)->st, &st);
+	store_get_stats((struct store *)s, &st);
 	snprintf(buf, len, "%llu files, %.1f MiB", (unsigned long long)st.files,
 		 st.bytes / 1048576.0);
 }
@@ -30,7 +25,7 @@ static size_t metrics(struct sink *s, struct sink_metric *out)
 {
 	struct store_stats st;
 
-	store_get_stats(((struct store_sink *)s)->st, &st);
+	store_get_stats((struct store *)s, &st);
 	out[0] = (struct sink_metric){ "ebprof_store_bytes", "gauge", "Bytes of profiles on disk.",
 				       "", st.bytes };
 	out[1] = (struct sink_metric){ "ebprof_store_files", "gauge", "Profiles on disk.", "",
@@ -45,11 +40,10 @@ static size_t metrics(struct sink *s, struct sink_metric *out)
 static void close_sink(struct sink *s, double drain_s)
 {
 	(void)drain_s;
-	store_close(((struct store_sink *)s)->st);
-	free(s);
+	store_close((struct store *)s);
 }
 
-static const struct sink_ops store_sink_ops = {
+const struct sink_ops store_sink_ops = {
 	.kind = "store",
 	.wants_pprof = true,
 	.write = write_profile,
@@ -60,17 +54,10 @@ static const struct sink_ops store_sink_ops = {
 
 int store_sink_open(const struct store_opts *opts, struct sink **out)
 {
-	struct store_sink *s = calloc(1, sizeof(*s));
-	int err;
+	struct store *st;
+	int err = store_open(opts, &st);
 
-	if (!s)
-		return -ENOMEM;
-	err = store_open(opts, &s->st);
-	if (err) {
-		free(s);
-		return err;
-	}
-	s->base.ops = &store_sink_ops;
-	*out = &s->base;
-	return 0;
+	if (!err)
+		*out = &st->base;
+	return err;
 }
