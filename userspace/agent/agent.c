@@ -72,8 +72,7 @@ static void on_interval(const struct session_interval *iv, void *ctx)
 	for (size_t i = 0; i < a->nsinks && off < sizeof(sinks); i++) {
 		sink_describe(a->sinks[i], one, sizeof(one));
 		if (one[0])
-			off += (size_t)snprintf(sinks + off, sizeof(sinks) - off, "; %s: %s",
-						a->sinks[i]->ops->kind, one);
+			off += (size_t)snprintf(sinks + off, sizeof(sinks) - off, "; %s", one);
 	}
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
 	log_info("interval from %s (%.0f s): %llu processes, %llu samples, %s%s; %llu profiles "

@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The formats/ layer (ARCHITECTURE.md): a struct profile out to bytes and
+ * back. This file picks the format (render.h); pprof_encode.c and
+ * pprof_decode.c speak the wire format, folded.c collapsed stacks,
+ * flamegraph*.c SVG. It uses util/ and profile/ only.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The process/ layer (ARCHITECTURE.md): what the profiler knows of the
+ * processes it samples, from /proc: this registry (name, executable, the
+ * executable mappings of each process, kept after it exits so its samples
+ * still symbolize), the initial target set (targets.c), /proc/PID/maps
+ * (procmaps.c) and PostgreSQL's process titles (pgmeta.c). It uses util/
+ * only: no BPF, no symbolizer, no profiles.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The initial target set (targets.h): one /proc scan by name, pid and
+ * descendants, cgroup v2 membership, and the default name rule.
+ */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>

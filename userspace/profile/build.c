@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Samples to a symbolized profile (build.h): each raw sample's addresses go
+ * through the process's maps snapshot to a mapping and the symbolizer to an
+ * inline chain, interned once per (mapping, address).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,4 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The sampling/ layer (ARCHITECTURE.md): the BPF program's userspace side.
+ * This file loads bpf/profile.bpf.c through its skeleton, attaches the
+ * perf events and process tracepoints, keeps the target map, delivers
+ * process events and drains the counts; bpf_features.c checks what the
+ * kernel and the process allow first; stack sources (stack_source.h,
+ * unwind_fp.c) turn stack ids into addresses. Everything leaves this layer
+ * as a struct raw_sample or a struct ebprof_event.
+ */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>

@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The sinks/ layer (ARCHITECTURE.md): where finished profiles go, behind
+ * one interface (sink.h): the directory store (store/), the remotes
+ * (remote/), a file (file.c). A sink never reaches back into the
+ * pipeline: it gets a profile with its labels and keeps what it copies.
+ */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

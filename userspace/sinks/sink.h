@@ -75,8 +75,8 @@ struct sink_ops {
 	int (*write)(struct sink *s, const struct profile_record *r);
 	/* The interval is over: every profile of it was written. May be NULL. */
 	int (*flush)(struct sink *s);
-	/* A short state for the interval's log line ("12 pushed, 0 queued");
-	 * may be NULL. */
+	/* A short state for the interval's log line, naming the sink
+	 * ("profefe: 12 pushed, 0 queued"); may be NULL. */
 	void (*describe)(struct sink *s, char *buf, size_t len);
 	/* Up to SINK_MAX_METRICS figures into out; returns how many. May be
 	 * NULL. Called from the owner's thread. */

@@ -17,8 +17,8 @@ static void describe(struct sink *s, char *buf, size_t len)
 	struct remote_stats st;
 
 	remote_get_stats((struct remote *)s, &st);
-	snprintf(buf, len, "%llu pushed, %llu queued", (unsigned long long)st.pushed,
-		 (unsigned long long)st.queued);
+	snprintf(buf, len, "%s: %llu pushed, %llu queued", remote_name((struct remote *)s),
+		 (unsigned long long)st.pushed, (unsigned long long)st.queued);
 }
 
 static size_t metrics(struct sink *s, struct sink_metric *out)

@@ -17,7 +17,7 @@ static void describe(struct sink *s, char *buf, size_t len)
 	struct store_stats st;
 
 	store_get_stats((struct store *)s, &st);
-	snprintf(buf, len, "%llu files, %.1f MiB", (unsigned long long)st.files,
+	snprintf(buf, len, "store: %llu files, %.1f MiB", (unsigned long long)st.files,
 		 st.bytes / 1048576.0);
 }
 
