@@ -14,8 +14,6 @@
 #include "util/log.h"
 #include "process/targets.h"
 
-static const char *const default_comms[] = { "postgres", "postmaster" };
-
 static bool contains(const uint32_t *v, size_t n, uint32_t x)
 {
 	for (size_t i = 0; i < n; i++)
@@ -27,27 +25,15 @@ static bool contains(const uint32_t *v, size_t n, uint32_t x)
 /* The agent's target processes right now; *out malloc'ed. */
 static int agent_set(const struct http_server *s, uint32_t **out, size_t *n)
 {
-	struct target_rules rules = { 0 };
-	int ret;
+	struct target_rules rules = { .comms = (const char *const *)s->comms,
+				      .ncomms = s->ncomms,
+				      .pids = s->pids,
+				      .npids = s->npids,
+				      .cgroups = (const char *const *)s->cgroups,
+				      .ncgroups = s->ncgroups,
+				      .descendants = true };
 
-	rules.pids = s->pids;
-	rules.npids = s->npids;
-	if (s->ncomms) {
-		rules.comms = (const char *const *)s->comms;
-		rules.ncomms = s->ncomms;
-	} else if (!s->npids && !s->ncgroups) {
-		rules.comms = default_comms;
-		rules.ncomms = 2;
-	}
-	rules.descendants = true;
-	ret = targets_scan(&rules, out, n);
-	for (size_t i = 0; !ret && i < s->ncgroups; i++)
-		ret = targets_cgroup_pids(s->cgroups[i], out, n);
-	if (ret) {
-		free(*out);
-		*out = NULL;
-	}
-	return ret;
+	return targets_scan(&rules, out, n);
 }
 
 int http_targets_resolve(const struct http_server *s, const struct adhoc_request *r,

@@ -16,18 +16,16 @@
 #include "session_internal.h"
 #include "util/log.h"
 
-/* The name rule: the given names, else (no pids, no cgroups) PostgreSQL's. */
-static void name_rule(const struct session_opts *o, const char *const **names, size_t *n)
+/* The target rules of the session's options. */
+struct target_rules session_target_rules(const struct session_opts *o)
 {
-	*names = NULL;
-	*n = 0;
-	if (o->ncomms) {
-		*names = o->comms;
-		*n = o->ncomms;
-	} else if (!o->npids && !o->ncgroups) {
-		*names = targets_default_comms;
-		*n = TARGETS_NDEFAULT_COMMS;
-	}
+	return (struct target_rules){ .comms = o->comms,
+				      .ncomms = o->ncomms,
+				      .pids = o->pids,
+				      .npids = o->npids,
+				      .cgroups = o->cgroups,
+				      .ncgroups = o->ncgroups,
+				      .descendants = o->inherit };
 }
 
 static int no_targets(const struct session_opts *o, char *err, size_t errlen)
@@ -44,7 +42,9 @@ static int no_targets(const struct session_opts *o, char *err, size_t errlen)
 int session_seed(struct session *s, char *err, size_t errlen)
 {
 	const struct session_opts *o = &s->o;
-	struct target_rules rules = { 0 };
+	struct target_rules rules = session_target_rules(o);
+	const char *const *names;
+	size_t nnames;
 	uint32_t *tgids = NULL;
 	size_t n = 0;
 	int ret;
@@ -59,30 +59,22 @@ int session_seed(struct session *s, char *err, size_t errlen)
 			return -ESRCH;
 		}
 	}
-	rules.pids = o->pids;
-	rules.npids = o->npids;
-	name_rule(o, &rules.comms, &rules.ncomms);
-	rules.descendants = o->inherit;
-	ret = targets_scan(&rules, &tgids, &n);
-	if (ret) {
-		snprintf(err, errlen, "cannot scan /proc for the target processes: %s",
-			 strerror(-ret));
-		return ret;
-	}
 	for (size_t i = 0; i < o->ncgroups; i++) {
 		uint64_t id;
 
 		ret = targets_cgroup_id(o->cgroups[i], &id);
 		if (!ret)
 			ret = sampler_add_cgroup(s->sampler, id);
-		if (!ret)
-			ret = targets_cgroup_pids(o->cgroups[i], &tgids, &n);
 		if (ret) {
 			snprintf(err, errlen, "cannot follow cgroup %s: %s", o->cgroups[i],
 				 strerror(-ret));
-			free(tgids);
 			return ret;
 		}
+	}
+	ret = targets_scan(&rules, &tgids, &n);
+	if (ret) {
+		snprintf(err, errlen, "cannot find the target processes: %s", strerror(-ret));
+		return ret;
 	}
 	if (!n && o->require_targets) {
 		free(tgids);
@@ -98,9 +90,10 @@ int session_seed(struct session *s, char *err, size_t errlen)
 		procs_snapshot(s->procs, tgids[i], false);
 	}
 	free(tgids);
+	targets_names(&rules, &names, &nnames);
 	log_info("following %zu processes now (names %s%s, %zu pids, %zu cgroups)%s", n,
-		 rules.ncomms ? rules.comms[0] : "-", rules.ncomms > 1 ? ",..." : "", o->npids,
-		 o->ncgroups, o->inherit ? "; new ones are followed as they fork or exec" : "");
+		 nnames ? names[0] : "-", nnames > 1 ? ",..." : "", o->npids, o->ncgroups,
+		 o->inherit ? "; new ones are followed as they fork or exec" : "");
 	return (int)n;
 }
 

@@ -71,12 +71,10 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	so.follow_forks = o->inherit;
 	so.btf_path = o->btf_path;
 	/* exec of a process with one of these names makes it a target */
-	if (!o->all && o->ncomms) {
-		so.comms = o->comms;
-		so.ncomms = o->ncomms;
-	} else if (!o->all && !o->npids && !o->ncgroups) {
-		so.comms = targets_default_comms;
-		so.ncomms = TARGETS_NDEFAULT_COMMS;
+	if (!o->all) {
+		struct target_rules rules = session_target_rules(o);
+
+		targets_names(&rules, &so.comms, &so.ncomms);
 	}
 	return sampler_open(&so, handle_event, s, &s->sampler, err, errlen);
 }

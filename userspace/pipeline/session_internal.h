@@ -9,6 +9,7 @@
 #define EBPROF_SESSION_INTERNAL_H
 
 #include "process/pgmeta.h"
+#include "process/targets.h"
 #include "process/processes.h"
 #include "session.h"
 #include "util/hashmap.h"
@@ -43,6 +44,8 @@ struct session {
 	struct session_stats total;
 };
 
+/* seed.c: the target rules of the options. */
+struct target_rules session_target_rules(const struct session_opts *o);
 /* seed.c: make the target set. The number of targets, or a negative errno
  * with the reason in err. */
 int session_seed(struct session *s, char *err, size_t errlen);

@@ -48,15 +48,32 @@ bool targets_name_matches(const char *comm, const char *exe, const char *const *
 	return false;
 }
 
-int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n)
+void targets_names(const struct target_rules *rules, const char *const **names, size_t *n)
 {
+	*names = NULL;
+	*n = 0;
+	if (rules->ncomms) {
+		*names = rules->comms;
+		*n = rules->ncomms;
+	} else if (!rules->npids && !rules->ncgroups) {
+		*names = targets_default_comms;
+		*n = TARGETS_NDEFAULT_COMMS;
+	}
+}
+
+/* The processes the names and pids of the rules match. */
+static int scan_proc(const struct target_rules *rules, uint32_t **out, size_t *n)
+{
+	const char *const *names;
 	struct proc_row *rows = NULL;
 	size_t nrows = 0, cap = 0, nout = 0;
 	uint32_t *res = NULL;
 	struct dirent *de;
+	size_t nnames;
 	bool changed;
 	DIR *dir;
 
+	targets_names(rules, &names, &nnames);
 	dir = opendir("/proc");
 	if (!dir)
 		return -errno;
@@ -72,10 +89,10 @@ int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n)
 		for (size_t i = 0; i < rules->npids; i++)
 			if (rules->pids[i] == r.pid)
 				r.match = true;
-		if (!r.match && rules->ncomms) {
+		if (!r.match && nnames) {
 			proc_read_comm(r.pid, comm, sizeof(comm));
 			proc_read_exe(r.pid, &exe); /* fails for kernel threads */
-			r.match = targets_name_matches(comm, exe, rules->comms, rules->ncomms);
+			r.match = targets_name_matches(comm, exe, names, nnames);
 			free(exe);
 		}
 		if (ARRAY_RESERVE(rows, &cap, nrows + 1)) {
@@ -117,6 +134,34 @@ int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n)
 	qsort(res, nout, sizeof(*res), cmp_u32);
 	*out = res;
 	*n = nout;
+	return 0;
+}
+
+int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n)
+{
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	ret = scan_proc(rules, out, n);
+
+	for (size_t i = 0; !ret && i < rules->ncgroups; i++)
+		ret = targets_cgroup_pids(rules->cgroups[i], out, n);
+	if (ret) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return ret;
+	}
+	if (rules->ncgroups) { /* sorted and unique again */
+		size_t k = 0;
+
+		qsort(*out, *n, sizeof(**out), cmp_u32);
+		for (size_t i = 0; i < *n; i++)
+			if (!k || (*out)[k - 1] != (*out)[i])
+				(*out)[k++] = (*out)[i];
+		*n = k;
+	}
 	return 0;
 }
 

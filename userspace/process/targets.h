@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Initial target set from a /proc scan. Later changes (fork, exec, exit)
- * are followed by the BPF tracepoints; this only seeds the set.
+ * The target set: which processes a profiler samples, by names, pids and
+ * cgroups, and their descendants. Found by a /proc scan when a session
+ * starts (and for narrowing an ad hoc profile); later changes (fork, exec,
+ * exit) are followed by the BPF tracepoints.
  */
 #ifndef EBPROF_TARGETS_H
 #define EBPROF_TARGETS_H
@@ -19,12 +21,21 @@ struct target_rules {
 	size_t ncomms;
 	const uint32_t *pids; /* explicit processes */
 	size_t npids;
+	const char *const *cgroups; /* every process of these cgroup v2 directories */
+	size_t ncgroups;
 	bool descendants; /* add every descendant of a match */
 };
 
+/* The names the rules match: their comms, else, when they give no comm,
+ * pid nor cgroup, targets_default_comms; else none. */
+void targets_names(const struct target_rules *rules, const char *const **names, size_t *n);
+
 /*
- * Scan /proc once. *out (malloc'ed, caller frees) receives the matching
- * tgids, sorted and unique. 0 or a negative errno.
+ * Scan /proc once for the processes the rules match now (names as
+ * targets_names() says, pids, descendants when asked; cgroup members are
+ * added as they are, without descendants of their own). *out (malloc'ed,
+ * caller frees) receives the tgids, sorted and unique. 0 or a negative
+ * errno.
  */
 int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n);
 
