@@ -3,7 +3,8 @@
  * The agent pushing to a profefe collector and to Pyroscope, both real
  * HTTP servers on 127.0.0.1: every profile the agent wrote to disk arrives
  * exactly once at each, byte for byte, across an outage and an agent
- * restart during it; a 400 answer is not retried.
+ * restart during it; a 400 answer is not retried. Every profile is read
+ * back by go tool pprof (what arrived is the same bytes).
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -111,10 +112,16 @@ Test(agent_push, profiles_arrive_exactly_once_across_outage_and_restart, .timeou
 	cr_assert_eq(store_list(out, &q, &ents, &n), 0);
 	cr_assert_gt(n, 8, "only %zu profiles written", n);
 	for (size_t i = 0; i < n; i++) {
+		struct gp_profile *p = gp_read(ents[i].path);
 		uint8_t *buf;
 		size_t len;
 		int a_pf, a_py;
 
+		cr_assert_not_null(p, "go tool pprof cannot read %s", ents[i].path);
+		cr_expect_gt(gp_total(p, -1, 0), 0, "%s: no samples", ents[i].path);
+		cr_expect_eq(gp_total(p, atoi(pidarg), 0), gp_total(p, -1, 0),
+			     "%s: samples not labelled pid %s", ents[i].path, pidarg);
+		gp_free(p);
 		cr_assert_eq(read_file(ents[i].path, &buf, &len), 0);
 		a_pf = arrivals(pf, buf, len);
 		a_py = arrivals(py, buf, len);

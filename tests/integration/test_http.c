@@ -6,7 +6,11 @@
  * documentation, replayed as written). Both contracts: the compute API
  * (POST/GET/DELETE /profile/cpu with JSON) and the pprof-endpoint API
  * (GET /profile/cpu?..., /debug/pprof/profile). Every profile returned is
- * decoded and read back by go tool pprof.
+ * read back by go tool pprof (gp_read, testlib.h) and what is asserted
+ * about it is what Go reads; the samples BPF counted (its comment) must
+ * equal those it holds. How many samples the fixture should have is
+ * scaled by the CPU time it really got while the profile ran (a busy
+ * host gives it less), never by wall-clock time alone.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -45,22 +49,52 @@ static const char *header(const struct httpc_resp *r, const char *name)
 	return httpc_header(r, name, buf[slot++ % 4], sizeof(buf[0]));
 }
 
-/* The fixture's burn_three samples in a returned profile (> 0 expected). */
+/* A returned profile, read back by go tool pprof (asserted). */
+static struct gp_profile *read_back(const struct httpc_resp *r)
+{
+	struct gp_profile *p = http_check_profile(r->body, r->len);
+
+	cr_assert_not_null(p, "go tool pprof cannot read the returned profile");
+	return p;
+}
+
+/* The fixture's burn_three samples in a returned profile; BPF's count
+ * must be what the profile holds. */
 static int64_t burn_samples(const struct httpc_resp *r)
 {
-	struct profile *p = http_check_profile(r->body, r->len);
-	int64_t n;
+	struct gp_profile *p = read_back(r);
+	int64_t n = gp_with(p, "burn_three", henv.pid, 0);
 
-	cr_assert_not_null(p, "the returned profile does not decode or fails go tool pprof");
-	n = tl_samples_with(p, "burn_three", henv.pid, 0);
-	profile_free(p);
+	cr_expect_eq(gp_counted_samples(p), gp_total(p, -1, 0),
+		     "BPF counted %lld samples, the profile holds %lld",
+		     (long long)gp_counted_samples(p), (long long)gp_total(p, -1, 0));
+	gp_free(p);
 	return n;
+}
+
+/*
+ * A profile of the burning fixture: as many samples as F x the CPU it
+ * got (c: around the request), three quarters of them in burn_three;
+ * returns the burn_three samples.
+ */
+static int64_t rate_checked(const struct httpc_resp *r, const struct http_cpu *c, const char *what)
+{
+	struct gp_profile *p = read_back(r);
+	int64_t all = http_expect_rate(p, c, 0.15, what),
+		three = gp_with(p, "burn_three", henv.pid, 0);
+
+	cr_expect(all > 0 && three >= 0.6 * all && three <= 0.9 * all,
+		  "%s: burn_three %lld of %lld samples, expected about 75%%", what,
+		  (long long)three, (long long)all);
+	gp_free(p);
+	return three;
 }
 
 Test(http, compute_post_as_documented)
 {
 	char cmd[1024], *out = NULL, path[512], *dir = tl_tmpdir("post");
-	struct profile *p;
+	struct gp_profile *p;
+	struct http_cpu c;
 	int rc;
 
 	http_env_burn();
@@ -73,16 +107,19 @@ Test(http, compute_post_as_documented)
 		 "-d '{\"profiler\": {\"BccProfile\": null}, \"sampling_frequency\": 99, "
 		 "\"timeout_seconds\": 2, \"archive\": false}' -o profile.pb 2>/dev/null",
 		 dir, henv.port);
+	http_cpu_start(&c);
 	rc = tl_sh(cmd, &out);
+	http_cpu_stop(&c);
 	cr_assert_eq(rc, 0, "%s", out);
 	free(out);
-	/* Uncompressed protobuf: no gzip magic. */
-	p = tl_load_profile(path);
-	cr_assert_not_null(p);
-	cr_expect_gt(tl_samples_with(p, "burn_three", henv.pid, 0), 50);
+	p = gp_read(path);
+	cr_assert_not_null(p, "go tool pprof cannot read %s", path);
 	cr_expect_eq(p->period, 1000000000LL / 99);
-	profile_free(p);
-	cr_expect_eq(tl_go_pprof_check(path, NULL), 0);
+	cr_expect_str_eq(p->types[1], "cpu/nanoseconds");
+	http_expect_rate(p, &c, 0.15, "POST 99 Hz, 2 s");
+	cr_expect_gt(gp_with(p, "burn_three", henv.pid, 0), 0);
+	gp_free(p);
+	/* Uncompressed protobuf: no gzip magic. */
 	snprintf(cmd, sizeof(cmd), "head -c2 %s | od -An -tx1", path);
 	tl_sh(cmd, &out);
 	cr_expect_null(strstr(out, "1f 8b"), "raw profile is gzip: %s", out);
@@ -119,18 +156,21 @@ Test(http, compute_accepts_every_profiler_form)
 	for (size_t i = 0; i < 2; i++) {
 		char body[256];
 		struct httpc_resp r;
+		struct http_cpu c;
 
 		/* Defaults for the rest, but a short timeout. */
 		snprintf(body, sizeof(body), "{\"profiler\": %s, \"timeout_seconds\": 1}",
 			 forms[i]);
+		http_cpu_start(&c);
 		post(body, &r);
+		http_cpu_stop(&c);
 		cr_assert_eq(r.status, 200, "%s: %s", body, r.body);
 		cr_expect_str_eq(header(&r, "Content-Type"), "application/octet-stream");
 		cr_expect_str_eq(header(&r, "Content-Disposition"),
 				 "attachment; filename=\"profile.pb\"");
 		cr_expect(r.len > 2 && !(r.body[0] == '\x1f' && r.body[1] == '\x8b'),
 			  "gzip without archive");
-		cr_expect_gt(burn_samples(&r), 0, "%s", body);
+		cr_expect_gt(rate_checked(&r, &c, body), 0, "%s", body);
 		httpc_free(&r);
 	}
 }
@@ -300,15 +340,22 @@ Test(http, compute_bad_input)
 Test(http, pprof_get_profile_and_svg_as_documented)
 {
 	char cmd[1024], *dir = tl_tmpdir("svg"), *svg = NULL;
+	struct gp_profile *p;
 	struct httpc_resp r;
+	struct http_cpu c;
 	int rc;
 
 	http_env_burn();
+	http_cpu_start(&c);
 	get("/profile/cpu?seconds=1&frequency=199", &r);
+	http_cpu_stop(&c);
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	cr_expect_str_eq(header(&r, "Content-Type"), "application/octet-stream");
 	cr_expect(r.len > 2 && r.body[0] == '\x1f' && r.body[1] == '\x8b', "not gzip");
-	cr_expect_gt(burn_samples(&r), 100);
+	p = read_back(&r);
+	cr_expect_eq(p->period, 1000000000LL / 199);
+	gp_free(p);
+	cr_expect_gt(rate_checked(&r, &c, "GET 199 Hz, 1 s"), 0);
 	httpc_free(&r);
 	get("/profile/cpu?seconds=1&format=svg", &r);
 	cr_assert_eq(r.status, 200, "%s", r.body);
@@ -334,12 +381,15 @@ Test(http, pprof_narrowed_by_pid_and_comm)
 {
 	char q[256];
 	struct httpc_resp r;
+	struct http_cpu c;
 
 	http_env_burn();
 	snprintf(q, sizeof(q), "/profile/cpu?seconds=1&pid=%d&comm=work_split", henv.pid);
+	http_cpu_start(&c);
 	get(q, &r);
+	http_cpu_stop(&c);
 	cr_assert_eq(r.status, 200, "%s", r.body);
-	cr_expect_gt(burn_samples(&r), 0);
+	cr_expect_gt(rate_checked(&r, &c, q), 0);
 	httpc_free(&r);
 	/* A comm that matches none of the agent's targets: nothing to profile. */
 	get("/profile/cpu?seconds=1&comm=nosuchcomm", &r);
@@ -351,15 +401,18 @@ Test(http, pprof_narrowed_by_pid_and_comm)
 Test(http, debug_pprof_profile_as_alloy_asks)
 {
 	struct httpc_resp r;
+	struct http_cpu c;
 
 	http_env_burn();
 	/* Alloy may repeat a parameter; identical values are one. Unknown
 	 * parameters are ignored on the Go-compatible path. */
+	http_cpu_start(&c);
 	get("/debug/pprof/profile?seconds=1&seconds=1&debug=0", &r);
+	http_cpu_stop(&c);
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	cr_expect_str_eq(header(&r, "Content-Type"), "application/octet-stream");
 	cr_expect(r.len > 2 && r.body[0] == '\x1f' && r.body[1] == '\x8b', "not gzip");
-	cr_expect_gt(burn_samples(&r), 0);
+	cr_expect_gt(rate_checked(&r, &c, "/debug/pprof/profile"), 0);
 	httpc_free(&r);
 	get("/debug/pprof/profile?seconds=1&seconds=2", &r);
 	cr_expect_eq(r.status, 400);

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * A real PostgreSQL under pgbench -S, recorded with the default target
- * rule (processes named postgres/postmaster and their children): the
- * profile must hold PostgreSQL's own frames under the pids of the
- * cluster's backends, and go tool pprof must read it.
+ * A real PostgreSQL under pgbench -S, recorded with `record -p
+ * POSTMASTER`: the cluster the test started and nothing else, whatever
+ * else runs on the host. The profile, read back by go tool pprof
+ * (gp_read, testlib.h), must hold PostgreSQL's own frames under the pids
+ * of the cluster's backends, and only processes of that cluster: the
+ * kernel's fork events (procevents.h) tell which processes are the
+ * postmaster's, short-lived ones included. A decoy process named
+ * "postgres" outside the cluster burns CPU meanwhile and must not appear
+ * (a recording by name would take it).
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +19,7 @@
 #include <unistd.h>
 
 #include "pgcluster.h"
-#include "process/processes.h"
+#include "procevents.h"
 #include "testlib.h"
 
 static struct pgcluster pg;
@@ -25,59 +29,54 @@ static void stop_cluster(void)
 	pg_stop(&pg);
 }
 
-/* Children of the postmaster right now, added to set. */
-static void collect_children(pid_t parent, int *set, int *n, int max)
+/* Whether a frame is a symbolized one of the postgres binary. */
+static bool postgres_frame(const struct gp_frame *f)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-
-	while (d && (de = readdir(d))) {
-		uint32_t ppid;
-		int pid = atoi(de->d_name);
-		bool known = false;
-
-		if (pid <= 0 || proc_read_ppid(pid, &ppid) || (pid_t)ppid != parent)
-			continue;
-		for (int i = 0; i < *n; i++)
-			known |= set[i] == pid;
-		if (!known && *n < max)
-			set[(*n)++] = pid;
-	}
-	if (d)
-		closedir(d);
-}
-
-static bool in_set(const int *set, int n, int64_t pid)
-{
-	for (int i = 0; i < n; i++)
-		if (set[i] == pid)
-			return true;
-	return false;
+	return f->fn && f->mapping && strstr(f->mapping->file, "/bin/postgres");
 }
 
 Test(postgres, pgbench_select_profile_has_backend_frames, .timeout = 300, .fini = stop_cluster)
 {
-	char *dir = tl_tmpdir("pgrec"), out[512], cmd[1024], *text = NULL;
-	int children[512], nchildren = 0;
-	int64_t total = 0, ours = 0, pg_frames = 0, backend_main = 0, misplaced = 0;
-	struct tl_proc rec;
-	struct profile *p;
-	pid_t bench;
-	char line[256];
+	char *dir = tl_tmpdir("pgrec"), out[512], cmd[1024], decoy[600], pidarg[16], line[128];
+	int64_t total = 0, pg_frames = 0, backend_main = 0, misplaced = 0, outside = 0;
+	int64_t *tree = NULL, *pids;
+	size_t ntree = 0, npids;
+	struct pe_listener *pe;
+	struct tl_proc rec, fx;
+	struct gp_profile *p;
+	pid_t bench, decoy_pid;
+	int dp = 0;
 
 	cr_assert_eq(geteuid(), 0, "run integration tests as root");
 	cr_assert_eq(pg_start(&pg), 0, "PostgreSQL did not start");
 	cr_assert_eq(pg_bench_init(&pg, 1), 0);
+	/* The cluster's processes: those alive now and every later fork. */
+	cr_assert_eq(pe_start(pg.postmaster, &pe), 0, "cannot listen to the proc connector");
+
+	/* Another "postgres" on the host, not of our cluster: a CPU burner. */
+	snprintf(decoy, sizeof(decoy), "%s/postgres", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", tl_path("fixtures/work_split"), decoy);
+	cr_assert_eq(tl_sh(cmd, NULL), 0);
+	cr_assert_eq(tl_spawn(&fx, (char *[]){ decoy, "30", NULL }, true, true, false), 0);
+	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
+	sscanf(line, "pid=%d", &dp);
+	decoy_pid = dp;
+	cr_assert_gt(decoy_pid, 0);
+	fputs("go\n", fx.in);
+
 	bench = pg_bench_start(&pg, "-S -c 2 -j 2 -T 15");
 	cr_assert_gt(bench, 0);
 	sleep(1);
 
 	snprintf(out, sizeof(out), "%s/pg.pb.gz", dir);
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pg.postmaster);
 	{
 		char *argv[] = { (char *)tl_path("ebprof"),
 				 "record",
 				 "-F",
 				 "99",
+				 "-p",
+				 pidarg,
 				 "-d",
 				 "6",
 				 "-o",
@@ -85,56 +84,58 @@ Test(postgres, pgbench_select_profile_has_backend_frames, .timeout = 300, .fini 
 				 "-v",
 				 NULL };
 
-		cr_assert_eq(tl_spawn(&rec, argv, false, false, true), 0);
+		cr_assert_eq(tl_start_until(&rec, argv, "sampling at", 30), 0);
 	}
-	cr_assert_eq(tl_wait_line(rec.err, "sampling at", line, sizeof(line), 30), 0);
-	for (int i = 0; i < 5; i++) {
-		collect_children(pg.postmaster, children, &nchildren, 512);
-		sleep(1);
-	}
-	while (fgets(line, sizeof(line), rec.err))
-		fputs(line, stderr);
-	cr_assert_eq(tl_wait(&rec, 60), 0, "ebprof record failed");
+	cr_assert_eq(tl_finish(&rec, 0, 60), 0, "ebprof record failed");
 	waitpid(bench, NULL, 0);
+	kill(decoy_pid, SIGKILL);
+	tl_wait(&fx, 10);
+	pe_stop(pe);
+	cr_assert_eq(pe_tree(pe, &tree, &ntree), 0,
+		     "the kernel dropped process events: the cluster's set is not known");
 
-	p = tl_load_profile(out);
-	cr_assert_not_null(p);
+	p = gp_read(out);
+	cr_assert_not_null(p, "go tool pprof cannot read %s", out);
 	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct pf_sample *s = &p->samples[i];
-		int64_t pid = tl_label_num(p, s, "pid");
-		bool mine = pid == pg.postmaster || in_set(children, nchildren, pid);
+		const struct gp_sample *s = &p->samples[i];
+		int64_t pid = gp_label_num(s, "pid");
 		bool has_pg = false;
 
 		total += s->values[0];
-		ours += mine ? s->values[0] : 0;
-		for (size_t j = 0; j < s->nlocations && !has_pg; j++) {
-			const struct pf_location *loc = &p->locations[s->location_ids[j] - 1];
-			const struct pf_mapping *m =
-				loc->mapping_id ? &p->mappings[loc->mapping_id - 1] : NULL;
-
-			has_pg = m && loc->nlines &&
-				 strstr(profile_string(p, m->filename), "/bin/postgres");
-		}
+		if (!pe_member(tree, ntree, pid))
+			outside += s->values[0];
+		for (size_t j = 0; j < s->nframes && !has_pg; j++)
+			has_pg = postgres_frame(&s->frames[j]);
 		pg_frames += has_pg ? s->values[0] : 0;
-		if (tl_frame_pos(p, s, "PostgresMain") >= 0 ||
-		    tl_frame_pos(p, s, "exec_simple_query") >= 0) {
+		if (gp_frame_pos(s, "PostgresMain") >= 0 ||
+		    gp_frame_pos(s, "exec_simple_query") >= 0) {
 			backend_main += s->values[0];
-			if (!in_set(children, nchildren, pid))
+			if (pid == pg.postmaster)
 				misplaced += s->values[0];
 		}
 	}
-	cr_log_info("samples %lld, of our cluster %lld, with symbolized postgres frames %lld, "
-		    "under PostgresMain/exec_simple_query %lld",
-		    (long long)total, (long long)ours, (long long)pg_frames,
-		    (long long)backend_main);
+	pids = gp_pids(p, &npids);
+	cr_log_info("samples %lld from %zu processes (the cluster had %zu), with symbolized "
+		    "postgres frames %lld, under PostgresMain/exec_simple_query %lld",
+		    (long long)total, npids, ntree, (long long)pg_frames, (long long)backend_main);
 	cr_expect_gt(total, 100, "too few samples of a busy PostgreSQL");
-	cr_expect_geq(ours, total * 9 / 10, "samples from processes outside the cluster");
+	cr_expect_eq(outside, 0, "%lld samples of processes outside the test's cluster",
+		     (long long)outside);
+	for (size_t i = 0; i < npids; i++)
+		cr_expect(pe_member(tree, ntree, pids[i]), "pid %lld is not of the test's cluster",
+			  (long long)pids[i]);
+	cr_expect_eq(gp_total(p, decoy_pid, 0), 0, "the decoy named postgres was sampled");
+	cr_expect_eq(gp_with(p, "burn_three", -1, 0), 0, "the decoy's frames are in the profile");
 	cr_expect_geq(pg_frames, total / 2, "too few symbolized frames of the postgres binary");
 	cr_expect_gt(backend_main, 0, "no stack reaches PostgresMain or exec_simple_query");
-	cr_expect_eq(misplaced, 0, "backend frames under pids that are not backends");
-	cr_expect_eq(tl_go_pprof_check(out, &text), 0);
+	cr_expect_eq(misplaced, 0, "backend frames under the postmaster's pid");
+	cr_expect_eq(gp_counted_samples(p), total,
+		     "BPF counted %lld samples, the profile holds %lld",
+		     (long long)gp_counted_samples(p), (long long)total);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	tl_sh(cmd, NULL);
-	free(text);
-	profile_free(p);
+	free(pids);
+	free(tree);
+	pe_free(pe);
+	gp_free(p);
 }

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <criterion/criterion.h>
 #include <curl/curl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "http_env.h"
 #include "util/log.h"
-#include "formats/pprof.h"
-#include "util/fileio.h"
 
 struct http_env henv;
 
@@ -97,30 +97,58 @@ bool http_wait_running(double timeout_s)
 	return false;
 }
 
-struct profile *http_check_profile(const void *buf, size_t len)
+struct gp_profile *http_check_profile(const void *buf, size_t len)
 {
-	char *dir = tl_tmpdir("http"), path[512];
-	struct profile *p = NULL;
-	int err;
+	return gp_read_mem(buf, len);
+}
 
-	if (!dir)
-		return NULL;
-	snprintf(path, sizeof(path), "%s/profile.pb.gz", dir);
-	err = write_file_atomic(path, buf, len);
-	if (err) {
-		fprintf(stderr, "cannot write %s: %s\n", path, strerror(-err));
-		free(dir);
-		return NULL;
-	}
-	err = pprof_decode(buf, len, &p);
-	if (err)
-		fprintf(stderr, "pprof_decode: %s\n", strerror(-err));
-	else if (tl_go_pprof_check(path, NULL)) {
-		profile_free(p);
-		p = NULL;
-	}
-	free(dir);
-	return p;
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void http_cpu_start(struct http_cpu *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->t0 = mono_s();
+	c->cpu0 = tl_proc_cpu_ns(henv.pid);
+}
+
+void http_cpu_stop(struct http_cpu *c)
+{
+	c->cpu1 = tl_proc_cpu_ns(henv.pid);
+	c->t1 = mono_s();
+}
+
+int64_t http_expect_rate(const struct gp_profile *p, const struct http_cpu *c, double tol,
+			 const char *what)
+{
+	int64_t got = gp_total(p, henv.pid, 0), counted = gp_counted_samples(p);
+	double share, cpu, want;
+	long freq;
+
+	cr_expect_eq(counted, gp_total(p, -1, 0),
+		     "%s: BPF counted %lld samples, the profile holds %lld", what,
+		     (long long)counted, (long long)gp_total(p, -1, 0));
+	cr_assert_gt(p->period, 0, "%s: no period", what);
+	cr_assert_gt(p->duration_ns, 0, "%s: no duration", what);
+	cr_assert(c->cpu0 >= 0 && c->cpu1 >= c->cpu0 && c->t1 > c->t0,
+		  "%s: no CPU time of the fixture", what);
+	freq = lround(1e9 / (double)p->period);
+	share = (c->cpu1 - c->cpu0) / 1e9 / (c->t1 - c->t0);
+	cpu = share * p->duration_ns / 1e9;
+	want = freq * cpu;
+	cr_log_info("%s: %.3f s sampled x %.2f of a CPU = %.3f s of CPU at %ld Hz -> expected %.0f "
+		    "samples, got %lld",
+		    what, p->duration_ns / 1e9, share, cpu, freq, want, (long long)got);
+	cr_expect(got >= (1 - tol) * want && got <= (1 + tol) * want,
+		  "%s: %lld samples of the fixture, expected %.0f +- %.0f%% (%.3f s of CPU at %ld "
+		  "Hz)",
+		  what, (long long)got, want, tol * 100, cpu, freq);
+	return got;
 }
 
 const char *http_jstr(const char *text)

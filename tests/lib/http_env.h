@@ -15,7 +15,6 @@
 
 #include "http/http.h"
 #include "httpc.h"
-#include "profile/profile.h"
 #include "testlib.h"
 
 struct http_env {
@@ -36,9 +35,32 @@ void http_env_burn(void);
 const char *http_url(const char *rest);
 /* GET /profile/cpu until it says 200 (running): true, or false after timeout_s. */
 bool http_wait_running(double timeout_s);
-/* Decode a returned profile (gzip or not); also checks it with go tool
- * pprof. NULL on failure (reason on stderr). */
-struct profile *http_check_profile(const void *buf, size_t len);
+/* Read a returned profile (gzip or not) back with go tool pprof
+ * (gp_read_mem, testlib.h). NULL on failure (reason on stderr). */
+struct gp_profile *http_check_profile(const void *buf, size_t len);
+
+/*
+ * The fixture's CPU time around a request, to scale what a profile
+ * should hold by the CPU the fixture really got (a busy host gives it
+ * less) rather than by wall-clock time: start before the request, stop
+ * as soon as the answer is there.
+ */
+struct http_cpu {
+	int64_t cpu0, cpu1; /* ns of CPU of the fixture */
+	double t0, t1;	    /* CLOCK_MONOTONIC seconds */
+};
+void http_cpu_start(struct http_cpu *c);
+void http_cpu_stop(struct http_cpu *c);
+/*
+ * Expect the fixture's samples in p to be F x its CPU seconds while p was
+ * sampled, within tol (a fraction): F from p's period (1e9/F), the CPU
+ * seconds as p's duration times the fixture's share of a CPU over c's
+ * window (it burns all along, so its share is the same inside). Also
+ * expects the samples BPF counted (p's comment) to equal the samples p
+ * holds. Returns the fixture's samples.
+ */
+int64_t http_expect_rate(const struct gp_profile *p, const struct http_cpu *c, double tol,
+			 const char *what);
 /* JSON string body of a compute API message: "\"text\"". */
 const char *http_jstr(const char *text);
 

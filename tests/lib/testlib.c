@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -316,4 +317,206 @@ uint64_t tl_loc(struct profile *p, uint64_t mapping, uint64_t addr, const char *
 	l = profile_add_location(p, mapping, addr, &ln, 1);
 	cr_assert_gt(l, 0);
 	return (uint64_t)l;
+}
+
+int64_t tl_proc_cpu_ns(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	int64_t sum = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char sp[384];
+		long long ns;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(sp, sizeof(sp), "/proc/%d/task/%s/schedstat", (int)pid, de->d_name);
+		f = fopen(sp, "r");
+		if (f && fscanf(f, "%lld", &ns) == 1)
+			sum += ns;
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+static void *log_reader(void *arg)
+{
+	struct tl_log *l = arg;
+	char line[4096];
+
+	while (fgets(line, sizeof(line), l->f)) {
+		size_t n = strlen(line);
+
+		fputs(line, stderr); /* keep the child's words in the test log */
+		pthread_mutex_lock(&l->lock);
+		if (l->len + n + 1 > l->cap) {
+			size_t cap = (l->len + n + 1) * 2;
+			char *nb = realloc(l->buf, cap);
+
+			if (nb) {
+				l->buf = nb;
+				l->cap = cap;
+			}
+		}
+		if (l->len + n + 1 <= l->cap) {
+			memcpy(l->buf + l->len, line, n + 1);
+			l->len += n;
+		}
+		pthread_cond_broadcast(&l->cond);
+		pthread_mutex_unlock(&l->lock);
+	}
+	pthread_mutex_lock(&l->lock);
+	l->eof = true;
+	pthread_cond_broadcast(&l->cond);
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+int tl_log_start(struct tl_log *l, FILE *f)
+{
+	int err;
+
+	memset(l, 0, sizeof(*l));
+	l->f = f;
+	l->cap = 4096;
+	l->buf = calloc(1, l->cap);
+	if (!l->buf)
+		return -ENOMEM;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	err = pthread_create(&l->thread, NULL, log_reader, l);
+	return -err;
+}
+
+int tl_log_wait(struct tl_log *l, size_t from, const char *needle, double timeout_s, size_t *next)
+{
+	double end = mono() + timeout_s;
+	int ret = -ETIMEDOUT;
+
+	pthread_mutex_lock(&l->lock);
+	for (;;) {
+		/* lines that start at or after from */
+		size_t off = from;
+
+		while (off > 0 && off <= l->len && l->buf[off - 1] != '\n')
+			off++;
+		while (off < l->len) {
+			char *nl = memchr(l->buf + off, '\n', l->len - off);
+			size_t stop = nl ? (size_t)(nl - l->buf) + 1 : l->len;
+
+			if (!nl && !l->eof)
+				break; /* a line still being written */
+			if (memmem(l->buf + off, stop - off, needle, strlen(needle))) {
+				if (next)
+					*next = stop;
+				ret = 0;
+				goto out;
+			}
+			off = stop;
+		}
+		if (l->eof) {
+			ret = -EPIPE;
+			break;
+		}
+		{
+			double left = end - mono();
+			struct timespec ts;
+
+			if (left <= 0)
+				break;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += (time_t)left;
+			ts.tv_nsec += (long)((left - (time_t)left) * 1e9);
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&l->cond, &l->lock, &ts);
+		}
+	}
+out:
+	pthread_mutex_unlock(&l->lock);
+	return ret;
+}
+
+size_t tl_log_len(struct tl_log *l)
+{
+	size_t n;
+
+	pthread_mutex_lock(&l->lock);
+	n = l->len;
+	pthread_mutex_unlock(&l->lock);
+	return n;
+}
+
+char *tl_log_text(struct tl_log *l)
+{
+	char *s;
+
+	pthread_mutex_lock(&l->lock);
+	s = strndup(l->buf, l->len);
+	pthread_mutex_unlock(&l->lock);
+	return s;
+}
+
+void tl_log_join(struct tl_log *l)
+{
+	if (!l->f)
+		return;
+	pthread_join(l->thread, NULL);
+	fclose(l->f);
+	l->f = NULL;
+}
+
+void tl_log_free(struct tl_log *l)
+{
+	tl_log_join(l);
+	if (!l->buf)
+		return;
+	free(l->buf);
+	l->buf = NULL;
+	pthread_mutex_destroy(&l->lock);
+	pthread_cond_destroy(&l->cond);
+}
+
+int tl_start_logged(struct tl_proc *p, struct tl_log *l, char *const argv[], const char *ready,
+		    double timeout_s)
+{
+	int err = tl_spawn(p, argv, false, false, true);
+
+	if (err)
+		return err;
+	err = tl_log_start(l, p->err);
+	p->err = NULL; /* the log's now */
+	if (err) {
+		kill(p->pid, SIGKILL);
+		tl_wait(p, 5);
+		return err;
+	}
+	err = tl_log_wait(l, 0, ready, timeout_s, NULL);
+	if (err) {
+		kill(p->pid, SIGKILL);
+		tl_wait(p, 5);
+	}
+	return err;
+}
+
+int tl_finish_logged(struct tl_proc *p, struct tl_log *l, int sig, double timeout_s)
+{
+	int rc;
+
+	if (sig)
+		kill(p->pid, sig);
+	rc = tl_wait(p, timeout_s);
+	tl_log_join(l);
+	return rc;
 }

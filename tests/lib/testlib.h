@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Helpers for the integration tests: spawning programs with pipes,
- * loading profiles, asking `go tool pprof` (the independent reader) and
- * querying stacks. Everything returned is owned by the caller.
+ * Helpers for the integration tests: spawning programs with pipes and
+ * reading their logs, the project's own decoder (tl_load_profile, for the
+ * few tests that need its model), CPU time of processes; reading profiles
+ * back with `go tool pprof`, the independent reader, is gopprof.h.
+ * Everything returned is owned by the caller.
  */
 #ifndef EBPROF_TESTLIB_H
 #define EBPROF_TESTLIB_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "gopprof.h"
 #include "profile/profile.h"
 
 struct tl_proc {
@@ -67,6 +71,47 @@ int64_t tl_label_num(const struct profile *p, const struct pf_sample *s, const c
 /* Position (0 = leaf) of the first frame named fn in the sample's stack,
  * counting inline frames, or -1. */
 int tl_frame_pos(const struct profile *p, const struct pf_sample *s, const char *fn);
+
+/* CPU time (user + system) a process has used so far, in ns, summed over
+ * its threads (/proc/PID/task/TID/schedstat, the scheduler's nanosecond
+ * clock); -1 when it is gone. */
+int64_t tl_proc_cpu_ns(pid_t pid);
+
+/*
+ * A child's log read on a thread of its own (the child never blocks on a
+ * full pipe), kept in memory and copied to our stderr as it comes.
+ */
+struct tl_log {
+	FILE *f;
+	char *buf; /* NUL-terminated */
+	size_t len, cap;
+	bool eof;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+/* Take f over (it is closed by tl_log_join) and start reading. 0 or -errno. */
+int tl_log_start(struct tl_log *l, FILE *f);
+/* Wait until a line containing needle starts at or after offset from
+ * (bytes); 0 and *next (optional) = the offset after that line, or
+ * -ETIMEDOUT / -EPIPE (end of the log). */
+int tl_log_wait(struct tl_log *l, size_t from, const char *needle, double timeout_s, size_t *next);
+/* Bytes read so far. */
+size_t tl_log_len(struct tl_log *l);
+/* A copy of everything read so far (malloc'ed). */
+char *tl_log_text(struct tl_log *l);
+/* Wait for the end of the log (the child closed it); what was read stays
+ * readable (tl_log_text, tl_log_wait) until tl_log_free. */
+void tl_log_join(struct tl_log *l);
+/* Join if need be and free everything. */
+void tl_log_free(struct tl_log *l);
+/* Start argv with its stderr read by l, and wait (timeout_s) for a line
+ * containing ready. 0 or a negative errno (the child is killed then). */
+int tl_start_logged(struct tl_proc *p, struct tl_log *l, char *const argv[], const char *ready,
+		    double timeout_s);
+/* Send sig (0: none), wait for the child (timeout_s) and for its log's end
+ * (tl_log_join): the exit status as tl_wait() gives it. */
+int tl_finish_logged(struct tl_proc *p, struct tl_log *l, int sig, double timeout_s);
 
 /* Building test profiles (assert on failure): a mapping, and a location
  * at addr with one line in function fn. Return the 1-based ids. */
