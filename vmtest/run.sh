@@ -74,7 +74,7 @@ parse() {
 }
 
 for f in ebprof tests/integration/test_record tests/integration/test_agent \
-	tests/integration/test_http tests/integration/test_postgres fixtures/work_split fixtures/fork_tree fixtures/forker; do
+	tests/integration/test_http_pprof tests/integration/test_postgres fixtures/work_split fixtures/fork_tree fixtures/forker; do
 	if [ ! -x "$BUILD_ABS/$f" ]; then
 		echo "FAIL: kernel matrix: $BUILD/$f is not built (make vmtest builds it)"
 		exit 1

@@ -6,7 +6,8 @@
 DEB_PACKAGES += qemu-system-x86 busybox-static kmod xz-utils zstd cpio coreutils
 
 VMTEST_BINS := $(BUILD)/ebprof $(BUILD)/tests/integration/test_record \
-	$(BUILD)/tests/integration/test_agent $(BUILD)/tests/integration/test_http $(BUILD)/tests/integration/test_postgres
+	$(BUILD)/tests/integration/test_agent $(BUILD)/tests/integration/test_http_pprof \
+	$(BUILD)/tests/integration/test_postgres
 # The workload fixtures the selected tests use (not all of FIXTURES: the
 # browser test's need npm).
 VMTEST_FIXTURES := $(BUILD)/fixtures/work_split $(BUILD)/fixtures/fork_tree \

@@ -160,3 +160,67 @@ const char *http_jstr(const char *text)
 	snprintf(b, sizeof(bufs[0]), "\"%s\"", text);
 	return b;
 }
+
+const char *const http_json_hdr[] = { "Content-Type: application/json", NULL };
+
+void http_post(const char *body, struct httpc_resp *r)
+{
+	cr_assert_eq(httpc_request("POST", http_url("/profile/cpu"), http_json_hdr, body,
+				   strlen(body), 30, r),
+		     0, "POST: %s", r->error);
+}
+
+void http_get(const char *rest, struct httpc_resp *r)
+{
+	cr_assert_eq(httpc_request("GET", http_url(rest), NULL, NULL, 0, 30, r), 0, "GET %s: %s",
+		     rest, r->error);
+}
+
+const char *http_hdr(const struct httpc_resp *r, const char *name)
+{
+	static char buf[4][256];
+	static int slot;
+
+	return httpc_header(r, name, buf[slot++ % 4], sizeof(buf[0]));
+}
+
+/* A returned profile, read back by go tool pprof (asserted). */
+struct gp_profile *http_read_back(const struct httpc_resp *r)
+{
+	struct gp_profile *p = http_check_profile(r->body, r->len);
+
+	cr_assert_not_null(p, "go tool pprof cannot read the returned profile");
+	return p;
+}
+
+/* The fixture's burn_three samples in a returned profile; BPF's count
+ * must be what the profile holds. */
+int64_t http_burn_samples(const struct httpc_resp *r)
+{
+	struct gp_profile *p = http_read_back(r);
+	int64_t n = gp_with(p, "burn_three", henv.pid, 0);
+
+	cr_expect_eq(gp_counted_samples(p), gp_total(p, -1, 0),
+		     "BPF counted %lld samples, the profile holds %lld",
+		     (long long)gp_counted_samples(p), (long long)gp_total(p, -1, 0));
+	gp_free(p);
+	return n;
+}
+
+/*
+ * A profile of the burning fixture: as many samples as F x the CPU it
+ * got (c: around the request), three quarters of them in burn_three;
+ * returns the burn_three samples.
+ */
+int64_t http_rate_checked(const struct httpc_resp *r, const struct http_cpu *c, const char *what)
+{
+	struct gp_profile *p = http_read_back(r);
+	int64_t all = http_expect_rate(p, c, 0.15, what),
+		three = gp_with(p, "burn_three", henv.pid, 0);
+
+	cr_expect(all > 0 && three >= 0.6 * all && three <= 0.9 * all,
+		  "%s: burn_three %lld of %lld samples, expected about 75%%", what,
+		  (long long)three, (long long)all);
+	gp_free(p);
+	return three;
+}

@@ -64,4 +64,23 @@ int64_t http_expect_rate(const struct gp_profile *p, const struct http_cpu *c, d
 /* JSON string body of a compute API message: "\"text\"". */
 const char *http_jstr(const char *text);
 
+#define HTTP_MSG_CONFLICT                                                                          \
+	"{\"msg\":\"Conflict: profiler already running (use ?force=true to cancel it)\"}"
+
+/* Content-Type: application/json, for httpc_request(). */
+extern const char *const http_json_hdr[];
+/* POST body to /profile/cpu as JSON; GET rest (asserted to get an answer). */
+void http_post(const char *body, struct httpc_resp *r);
+void http_get(const char *rest, struct httpc_resp *r);
+/* A header of the response, in a static buffer rotated over 4 slots. */
+const char *http_hdr(const struct httpc_resp *r, const char *name);
+/* A returned profile, read back by go tool pprof (asserted). */
+struct gp_profile *http_read_back(const struct httpc_resp *r);
+/* The fixture's burn_three samples in a returned profile; BPF's count
+ * must be what the profile holds. */
+int64_t http_burn_samples(const struct httpc_resp *r);
+/* A profile of the burning fixture: as many samples as F x the CPU it got
+ * (c: around the request), three quarters in burn_three; returns those. */
+int64_t http_rate_checked(const struct httpc_resp *r, const struct http_cpu *c, const char *what);
+
 #endif /* EBPROF_HTTP_ENV_H */

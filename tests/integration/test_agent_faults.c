@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `ebprof agent` under faults, as root with the real BPF program: a disk
+ * that is really full (ENOSPC) does not stop sampling, a SIGHUP reload
+ * loses no sample and leaves no gap in time but the reload's own. Every
+ * profile is read back by go tool pprof (gopprof.h).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "httpc.h"
+#include "pgcluster.h"
+#include "procevents.h"
+#include "sinks/store/store.h"
+#include "agent_env.h"
+#include "testlib.h"
+
+/* Fill the file system of dir to the last byte: a file written until
+ * ENOSPC. Returns the bytes written. */
+static int64_t fill_up(const char *dir)
+{
+	static char block[4096];
+	char path[600];
+	int64_t total = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/filler", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert_geq(fd, 0, "cannot create %s", path);
+	memset(block, 'x', sizeof(block));
+	for (size_t chunk = sizeof(block); chunk;) {
+		ssize_t n = write(fd, block, chunk);
+
+		if (n > 0) {
+			total += n;
+			continue;
+		}
+		cr_assert(n < 0 && errno == ENOSPC, "filling %s: %s", path, strerror(errno));
+		chunk /= 2; /* the last page's bytes, if any */
+	}
+	close(fd);
+	return total;
+}
+
+/*
+ * A full disk: a 256 KiB tmpfs is filled to the last byte (a file the
+ * store does not own) once the agent has written its first profiles, so
+ * every later write meets ENOSPC. The store must free room by removing
+ * its oldest profiles (ebprof_store_removed_total; retention by size and
+ * age cannot be why: 1G and 7d) or count failed writes, and sampling and
+ * writing must go on: profiles of intervals that began after the disk
+ * was full exist, hold the workload's samples and read back.
+ */
+static char tiny_fs[512];
+
+static void umount_tiny(void)
+{
+	if (tiny_fs[0])
+		umount2(tiny_fs, MNT_DETACH);
+	tiny_fs[0] = '\0';
+}
+
+Test(agent, full_disk_does_not_stop_sampling, .timeout = 120, .fini = umount_tiny)
+{
+	char *dir = tl_tmpdir("agentfull"), out[512], line[128], pidarg[16], listen[32], *log;
+	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), "10", NULL };
+	struct store_query q = { 0 };
+	struct store_entry *ents = NULL;
+	struct ag_stored st;
+	struct tl_proc fx;
+	struct ag_run ag;
+	int64_t removed, write_errors, files, full_ns, filled, written, failed, after,
+		written_after;
+	int64_t later = 0, later_burn = 0;
+	size_t n = 0, at, full_at;
+	int pid;
+
+	cr_assert_eq(geteuid(), 0);
+	snprintf(out, sizeof(out), "%s/tiny", dir);
+	mkdir(out, 0755);
+	cr_assert_eq(mount("tmpfs", out, "tmpfs", 0, "size=256k"), 0, "cannot mount a tmpfs");
+	snprintf(tiny_fs, sizeof(tiny_fs), "%s", out);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", ag_free_port());
+	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
+	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
+	sscanf(line, "pid=%d", &pid);
+	snprintf(pidarg, sizeof(pidarg), "%d", pid);
+	ag_start_agent(&ag, (char *[]){ "--config", ag_empty_config(dir), "-F", "999", "--interval",
+					"1", "--output-dir", out, "--retention-size", "1G",
+					"--retention-age", "7d", "--comm", "x-none", "--pid",
+					pidarg, "--http-listen", listen, NULL });
+	fputs("go\n", fx.in);
+	/* Two profiles on disk, then not a byte left. */
+	for (int i = 0; i < 100 && n < 2; i++) {
+		store_entries_free(ents, n);
+		ents = NULL;
+		n = 0;
+		usleep(100000);
+		cr_assert_eq(store_list(out, &q, &ents, &n), 0);
+	}
+	cr_assert_geq(n, 2, "the agent wrote no profiles before the disk was filled");
+	store_entries_free(ents, n);
+	filled = fill_up(out);
+	full_ns = (int64_t)time(NULL) * 1000000000LL;
+	full_at = tl_log_len(&ag.log);
+	cr_log_info("filled the tmpfs with %lld bytes", (long long)filled);
+	cr_assert_eq(tl_wait(&fx, 30), 0);
+	/* The interval the workload ended in is flushed; then nothing more is
+	 * written, and the store's counters are final. */
+	at = tl_log_len(&ag.log);
+	cr_assert_eq(tl_log_wait(&ag.log, at, ": 0 processes, 0 samples", 10, NULL), 0,
+		     "no empty interval after the workload ended");
+	removed = ag_metric(listen, "ebprof_store_removed_total");
+	write_errors = ag_metric(listen, "ebprof_store_write_errors_total");
+	files = ag_metric(listen, "ebprof_store_files");
+	cr_assert_eq(ag_stop_agent(&ag), 0, "the agent failed on a full disk");
+	log = tl_log_text(&ag.log);
+	ag_logged_samples(log, &written, &failed);
+	after = ag_logged_samples(log + full_at, &written_after, NULL);
+	cr_log_info("removed %lld, write errors %lld; profiles written %lld, failed %lld; after "
+		    "the disk was full: %lld samples, %lld profiles written",
+		    (long long)removed, (long long)write_errors, (long long)written,
+		    (long long)failed, (long long)after, (long long)written_after);
+	cr_expect(removed > 0 || write_errors > 0,
+		  "the store never met a full disk: nothing removed, no write failed");
+	/* the workload ran for seconds after: an interval and a profile each */
+	cr_expect_geq(written_after, 4, "%lld profiles written after the disk was full",
+		      (long long)written_after);
+	cr_expect_gt(after, 1000, "%lld samples after the disk was full", (long long)after);
+
+	ag_read_store(out, &st);
+	cr_expect_gt(st.n, 0);
+	for (size_t i = 0; i < st.n; i++) {
+		ag_check_process_profile(&st.ents[i], st.gp[i]);
+		/* began a whole interval after the disk was full */
+		if (st.ents[i].start_ns >= full_ns + 1000000000LL) {
+			later++;
+			later_burn += gp_with(st.gp[i], "burn_three", pid, 0);
+		}
+	}
+	/* Each write removed older profiles: the newest are left, and they are
+	 * of intervals that began after the disk was full. */
+	cr_expect_geq(later, 1, "no profile of an interval after the disk was full");
+	cr_expect_gt(later_burn, 0, "no samples of the workload after the disk was full");
+	/* what the disk could not keep was removed, nothing else went */
+	cr_expect_eq((int64_t)st.n, written - removed,
+		     "%lld profiles written, %lld removed, but %zu on disk", (long long)written,
+		     (long long)removed, st.n);
+	cr_expect_eq(files, (int64_t)st.n, "ebprof_store_files %lld, %zu listed", (long long)files,
+		     st.n);
+	ag_free_store(&st);
+	free(log);
+	tl_log_free(&ag.log);
+}
+
+static void write_conf(const char *path, int freq, const char *pid, const char *out)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f,
+		"frequency = %d\ninterval = 1\ncomm = x-none\npid = %s\noutput-dir = %s\n"
+		"http-listen = \"\"\n",
+		freq, pid, out);
+	fclose(f);
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct gp_profile *x = *(struct gp_profile *const *)a,
+				*y = *(struct gp_profile *const *)b;
+
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+/*
+ * The profiles of a process that burned all along tile time: each starts
+ * where the previous one ended (20 ms of slack: Go rounds durations to
+ * 10 ms), but for one gap while the sampler restarted, which lies between
+ * the SIGHUP and the new sampler's first words. An interval dropped at
+ * the reload would open a gap before the SIGHUP (sent half an interval
+ * after a boundary).
+ */
+static void expect_contiguous(const struct ag_stored *st, int64_t hup_ns, int64_t ready_ns)
+{
+	const int64_t slack = 20000000;
+	struct gp_profile **v = calloc(st->n + 1, sizeof(*v));
+	int gaps = 0;
+
+	cr_assert_not_null(v);
+	memcpy(v, st->gp, st->n * sizeof(*v));
+	qsort(v, st->n, sizeof(*v), by_time);
+	for (size_t i = 0; i + 1 < st->n; i++) {
+		int64_t end = v[i]->time_ns + v[i]->duration_ns, gap = v[i + 1]->time_ns - end;
+
+		cr_expect_geq(gap, -slack, "%s overlaps the next profile by %lld ms", v[i]->path,
+			      (long long)(-gap / 1000000));
+		if (gap <= slack)
+			continue;
+		gaps++;
+		cr_log_info("sampling gap of %.1f ms, SIGHUP to ready: %.1f ms", gap / 1e6,
+			    (ready_ns - hup_ns) / 1e6);
+		cr_expect(end >= hup_ns - slack && v[i + 1]->time_ns <= ready_ns + slack,
+			  "%.3f s not covered after %s, outside the reload (%.3f s before the "
+			  "SIGHUP)",
+			  gap / 1e9, v[i]->path, (hup_ns - end) / 1e9);
+	}
+	cr_expect_leq(gaps, 1, "%d gaps between the profiles: one reload was asked for", gaps);
+	free(v);
+}
+
+/*
+ * SIGHUP restarts sampling with the new configuration after flushing the
+ * running interval; a bad file keeps the old one. Without losing samples
+ * means: every sample BPF counted, before and after the reload, is in a
+ * profile (the sum of the logged interval counts equals the profiles'
+ * samples, exactly), and the profiles cover the time but for the restart
+ * itself (expect_contiguous). The CPU-time comparison only checks that
+ * sampling ran at both rates: it cannot be exact, the workload runs on
+ * while the old sampler has stopped and the new one is not yet attached.
+ */
+Test(agent, sighup_reloads_without_losing_samples, .timeout = 120)
+{
+	char *dir = tl_tmpdir("agenthup"), out[512], conf[512], line[512], pidarg[16], *log;
+	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), "8", NULL };
+	struct ag_stored st;
+	struct tl_proc fx;
+	struct ag_run ag;
+	int64_t cpu_ns = 0, periods[2] = { 0, 0 }, in_profiles = 0, counted, hup_ns, ready_ns;
+	bool reloaded, kept;
+	size_t at = 0;
+	double cpu = 0;
+
+	cr_assert_eq(geteuid(), 0);
+	snprintf(out, sizeof(out), "%s/profiles", dir);
+	snprintf(conf, sizeof(conf), "%s/ebprof.conf", dir);
+	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
+	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
+	sscanf(line, "pid=%15s", pidarg);
+	write_conf(conf, 49, pidarg, out);
+	ag_start_agent(&ag, (char *[]){ "--config", conf, NULL });
+	fputs("go\n", fx.in);
+	sleep(2);
+	write_conf(conf, 97, pidarg, out);
+	/* Mid-interval: half a second after a boundary. */
+	at = tl_log_len(&ag.log);
+	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 5, &at), 0);
+	usleep(500000);
+	hup_ns = wall_ns();
+	kill(ag.p.pid, SIGHUP);
+	/* the restarted sampler announces the new frequency */
+	reloaded = tl_log_wait(&ag.log, at, "sampling at 97 Hz", 20, &at) == 0;
+	ready_ns = wall_ns();
+	sleep(2);
+	FILE *f = fopen(conf, "w");
+	fputs("frequency = lots\n", f);
+	fclose(f);
+	kill(ag.p.pid, SIGHUP);
+	kept = tl_log_wait(&ag.log, at, "configuration not reloaded", 5, NULL) == 0;
+	cr_expect(reloaded, "no reload was logged");
+	cr_expect(kept, "a bad configuration on SIGHUP was not reported");
+	cr_assert_eq(tl_wait_line(fx.out, "cpu_seconds=", line, sizeof(line), 30), 0);
+	sscanf(line, "cpu_seconds=%lf", &cpu);
+	cr_assert_eq(tl_wait(&fx, 10), 0);
+	sleep(2);
+	cr_assert_eq(ag_stop_agent(&ag), 0, "the agent died after a bad reload");
+	log = tl_log_text(&ag.log);
+	cr_expect(strstr(log, "configuration not reloaded") &&
+			  strstr(strstr(log, "configuration not reloaded"), "frequency"),
+		  "the refusal does not name the key");
+
+	ag_read_store(out, &st);
+	for (size_t i = 0; i < st.n; i++) {
+		const struct gp_profile *p = st.gp[i];
+
+		in_profiles += ag_check_process_profile(&st.ents[i], p);
+		cpu_ns += gp_total(p, -1, 1);
+		if (p->period == 1000000000LL / 49)
+			periods[0]++;
+		else if (p->period == 1000000000LL / 97)
+			periods[1]++;
+		else
+			cr_expect_fail("%s: period %lld", st.ents[i].path, (long long)p->period);
+	}
+	expect_contiguous(&st, hup_ns, ready_ns);
+	counted = ag_logged_samples(log, NULL, NULL);
+	cr_expect_gt(periods[0], 0, "no profile at the first frequency");
+	cr_expect_gt(periods[1], 0, "no profile at the reloaded frequency");
+	cr_expect_eq(in_profiles, counted,
+		     "BPF counted %lld samples across the reloads, the profiles hold %lld",
+		     (long long)counted, (long long)in_profiles);
+	cr_log_info("profiles account for %.3f s of CPU, the workload used %.3f s", cpu_ns / 1e9,
+		    cpu);
+	cr_expect(cpu_ns >= 0.85 * cpu * 1e9 && cpu_ns <= 1.1 * cpu * 1e9,
+		  "profiles account for %.2f s of CPU, the workload used %.2f s", cpu_ns / 1e9,
+		  cpu);
+	ag_free_store(&st);
+	free(log);
+	tl_log_free(&ag.log);
+}
