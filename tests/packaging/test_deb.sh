@@ -12,7 +12,11 @@
 # AmbientCapabilities=, no-new-privs): a busy loop run by user nobody from
 # a 0700 directory must show up in a profile that go tool pprof reads, with
 # its user and kernel frames symbolized; SIGHUP (ExecReload) and SIGTERM.
-# Needs root, BPF and perf events. Prints PASS:/FAIL: lines for tests/run.sh.
+# Last, dpkg -i, the installed binary and config, and dpkg --purge leaving
+# nothing behind, on every host, in a scratch copy of this machine (an
+# overlay of / in private namespaces) that leaves the machine untouched.
+# Needs root, BPF, perf events and overlayfs. Prints PLAN: and PASS:/FAIL:
+# lines for tests/run.sh.
 set -u
 BUILD=${BUILD:-build}
 VERSION=$(cat VERSION)
@@ -20,6 +24,8 @@ ARCH=$(dpkg --print-architecture)
 DEB=$BUILD/packaging/ebprof_${VERSION}_${ARCH}.deb
 
 . "$(dirname "$0")/../lib/testlib.sh"
+# Every check below prints one PASS: or FAIL: line (tests/run.sh counts them).
+echo "PLAN: 32"
 
 tmp=$(mktemp -d /tmp/ebprof-deb-test.XXXXXX)
 wpid='' apid=''
@@ -282,50 +288,130 @@ grep -q 'sys_getppid' "$tmp/raw.txt" && pass kernel_frames_symbolized ||
 grep -q "exe=$tmp/home/debspin" "$tmp/raw.txt" && pass exe_label ||
 	fail exe_label "no exe label (CAP_SYS_PTRACE?)"
 
-# --- dpkg -i / --purge on this machine ---------------------------------------------------
-# Only where it cannot disturb anything: no systemd running (postinst would
-# start the agent), and nothing of ebprof installed or left on the machine.
-if [ -d /run/systemd/system ] || dpkg-query -W ebprof >/dev/null 2>&1 ||
-	[ -e /etc/ebprof ] || [ -e /var/lib/ebprof ] || [ -e /usr/sbin/ebprof ]; then
-	echo "  skipped dpkg -i/--purge: systemd runs here, or ebprof is installed or left on this machine"
-	exit $failed
-fi
-installed=
-trap 'cleanup; [ -n "$installed" ] && dpkg --purge ebprof >/dev/null 2>&1' EXIT
-i=0
-while :; do
-	dpkg -i "$DEB" >"$tmp/dpkg.log" 2>&1 && break
-	i=$((i + 1))
-	grep -qi lock "$tmp/dpkg.log" && [ $i -lt 6 ] || break
-	sleep 5
+# --- dpkg -i / --purge in a scratch copy of this machine ------------------------------
+# The package installed, run and purged by this machine's own dpkg and
+# maintainer scripts, on every host (systemd or not, ebprof installed or
+# not) without touching it: in a private mount and pid namespace (unshare),
+# an overlay whose lower layer is / (never written) and whose upper layer
+# is a tmpfs, chroot'ed into, with /tmp, /run and /dev of its own (an empty
+# /run: postinst enables the unit but starts nothing). Whatever purge
+# leaves behind is in the upper layer: compared with it before the install,
+# only dpkg's own database and log and man-db's cache may differ. The
+# namespaces, their mounts and every process in them end with the check;
+# the host's dpkg state and ebprof paths are compared before and after.
+scratch_checks="dpkg_install dpkg_conffile_registered installed_binary_runs postinst_enables_unit
+unit_verify_installed installed_config_parses dpkg_purge_clean"
+host_state() {
+	dpkg-query -W -f='${Status} ${Version}\n' ebprof 2>&1
+	for f in /usr/sbin/ebprof /etc/ebprof /var/lib/ebprof /lib/systemd/system/ebprof.service \
+		/etc/systemd/system/multi-user.target.wants/ebprof.service \
+		/var/lib/systemd/deb-systemd-helper-enabled/ebprof.service.dsh-also; do
+		# not the times: an agent of this machine's may be writing there
+		if [ -e "$f" ] || [ -L "$f" ]; then stat -c '%n %F %i %U %a' "$f"; else echo "absent $f"; fi
+	done
+}
+host_state >"$tmp/host.before"
+mkdir -p "$tmp/scratch"
+cp "$DEB" "$tmp/ebprof.deb"
+cat >"$tmp/scratch.sh" <<'SCRATCH'
+# Runs in the private namespaces: $1 the test's directory, $2 the version,
+# $3 testlib.sh, env CHECKS the names of its checks. Prints their PASS:/FAIL:
+# lines.
+set -u
+t=$1 VERSION=$2
+. "$3"
+s=$t/scratch m=$t/scratch/root
+note() { echo "  scratch: $*"; }
+setup_fail() {
+	for c in $CHECKS; do fail "$c" "no scratch root: $1"; done
+	exit 1
+}
+mount -t tmpfs -o mode=0755 scratch "$s" || setup_fail "cannot mount a tmpfs on $s"
+mkdir -p "$s/upper" "$s/work" "$m"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$s/upper,workdir=$s/work" "$m" ||
+	setup_fail "cannot mount an overlay of / (no overlayfs in this kernel?)"
+{ mount -t tmpfs -o mode=1777 tmp "$m/tmp" && mount -t tmpfs -o mode=0755 run "$m/run" &&
+	mount -t tmpfs -o mode=0755 dev "$m/dev" &&
+	mount -t proc -o nosuid,nodev,noexec proc "$m/proc"; } ||
+	setup_fail "cannot mount /tmp, /run, /dev or /proc in the scratch root"
+# A /dev of its own: the machine's device nodes stay out of reach.
+for d in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+	n=${d%%:*} mami=${d#*:}
+	mknod -m 666 "$m/dev/$n" c "${mami%:*}" "${mami#*:}" || setup_fail "cannot mknod /dev/$n"
 done
-if dpkg-query -W -f='${Status}' ebprof 2>/dev/null | grep -q 'install ok installed'; then
-	installed=1
+ln -s /proc/self/fd "$m/dev/fd"
+cp "$t/ebprof.deb" "$m/tmp/" || setup_fail "cannot copy the package into the scratch root"
+in_root() { chroot "$m" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"; }
+# Every entry of the upper layer, "type path", but what dpkg itself and
+# the man-db trigger keep, and the directories the lower layer has (copied
+# up for a change inside them).
+upper_state() {
+	(cd "$s/upper" && find . -mindepth 1 -printf '%y %P\n') | sort |
+		grep -Ev ' (var/lib/dpkg|var/log|var/cache/man|var/cache/debconf)(/|$)' |
+		while read -r y p; do
+			if [ "$y" = d ] && [ -d "/$p" ] && [ ! -L "/$p" ]; then continue; fi
+			echo "$y $p"
+		done
+}
+# An ebprof of this machine's is purged from the scratch copy first: what
+# is tested is a fresh installation.
+if in_root dpkg-query -W ebprof >/dev/null 2>&1; then
+	note "ebprof is known to this machine's dpkg: purged from the scratch root first"
+	in_root dpkg --purge ebprof >"$t/prepurge.log" 2>&1 || note "$(tail -2 "$t/prepurge.log" | tr '\n' ' ')"
+fi
+upper_state >"$t/upper.before"
+
+in_root dpkg -i /tmp/ebprof.deb >"$t/dpkg.log" 2>&1
+if in_root dpkg-query -W -f='${Status}' ebprof 2>/dev/null | grep -q 'install ok installed'; then
 	pass dpkg_install
 else
-	installed=1
-	fail dpkg_install "$(tail -3 "$tmp/dpkg.log" | tr '\n' ' ')"
+	fail dpkg_install "$(tail -3 "$t/dpkg.log" | tr '\n' ' ')"
 fi
-dpkg-query -W -f='${Conffiles}\n' ebprof 2>/dev/null | grep -q '/etc/ebprof/ebprof.conf' &&
+in_root dpkg-query -W -f='${Conffiles}\n' ebprof 2>/dev/null | grep -q '/etc/ebprof/ebprof.conf' &&
 	pass dpkg_conffile_registered || fail dpkg_conffile_registered "not in dpkg's Conffiles"
-/usr/sbin/ebprof --version | grep -q "$VERSION" && pass installed_binary_runs ||
-	fail installed_binary_runs "/usr/sbin/ebprof --version"
-[ -L /etc/systemd/system/multi-user.target.wants/ebprof.service ] && pass postinst_enables_unit ||
+v=$(in_root /usr/sbin/ebprof --version 2>&1)
+echo "$v" | grep -q "$VERSION" && pass "installed_binary_runs ($v)" ||
+	fail installed_binary_runs "/usr/sbin/ebprof --version: $v"
+[ -L "$m/etc/systemd/system/multi-user.target.wants/ebprof.service" ] &&
+	pass postinst_enables_unit ||
 	fail postinst_enables_unit "no multi-user.target.wants/ebprof.service link"
-systemd-analyze --man=no verify /lib/systemd/system/ebprof.service >"$tmp/verify2.log" 2>&1 &&
-	pass unit_verify_installed || fail unit_verify_installed "$(tr '\n' ' ' <"$tmp/verify2.log")"
-/usr/sbin/ebprof agent --config /etc/ebprof/ebprof.conf --frequency 0 >"$tmp/conf.log" 2>&1
-grep -q -- '--frequency' "$tmp/conf.log" && ! grep -q 'ebprof.conf:' "$tmp/conf.log" &&
-	pass installed_config_parses || fail installed_config_parses "$(head -2 "$tmp/conf.log" | tr '\n' ' ')"
-if dpkg --purge ebprof >"$tmp/purge.log" 2>&1; then
-	installed=
-	left=
-	for f in /usr/sbin/ebprof /etc/ebprof /var/lib/ebprof /etc/systemd/system/multi-user.target.wants/ebprof.service; do
-		if [ -e "$f" ] || [ -L "$f" ]; then left="$left $f"; fi
-	done
-	[ -z "$left" ] && pass dpkg_purge_clean || fail dpkg_purge_clean "left:$left"
+in_root systemd-analyze --man=no verify /lib/systemd/system/ebprof.service >"$t/verify2.log" 2>&1 &&
+	pass unit_verify_installed || fail unit_verify_installed "$(tr '\n' ' ' <"$t/verify2.log")"
+in_root /usr/sbin/ebprof agent --config /etc/ebprof/ebprof.conf --frequency 0 >"$t/conf.log" 2>&1
+grep -q -- '--frequency' "$t/conf.log" && ! grep -q 'ebprof.conf:' "$t/conf.log" &&
+	pass installed_config_parses || fail installed_config_parses "$(head -2 "$t/conf.log" | tr '\n' ' ')"
+
+if in_root dpkg --purge ebprof >"$t/purge.log" 2>&1; then
+	upper_state >"$t/upper.after"
+	left=$(comm -13 "$t/upper.before" "$t/upper.after" | tr '\n' ' ')
+	if in_root dpkg-query -W ebprof >/dev/null 2>&1; then
+		fail dpkg_purge_clean "dpkg still knows ebprof: $(in_root dpkg-query -W -f='${Status}' ebprof)"
+	elif [ -n "$left" ]; then
+		fail dpkg_purge_clean "left behind (type path): $left"
+	else
+		pass dpkg_purge_clean
+	fi
 else
-	fail dpkg_purge_clean "$(tail -3 "$tmp/purge.log" | tr '\n' ' ')"
+	fail dpkg_purge_clean "$(tail -3 "$t/purge.log" | tr '\n' ' ')"
+fi
+exit $failed
+SCRATCH
+# --pid --fork --kill-child: nothing started in the scratch root outlives
+# the check (a timeout included).
+CHECKS=$scratch_checks timeout -k 10 600 unshare --mount --pid --fork --kill-child --propagation private \
+	sh "$tmp/scratch.sh" "$tmp" "$VERSION" "$(dirname "$0")/../lib/testlib.sh" >"$tmp/scratch.out" 2>&1
+rc=$?
+cat "$tmp/scratch.out"
+for c in $scratch_checks; do
+	grep -Eq "^(PASS|FAIL): $c( |:|\$)" "$tmp/scratch.out" ||
+		fail "$c" "not reached (exit $rc): $(grep -Ev '^(PASS|FAIL): ' "$tmp/scratch.out" | tail -3 | tr '\n' ' ')"
+done
+[ "$rc" = 0 ] || failed=1
+host_state >"$tmp/host.after"
+if cmp -s "$tmp/host.before" "$tmp/host.after"; then
+	pass host_untouched
+else
+	fail host_untouched "$(diff "$tmp/host.before" "$tmp/host.after" | grep '^[<>]' | tr '\n' ' ')"
 fi
 
 exit $failed

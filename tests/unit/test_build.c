@@ -187,4 +187,3 @@ Test(builder, unresolved_frames_keep_their_address)
 	teardown(&fx);
 	munmap(anon, 4096);
 }
-
