@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
@@ -142,6 +143,21 @@ static void scan_sections(Elf *elf, struct elf_ident *id)
 	}
 }
 
+/* Do the program headers the ELF header announces lie inside the file? A
+ * file cut after its header has none libelf can read: nothing of it could
+ * ever be resolved. */
+static bool phdrs_in_file(int fd, const GElf_Ehdr *eh, size_t phnum)
+{
+	size_t want = eh->e_phnum == PN_XNUM ? phnum : eh->e_phnum;
+	struct stat st;
+
+	if (!want)
+		return true;
+	if (want != phnum || fstat(fd, &st) || eh->e_phoff > (uint64_t)st.st_size)
+		return false;
+	return want <= ((uint64_t)st.st_size - eh->e_phoff) / (eh->e_phentsize ? eh->e_phentsize : 1);
+}
+
 int elfbin_ident(int fd, struct elf_ident *id)
 {
 	const void *bid = NULL;
@@ -157,7 +173,8 @@ int elfbin_ident(int fd, struct elf_ident *id)
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &phnum)) {
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &phnum) ||
+	    !phdrs_in_file(fd, &eh, phnum)) {
 		err = -ENOEXEC;
 		goto out;
 	}

@@ -81,7 +81,7 @@ Test(agent, full_disk_does_not_stop_sampling, .timeout = 120, .fini = umount_tin
 	struct ag_stored st;
 	struct tl_proc fx;
 	struct ag_run ag;
-	int64_t removed, write_errors, files, full_ns, filled, written, failed, after,
+	int64_t removed, write_errors, disk_full, files, full_ns, filled, written, failed, after,
 		written_after;
 	int64_t later = 0, later_burn = 0;
 	size_t n = 0, at, full_at;
@@ -124,6 +124,7 @@ Test(agent, full_disk_does_not_stop_sampling, .timeout = 120, .fini = umount_tin
 		     "no empty interval after the workload ended");
 	removed = ag_metric(listen, "ebprof_store_removed_total");
 	write_errors = ag_metric(listen, "ebprof_store_write_errors_total");
+	disk_full = ag_metric(listen, "ebprof_store_disk_full_total");
 	files = ag_metric(listen, "ebprof_store_files");
 	cr_assert_eq(ag_stop_agent(&ag), 0, "the agent failed on a full disk");
 	log = tl_log_text(&ag.log);
@@ -135,6 +136,8 @@ Test(agent, full_disk_does_not_stop_sampling, .timeout = 120, .fini = umount_tin
 		    (long long)failed, (long long)after, (long long)written_after);
 	cr_expect(removed > 0 || write_errors > 0,
 		  "the store never met a full disk: nothing removed, no write failed");
+	cr_expect_gt(disk_full, 0, "ebprof_store_disk_full_total does not say the disk was full");
+	cr_expect(strstr(log, "the disk is full"), "no warning said the disk was full");
 	/* the workload ran for seconds after: an interval and a profile each */
 	cr_expect_geq(written_after, 4, "%lld profiles written after the disk was full",
 		      (long long)written_after);

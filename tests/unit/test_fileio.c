@@ -177,3 +177,27 @@ Test(fileio, a_fifo_is_written_in_place)
 	cr_expect_eq(st.st_ino, before.st_ino, "the FIFO was replaced");
 	cr_expect_eq(entries(dir), 1, "something was left beside the FIFO");
 }
+
+/* read_file_max: a regular file past the bound is refused before reading,
+ * a pipe as soon as it passes it; at the bound it is read. */
+Test(fileio, read_file_max_bounds_what_it_reads)
+{
+	char path[512], cmd[600];
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "%s/ten", dir);
+	cr_assert_eq(write_file_atomic(path, (const uint8_t *)"0123456789", 10), 0);
+	cr_expect_eq(read_file_max(path, 9, &buf, &len), -EFBIG);
+	cr_expect_null(buf);
+	cr_assert_eq(read_file_max(path, 10, &buf, &len), 0);
+	cr_expect_eq(len, 10);
+	free(buf);
+	buf = NULL;
+	snprintf(path, sizeof(path), "%s/fifo-big", dir);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	snprintf(cmd, sizeof(cmd), "head -c 100000 /dev/zero > '%s' &", path);
+	cr_assert_eq(system(cmd), 0);
+	cr_expect_eq(read_file_max(path, 4096, &buf, &len), -EFBIG);
+	cr_expect_null(buf);
+}

@@ -153,7 +153,8 @@ Test(remote_sink, profefe_write_describe_metrics)
 	cr_assert_eq(collector_start(&c), 0);
 	s = open_sink(REMOTE_PROFEFE, collector_url(c), at("q"), 0);
 	cr_expect(s->ops->wants_pprof);
-	cr_expect_neq(s->ops->kind[0], '\0');
+	cr_expect_str_eq(s->ops->kind, "remote");
+	cr_expect_str_eq(sink_name(s), "profefe", "the log must tell the remotes apart");
 	sink_describe(s, buf, sizeof(buf));
 	cr_expect_str_eq(buf, "profefe: 0 pushed, 0 queued");
 	for (int i = 0; i < 3; i++) {

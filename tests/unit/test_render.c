@@ -264,6 +264,7 @@ Test(render, profile_without_sample_types)
 
 	cr_expect_eq(render_profile(p, RENDER_FOLDED, NULL, &buf, &len, err, sizeof(err)), -EINVAL);
 	cr_expect(strstr(err, "cannot write folded stacks") == err, "%s", err);
+	cr_expect(strstr(err, "no sample type"), "the message names the cause: %s", err);
 	cr_assert_eq(render_profile(p, RENDER_SVG, NULL, &buf, &len, err, sizeof(err)), 0, "%s",
 		     err);
 	cr_expect_not_null(memmem(buf, len, "No samples", 10));
@@ -474,4 +475,20 @@ Test(render, read_gzip_bomb, .timeout = 120)
 		 "%s: not a valid pprof profile (decompresses to more than 1 GiB)",
 		 at("bomb.pb.gz"));
 	read_fails(at("bomb.pb.gz"), -EFBIG, want);
+}
+
+/* A file past the bound is refused before it is read: a sparse 1 GiB + 1
+ * file costs nothing to make and must not be loaded. */
+Test(render, read_refuses_a_file_past_1_gib)
+{
+	struct profile *p = NULL;
+	char err[512] = "";
+	int fd = open(at("huge.pb.gz"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, (1LL << 30) + 1), 0);
+	close(fd);
+	cr_expect_eq(pprof_read_file(at("huge.pb.gz"), &p, err, sizeof(err)), -EFBIG);
+	cr_expect_null(p);
+	cr_expect(strstr(err, "larger than 1 GiB"), "%s", err);
 }

@@ -266,3 +266,23 @@ Test(sink_file, stdout)
 	sink_close(s, 0);
 	profile_free(p);
 }
+
+/* The SVG options are the file's own copies, width and depth included. */
+Test(sink_file, svg_options_are_kept)
+{
+	char title[] = "first title";
+	struct render_opts o = { .title = title, .width = 300, .max_depth = 4 };
+	struct sink *s = open_sink(at("f.svg"), RENDER_SVG, &o);
+	struct profile *p = make_profile("work", 3);
+	struct profile_record r = { .profile = p };
+	char *svg;
+
+	strcpy(title, "changed!!!!");
+	cr_assert_eq(sink_write(s, &r), 0, "%s", s->err);
+	svg = slurp(at("f.svg"), NULL);
+	cr_expect(strstr(svg, "first title"), "the title was not copied");
+	cr_expect(strstr(svg, "width=\"300\""), "the width did not reach the flamegraph");
+	free(svg);
+	profile_free(p);
+	sink_close(s, 0);
+}

@@ -115,7 +115,7 @@ Test(store_sink, write_describe_metrics_close)
 	cr_expect_str_eq(buf, "store: 1 files, 1.5 MiB");
 
 	n = sink_metrics(s, m);
-	cr_assert_eq(n, 4);
+	cr_assert_eq(n, 5);
 	x = metric(m, n, "ebprof_store_bytes");
 	cr_expect_str_eq(x->type, "gauge");
 	cr_expect_str_eq(x->help, "Bytes of profiles on disk.");
@@ -127,11 +127,14 @@ Test(store_sink, write_describe_metrics_close)
 	cr_expect_eq(x->value, 1);
 	x = metric(m, n, "ebprof_store_removed_total");
 	cr_expect_str_eq(x->type, "counter");
-	cr_expect_str_eq(x->help, "Profiles removed by retention.");
+	cr_expect_str_eq(x->help, "Profiles removed by retention or to make room on a full disk.");
 	cr_expect_eq(x->value, 0);
 	x = metric(m, n, "ebprof_store_write_errors_total");
 	cr_expect_str_eq(x->type, "counter");
 	cr_expect_str_eq(x->help, "Failed profile writes.");
+	cr_expect_eq(x->value, 0);
+	x = metric(m, n, "ebprof_store_disk_full_total");
+	cr_expect_str_eq(x->type, "counter");
 	cr_expect_eq(x->value, 0);
 	sink_close(s, 0);
 	free(data);
@@ -154,15 +157,17 @@ Test(store_sink, removals_and_errors_are_counted)
 	/* Larger than the whole store may be. */
 	r.len = 300;
 	cr_expect_eq(sink_write(s, &r), -EFBIG);
-	/* No data: refused. */
+	cr_expect(strstr(s->err, "larger than retention-size"), "%s", s->err);
+	/* No data: refused, and counted too. */
 	r.data = NULL;
 	r.len = 0;
 	cr_expect_eq(sink_write(s, &r), -EINVAL);
+	cr_expect(strstr(s->err, "cannot store it under "), "%s", s->err);
 	n = sink_metrics(s, m);
 	cr_expect_eq(metric(m, n, "ebprof_store_files")->value, 2);
 	cr_expect_eq(metric(m, n, "ebprof_store_bytes")->value, 200);
 	cr_expect_eq(metric(m, n, "ebprof_store_removed_total")->value, 2);
-	cr_expect_eq(metric(m, n, "ebprof_store_write_errors_total")->value, 1);
+	cr_expect_eq(metric(m, n, "ebprof_store_write_errors_total")->value, 2);
 	sink_describe(s, buf, sizeof(buf));
 	cr_expect_str_eq(buf, "store: 2 files, 0.0 MiB");
 	sink_close(s, 0);

@@ -2,6 +2,10 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "sinks.h"
+
+_Static_assert(AGENT_MAX_SINK_METRICS >= AGENT_MAX_SINKS * SINK_MAX_METRICS,
+	       "room for every figure of every sink");
 
 void agent_metrics_init(struct agent_metrics *m)
 {

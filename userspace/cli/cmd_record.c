@@ -232,13 +232,19 @@ static void summary(const struct record_opts *o, const struct session_stats *st)
 	uint64_t frames = st->built.user_frames + st->built.kernel_frames;
 	uint64_t resolved = st->built.user_frames_resolved + st->built.kernel_frames_resolved;
 
+	char counted[64] = "";
+
+	/* Every sample BPF counted is in the profile; say so when not. */
+	if (st->bpf.v[STAT_SAMPLES] != st->built.samples)
+		snprintf(counted, sizeof(counted), "; BPF counted %llu samples",
+			 (unsigned long long)st->bpf.v[STAT_SAMPLES]);
 	fprintf(stderr,
 		"ebprof: wrote %s: %llu samples from %lu processes in %.1fs, %llu frames "
-		"(%.1f%% symbolized), profile written %.0f ms after sampling ended%s%s\n",
+		"(%.1f%% symbolized), profile written %.0f ms after sampling ended%s%s%s\n",
 		strcmp(o->output, "-") ? o->output : "stdout",
 		(unsigned long long)st->built.samples, st->processes, st->elapsed_s,
 		(unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
-		st->last_flush_ms, st->lost_text[0] ? "; lost: " : "", st->lost_text);
+		st->last_flush_ms, counted, st->lost_text[0] ? "; lost: " : "", st->lost_text);
 }
 
 int cmd_record(int argc, char **argv)

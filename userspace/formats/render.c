@@ -16,6 +16,10 @@
 #include "render.h"
 #include "util/fileio.h"
 
+/* Largest pprof file read (compressed or not), as the decoder's bound on
+ * what it decompresses to. */
+#define RENDER_MAX_FILE (1ULL << 30)
+
 static const struct {
 	const char *name, *file;
 	enum render_format f;
@@ -57,7 +61,10 @@ static int render_text(const struct profile *p, enum render_format f, const stru
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if (f == RENDER_FOLDED) {
+	if (f == RENDER_FOLDED && !p->nsample_types) {
+		snprintf(err, errlen, "cannot write folded stacks: the profile has no sample type");
+		ret = -EINVAL;
+	} else if (f == RENDER_FOLDED) {
 		ret = folded_write(p, 0, mem);
 		if (ret)
 			snprintf(err, errlen, "cannot write folded stacks: %s", strerror(-ret));
@@ -121,7 +128,11 @@ int pprof_read_file(const char *path, struct profile **out, char *err, size_t er
 	size_t len = 0;
 	int ret;
 
-	ret = read_file(path, &buf, &len);
+	ret = read_file_max(path, RENDER_MAX_FILE, &buf, &len);
+	if (ret == -EFBIG) {
+		snprintf(err, errlen, "%s: not a usable pprof profile (larger than 1 GiB)", name);
+		return ret;
+	}
 	if (ret) {
 		snprintf(err, errlen, "cannot read %s: %s", name, strerror(-ret));
 		return ret;

@@ -6,8 +6,9 @@
  * JSON: unknown keys are ignored, null means "the default", a key given
  * twice is 422 (JSON_REJECT_DUPLICATES). Integers must be JSON integers:
  * 99.5 and 99.0 are both rejected (422), as serde does for an integer
- * field. A number too big for jansson is reported against its field when
- * it is an integer field, else as 400 like any malformed body.
+ * field. A number past what jansson reads as an integer (1e20) is a real
+ * for it, so an integer field holding one is 422 against that field; only
+ * a number past a double (1e999) is malformed JSON, 400.
  *
  * Query: seconds, frequency, format, force, pid, comm. A parameter given
  * twice with the same value counts once, with different values it is 400.

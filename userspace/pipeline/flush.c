@@ -158,12 +158,12 @@ static bool deliver(struct session *s, struct profile_record *rec)
 			continue;
 		ok = false;
 		if (rec->pid)
-			log_warn("%s: the profile of pid %u is lost: %s", k->ops->kind, rec->pid,
+			log_warn("%s: the profile of pid %u is lost: %s", sink_name(k), rec->pid,
 				 k->err[0] ? k->err : strerror(-ret));
 		else if (k->err[0])
 			log_error("%s", k->err);
 		else
-			log_error("%s: cannot take the profile: %s", k->ops->kind, strerror(-ret));
+			log_error("%s: cannot take the profile: %s", sink_name(k), strerror(-ret));
 	}
 	free(buf);
 	return ok;
@@ -311,7 +311,7 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 	for (size_t i = 0; i < s->o.nsinks; i++) {
 		ret = sink_flush(s->o.sinks[i]);
 		if (ret)
-			log_warn("%s: cannot flush: %s", s->o.sinks[i]->ops->kind, strerror(-ret));
+			log_warn("%s: cannot flush: %s", sink_name(s->o.sinks[i]), strerror(-ret));
 	}
 	iv->flush_ms = (mono_ns() - t0) / 1e6;
 	s->interval_start_ns = end_ns;

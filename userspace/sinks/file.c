@@ -10,13 +10,12 @@ struct file_sink {
 	struct sink base;
 	char *path;
 	enum render_format format;
-	char *title, *sample_type;
+	struct render_opts opts; /* strings owned */
 };
 
 static int write_profile(struct sink *s, const struct profile_record *r)
 {
 	struct file_sink *f = (struct file_sink *)s;
-	struct render_opts o = { f->title, f->sample_type };
 	int err;
 
 	s->err[0] = '\0';
@@ -31,7 +30,7 @@ static int write_profile(struct sink *s, const struct profile_record *r)
 		snprintf(s->err, sizeof(s->err), "no profile to render");
 		return -EINVAL;
 	}
-	return render_to_file(r->profile, f->format, &o, f->path, s->err, sizeof(s->err));
+	return render_to_file(r->profile, f->format, &f->opts, f->path, s->err, sizeof(s->err));
 }
 
 static void close_sink(struct sink *s, double drain_s)
@@ -40,8 +39,8 @@ static void close_sink(struct sink *s, double drain_s)
 
 	(void)drain_s;
 	free(f->path);
-	free(f->title);
-	free(f->sample_type);
+	free((char *)f->opts.title);
+	free((char *)f->opts.sample_type);
 	free(f);
 }
 
@@ -58,7 +57,7 @@ static const struct sink_ops file_ops_other = {
 	.close = close_sink,
 };
 
-static int dup_opt(const char *in, char **out)
+static int dup_opt(const char *in, const char **out)
 {
 	*out = in ? strdup(in) : NULL;
 	return in && !*out ? -ENOMEM : 0;
@@ -73,8 +72,12 @@ int file_sink_open(const char *path, enum render_format format, const struct ren
 		return -ENOMEM;
 	f->base.ops = format == RENDER_PPROF_GZIP ? &file_ops_pprof : &file_ops_other;
 	f->format = format;
-	if (dup_opt(path, &f->path) || dup_opt(opts ? opts->title : NULL, &f->title) ||
-	    dup_opt(opts ? opts->sample_type : NULL, &f->sample_type)) {
+	if (opts) /* width, max_depth; the strings are copied below */
+		f->opts = *opts;
+	f->opts.title = f->opts.sample_type = NULL;
+	if (dup_opt(opts ? opts->title : NULL, &f->opts.title) ||
+	    dup_opt(opts ? opts->sample_type : NULL, &f->opts.sample_type) ||
+	    !(f->path = strdup(path))) {
 		close_sink(&f->base, 0);
 		return -ENOMEM;
 	}

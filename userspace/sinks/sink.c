@@ -19,6 +19,11 @@ const char *record_label(const struct profile_record *r, const char *key)
 	return NULL;
 }
 
+const char *sink_name(const struct sink *s)
+{
+	return s->name ? s->name : s->ops->kind;
+}
+
 int sink_write(struct sink *s, const struct profile_record *r)
 {
 	return s->ops->write(s, r);

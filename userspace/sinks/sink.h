@@ -67,7 +67,7 @@ struct sink_metric {
 struct sink;
 
 struct sink_ops {
-	const char *kind; /* "store", "profefe", "pyroscope", "file", "http" */
+	const char *kind; /* "store", "remote", "file", "http" */
 	/* Does write() read record->data (the gzip pprof)? */
 	bool wants_pprof;
 	/* Take one profile. 0 or a negative errno (the session counts and logs
@@ -88,11 +88,14 @@ struct sink_ops {
 /* Every sink starts with this. */
 struct sink {
 	const struct sink_ops *ops;
+	const char *name; /* for the log ("profefe"), NULL: ops->kind */
 	/* A one-line reason a write() that failed may leave for the log
 	 * ("cannot write out.svg: No space left on device"); "" if none. */
 	char err[256];
 };
 
+/* How the log names s: its name, else its kind. */
+const char *sink_name(const struct sink *s);
 int sink_write(struct sink *s, const struct profile_record *r);
 int sink_flush(struct sink *s);
 void sink_describe(struct sink *s, char *buf, size_t len);

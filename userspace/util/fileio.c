@@ -127,6 +127,11 @@ int write_file_atomic(const char *path, const uint8_t *buf, size_t len)
 
 int read_file(const char *path, uint8_t **buf, size_t *len)
 {
+	return read_file_max(path, SIZE_MAX - 1, buf, len);
+}
+
+int read_file_max(const char *path, size_t max, uint8_t **buf, size_t *len)
+{
 	size_t cap = 64 * 1024, done = 0;
 	bool is_stdin;
 	struct stat st;
@@ -139,6 +144,10 @@ int read_file(const char *path, uint8_t **buf, size_t *len)
 	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (unsigned long long)st.st_size > max) {
+		err = -EFBIG;
+		goto out;
+	}
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
 	    (unsigned long long)st.st_size < SIZE_MAX - 1)
 		cap = (size_t)st.st_size + 1; /* +1: EOF seen without regrowing */
@@ -175,6 +184,10 @@ int read_file(const char *path, uint8_t **buf, size_t *len)
 		if (n == 0)
 			break;
 		done += (size_t)n;
+		if (done > max) { /* a pipe, or a file that grew */
+			err = -EFBIG;
+			break;
+		}
 	}
 	if (err) {
 		free(b);

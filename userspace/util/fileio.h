@@ -22,6 +22,9 @@ int write_file_atomic(const char *path, const uint8_t *buf, size_t len);
 
 /* Read a whole file ("-" = stdin); *buf malloc'ed. 0 or negative errno. */
 int read_file(const char *path, uint8_t **buf, size_t *len);
+/* The same, -EFBIG for more than max bytes (checked before reading a
+ * regular file, while reading anything else). */
+int read_file_max(const char *path, size_t max, uint8_t **buf, size_t *len);
 
 /* Read at most size - 1 bytes of a small file (e.g. under /proc) into buf
  * and NUL-terminate it; *len (may be NULL) gets the byte count. */

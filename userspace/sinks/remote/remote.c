@@ -298,6 +298,7 @@ int remote_open(const struct remote_opts *opts, struct remote **out)
 		return -ENOMEM;
 	}
 	r->base.ops = &remote_sink_ops;
+	r->base.name = remote_kind_name(opts->kind);
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -21,6 +21,7 @@
 
 #define STORE_AGE_TRIM_NS (60 * NSEC_PER_SEC) /* age retention from store_write */
 #define STORE_MAX_SUFFIX 1000
+#define STORE_FULL_LOG_NS (60 * NSEC_PER_SEC) /* "disk is full" at most this often */
 
 int store_open(const struct store_opts *opts, struct store **out)
 {
@@ -204,8 +205,12 @@ int store_write(struct store *s, const struct profile_record *r, char *path, siz
 	struct wname w;
 	int err;
 
-	if (!s || !r || !r->data || !r->len)
+	if (!s || !r)
 		return -EINVAL;
+	if (!r->data || !r->len) {
+		s->st.write_errors++;
+		return -EINVAL;
+	}
 	w.start_s = r->start_ns / NSEC_PER_SEC - (r->start_ns % NSEC_PER_SEC < 0);
 	w.pid = r->pid;
 	w.comm = r->comm ? r->comm : record_label(r, "comm");
@@ -248,7 +253,16 @@ int store_write(struct store *s, const struct profile_record *r, char *path, siz
 		if (g.min_freed < s->bytes / 10)
 			g.min_freed = s->bytes / 10;
 		err = store_trim_to(s, &g);
-		log_debug("profile store %s: disk full, removed %d old profiles", s->dir, err);
+		s->st.disk_full++;
+		s->full_unlogged++;
+		if (!s->full_logged_ns || mono - s->full_logged_ns >= STORE_FULL_LOG_NS) {
+			log_warn("profile store %s: the disk is full: removed %d old profiles to "
+				 "make room%s (%llu writes met a full disk since the last warning)",
+				 s->dir, err > 0 ? err : 0, err > 0 ? "" : ", none left to remove",
+				 (unsigned long long)s->full_unlogged);
+			s->full_logged_ns = mono;
+			s->full_unlogged = 0;
+		}
 		if (err > 0)
 			err = write_once(s, r, &w, service, day_s, name, sizeof(name));
 		else

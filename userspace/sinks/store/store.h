@@ -46,7 +46,9 @@ struct store_opts {
 };
 
 struct store_stats {
-	uint64_t written, write_errors, removed;
+	uint64_t written, write_errors;
+	uint64_t removed;    /* by retention and to make room, together */
+	uint64_t disk_full;  /* writes that met a full disk (ENOSPC, EDQUOT) */
 	uint64_t files, bytes; /* current content */
 };
 

@@ -93,9 +93,10 @@ struct store_index_rec {
 /* Append the line of record r, stored as file, to dayfd's index in one
  * write; a failed write is cut back off the file. 0 or -errno. */
 int store_index_append(int dayfd, const struct profile_record *r, const char *file);
-/* Read dayfd's index; lines that do not parse (a cut last line, garbage)
- * or name no profile file are skipped; a later line for the same file
- * wins. Missing index: 0 and no records. *out malloc'ed. 0 or -errno. */
+/* Read dayfd's index: every line that parses, in file order (a cut last
+ * line or garbage is skipped; whether the file it names exists, and that
+ * a later line for the same file wins, is store_list.c's business).
+ * Missing index: 0 and no records. *out malloc'ed. 0 or -errno. */
 int store_index_load(int dayfd, struct store_index_rec **out, size_t *n);
 void store_index_free(struct store_index_rec *r, size_t n);
 /* Rewrite dayfd's index (path day_path) without the lines of files that no
@@ -135,6 +136,8 @@ struct store {
 	uint64_t files, bytes;
 	int64_t next_rescan_ns, next_age_trim_ns; /* CLOCK_MONOTONIC */
 	int last_trim_err, last_index_err;	  /* logged once until it changes */
+	int64_t full_logged_ns;			  /* last "disk is full" warning (mono) */
+	uint64_t full_unlogged;			  /* full-disk writes since it */
 	struct store_stats st;
 };
 

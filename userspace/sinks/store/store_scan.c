@@ -29,6 +29,8 @@ static DIR *opendir_at(int fd)
 	dir = fdopendir(d);
 	if (!dir)
 		close(d);
+	else
+		rewinddir(dir); /* the dup shares the offset of an earlier scan */
 	return dir;
 }
 

@@ -9,7 +9,13 @@
 
 static int write_profile(struct sink *s, const struct profile_record *r)
 {
-	return store_write((struct store *)s, r, NULL, 0);
+	struct store *st = (struct store *)s;
+	int err = store_write(st, r, NULL, 0);
+
+	if (err)
+		snprintf(s->err, sizeof(s->err), "cannot store it under %s: %s", st->dir,
+			 err == -EFBIG ? "larger than retention-size" : strerror(-err));
+	return err;
 }
 
 static void describe(struct sink *s, char *buf, size_t len)
@@ -30,11 +36,17 @@ static size_t metrics(struct sink *s, struct sink_metric *out)
 				       "", st.bytes };
 	out[1] = (struct sink_metric){ "ebprof_store_files", "gauge", "Profiles on disk.", "",
 				       st.files };
-	out[2] = (struct sink_metric){ "ebprof_store_removed_total", "counter",
-				       "Profiles removed by retention.", "", st.removed };
+	out[2] = (struct sink_metric){
+		"ebprof_store_removed_total", "counter",
+		"Profiles removed by retention or to make room on a full disk.", "", st.removed
+	};
 	out[3] = (struct sink_metric){ "ebprof_store_write_errors_total", "counter",
 				       "Failed profile writes.", "", st.write_errors };
-	return 4;
+	out[4] = (struct sink_metric){ "ebprof_store_disk_full_total", "counter",
+				       "Writes that met a full disk (old profiles were removed to "
+				       "make room).",
+				       "", st.disk_full };
+	return 5;
 }
 
 static void close_sink(struct sink *s, double drain_s)
