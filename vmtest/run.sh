@@ -199,6 +199,7 @@ run_host() {
 	report "$rel" native "$p" "$f" "$s" "$secs" "$log" "$why"
 }
 
+echo "PLAN: $(echo $kernels | wc -w)" # one PASS/FAIL line per kernel (tests/run.sh)
 for k in $kernels; do
 	case "$k" in
 	host) run_host ;;

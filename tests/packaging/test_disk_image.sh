@@ -12,6 +12,7 @@ IMG=$BUILD/image/ebprof.img
 LIMIT=20000000 # bytes
 
 . "$(dirname "$0")/../lib/testlib.sh"
+plan 18
 
 tmp=$(mktemp -d /tmp/ebprof-image-test.XXXXXX)
 wpid=

@@ -5,6 +5,7 @@
 set -u
 . "$(dirname "$0")/../lib/testlib.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
+plan 11
 check="$top/tools/check-layers.sh"
 
 out=$(sh "$check" "$top" 2>&1)
