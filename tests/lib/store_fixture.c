@@ -70,7 +70,7 @@ int sf_put(struct store *s, const char *service, uint32_t pid, const char *bt, c
 	   int64_t start_s, const uint8_t *data, size_t len, char *path, size_t pathlen)
 {
 	struct kv labels[8];
-	struct profile_record r = { 0 };
+	struct sink_profile r = { 0 };
 	char pidbuf[16];
 	size_t n = 0;
 

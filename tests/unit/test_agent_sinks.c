@@ -154,15 +154,15 @@ Test(agent_sinks, every_sink_in_order_with_its_options)
 	struct collector *pf, *py;
 	const uint8_t data[] = { 0x1f, 0x8b, 1, 2, 3 };
 	const struct kv labels[] = { { "service", "db1" }, { "comm", "postgres" } };
-	struct profile_record r = { .start_ns = 1700000000000000000LL,
-				    .end_ns = 1700000060000000000LL,
-				    .pid = 42,
-				    .service = "db1",
-				    .comm = "postgres",
-				    .labels = labels,
-				    .nlabels = 2,
-				    .data = data,
-				    .len = sizeof(data) };
+	struct sink_profile r = { .start_ns = 1700000000000000000LL,
+				  .end_ns = 1700000060000000000LL,
+				  .pid = 42,
+				  .service = "db1",
+				  .comm = "postgres",
+				  .labels = labels,
+				  .nlabels = 2,
+				  .data = data,
+				  .len = sizeof(data) };
 	size_t n = 0;
 	char buf[512], want[512];
 

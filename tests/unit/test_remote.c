@@ -29,7 +29,7 @@ TestSuite(remote, .timeout = 40);
 /* ---- fixtures ----------------------------------------------------------- */
 
 struct prof {
-	struct profile_record rec;
+	struct sink_profile rec;
 	struct kv kv[8];
 	char pid[16];
 	uint8_t *data;
@@ -58,7 +58,7 @@ static void make_prof(struct prof *p, int i, size_t len, const char *service)
 	p->kv[2] = (struct kv){ "comm", "postgres" };
 	p->kv[3] = (struct kv){ "exe", "/usr/lib/postgresql/15/bin/postgres" };
 	p->kv[4] = (struct kv){ "backend_type", "client backend" };
-	p->rec = (struct profile_record){
+	p->rec = (struct sink_profile){
 		.start_ns = 1700000000123456789LL + i * 60000000000LL,
 		.end_ns = 1700000060987654321LL + i * 60000000000LL,
 		.pid = (uint32_t)(1000 + i),
@@ -365,15 +365,15 @@ Test(remote, profefe_escaping_decoded_by_server)
 		{ "exe", "" },
 	};
 	uint8_t body[] = { 0x1f, 0x8b, 0, 1, 2, '&', '=', 0xff };
-	struct profile_record rec = { .start_ns = 1,
-				      .end_ns = 2,
-				      .pid = 42,
-				      .service = kv[0].value,
-				      .comm = kv[4].value,
-				      .labels = kv,
-				      .nlabels = 6,
-				      .data = body,
-				      .len = sizeof(body) };
+	struct sink_profile rec = { .start_ns = 1,
+				    .end_ns = 2,
+				    .pid = 42,
+				    .service = kv[0].value,
+				    .comm = kv[4].value,
+				    .labels = kv,
+				    .nlabels = 6,
+				    .data = body,
+				    .len = sizeof(body) };
 	char *dir = tl_tmpdir("remote");
 	struct coll_request *q;
 	struct collector *c;
@@ -413,14 +413,14 @@ Test(remote, pyroscope_name_sanitized_and_escaped)
 		{ "__name__", "hijack" },
 	};
 	uint8_t body[] = { 0x1f, 0x8b, 8, 0 };
-	struct profile_record rec = { .start_ns = 1700000000999999999LL,
-				      .end_ns = 1700000061000000000LL,
-				      .pid = 1,
-				      .service = kv[0].value,
-				      .labels = kv,
-				      .nlabels = 6,
-				      .data = body,
-				      .len = sizeof(body) };
+	struct sink_profile rec = { .start_ns = 1700000000999999999LL,
+				    .end_ns = 1700000061000000000LL,
+				    .pid = 1,
+				    .service = kv[0].value,
+				    .labels = kv,
+				    .nlabels = 6,
+				    .data = body,
+				    .len = sizeof(body) };
 	const char *want = "my_svc_1{pg_database=db__x___q__,pg_user=José 日本 +%&#,"
 			   "bad_key=v,_9lives=w}";
 	char *dir = tl_tmpdir("remote"), *name;
@@ -451,11 +451,11 @@ Test(remote, pyroscope_name_sanitized_and_escaped)
 Test(remote, url_builders)
 {
 	struct kv kv[] = { { "service", "s" }, { "k", "a=b,c" } };
-	struct profile_record rec = { .start_ns = 5000000000LL,
-				      .end_ns = 7500000000LL,
-				      .service = "s",
-				      .labels = kv,
-				      .nlabels = 2 };
+	struct sink_profile rec = { .start_ns = 5000000000LL,
+				    .end_ns = 7500000000LL,
+				    .service = "s",
+				    .labels = kv,
+				    .nlabels = 2 };
 	char *u;
 
 	u = rhttp_profefe_url("http://h:1/base", &rec);

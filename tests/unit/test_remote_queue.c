@@ -18,7 +18,7 @@ TestSuite(remote_queue, .timeout = 30);
 
 /* A record with a body of len pseudo-random bytes derived from i. */
 struct rec_buf {
-	struct profile_record rec;
+	struct sink_profile rec;
 	struct kv kv[4];
 	char pid[16], svc[32];
 	uint8_t *data;
@@ -43,7 +43,7 @@ static void make_rec(struct rec_buf *b, int i, size_t len)
 	b->kv[1] = (struct kv){ "pid", b->pid };
 	b->kv[2] = (struct kv){ "comm", "postgres" };
 	b->kv[3] = (struct kv){ "backend_type", "client backend" };
-	b->rec = (struct profile_record){
+	b->rec = (struct sink_profile){
 		.start_ns = 1700000000000000000LL + i * 60000000000LL,
 		.end_ns = 1700000060000000000LL + i * 60000000000LL,
 		.pid = (uint32_t)(1000 + i),
@@ -57,7 +57,7 @@ static void make_rec(struct rec_buf *b, int i, size_t len)
 	};
 }
 
-static void check_same(const struct profile_record *a, const struct profile_record *b)
+static void check_same(const struct sink_profile *a, const struct sink_profile *b)
 {
 	cr_assert_eq(a->start_ns, b->start_ns);
 	cr_assert_eq(a->end_ns, b->end_ns);
@@ -197,13 +197,13 @@ Test(remote_queue, empty_body_and_odd_strings)
 	struct kv kv[3] = { { "service", "s" },
 			    { "weird", "a\"b\\c\nd\te" },
 			    { "bad", "x\xff\xfey" } };
-	struct profile_record rec = { .start_ns = 1,
-				      .end_ns = 2,
-				      .pid = 7,
-				      .service = "s",
-				      .comm = NULL,
-				      .labels = kv,
-				      .nlabels = 3 };
+	struct sink_profile rec = { .start_ns = 1,
+				    .end_ns = 2,
+				    .pid = 7,
+				    .service = "s",
+				    .comm = NULL,
+				    .labels = kv,
+				    .nlabels = 3 };
 	struct rqueue *q;
 	struct rq_item *it;
 

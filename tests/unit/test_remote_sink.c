@@ -56,21 +56,21 @@ static const struct kv labels[] = { { "service", "db1" },
 				    { "comm", "postgres" },
 				    { "backend_type", "client backend" } };
 
-static struct profile_record record(int i, size_t len)
+static struct sink_profile record(int i, size_t len)
 {
 	body[0] = 0x1f;
 	body[1] = 0x8b;
 	body[2] = (uint8_t)i;
-	return (struct profile_record){ .start_ns = 1700000000000000000LL + i * 60000000000LL,
-					.end_ns = 1700000060000000000LL + i * 60000000000LL,
-					.pid = 4242,
-					.service = "db1",
-					.comm = "postgres",
-					.backend_type = "client backend",
-					.labels = labels,
-					.nlabels = 4,
-					.data = body,
-					.len = len };
+	return (struct sink_profile){ .start_ns = 1700000000000000000LL + i * 60000000000LL,
+				      .end_ns = 1700000060000000000LL + i * 60000000000LL,
+				      .pid = 4242,
+				      .service = "db1",
+				      .comm = "postgres",
+				      .backend_type = "client backend",
+				      .labels = labels,
+				      .nlabels = 4,
+				      .data = body,
+				      .len = len };
 }
 
 static struct sink *open_sink(enum remote_kind kind, const char *url, const char *qdir,
@@ -147,7 +147,7 @@ Test(remote_sink, profefe_write_describe_metrics)
 {
 	struct collector *c;
 	struct sink *s;
-	struct profile_record r;
+	struct sink_profile r;
 	char buf[128];
 
 	cr_assert_eq(collector_start(&c), 0);
@@ -209,7 +209,7 @@ Test(remote_sink, pyroscope_names_itself)
 {
 	struct collector *c;
 	struct sink *s;
-	struct profile_record r = record(0, 64);
+	struct sink_profile r = record(0, 64);
 	char buf[128];
 
 	cr_assert_eq(collector_start(&c), 0);
@@ -240,7 +240,7 @@ Test(remote_sink, full_queue_drops_counted)
 	collector_stop(c); /* down: everything stays queued */
 	s = open_sink(REMOTE_PROFEFE, collector_url(c), at("qf"), 10000);
 	for (int i = 0; i < 8; i++) {
-		struct profile_record r = record(i, 3000);
+		struct sink_profile r = record(i, 3000);
 
 		cr_assert_eq(sink_write(s, &r), 0);
 	}

@@ -21,12 +21,12 @@ struct fake {
 	int writes, flushes;
 	atomic_int closes;
 	double drain;
-	const struct profile_record *last;
+	const struct sink_profile *last;
 };
 
 static atomic_int closed_total;
 
-static int fake_write(struct sink *s, const struct profile_record *r)
+static int fake_write(struct sink *s, const struct sink_profile *r)
 {
 	struct fake *f = (struct fake *)s;
 
@@ -81,7 +81,7 @@ static const struct sink_ops bare_ops = {
 Test(sink, calls_reach_the_operations)
 {
 	struct fake f = { .base.ops = &full_ops };
-	struct profile_record r = { .pid = 1 };
+	struct sink_profile r = { .pid = 1 };
 	struct sink_metric m[SINK_MAX_METRICS];
 	char buf[64];
 
@@ -119,14 +119,14 @@ Test(sink, optional_operations_may_be_missing)
 Test(sink, labels_by_key)
 {
 	const struct kv labels[] = { { "service", "db1" }, { "pid", "42" }, { "pid", "43" } };
-	struct profile_record r = { .labels = labels, .nlabels = 3 };
+	struct sink_profile r = { .labels = labels, .nlabels = 3 };
 
-	cr_expect_str_eq(record_label(&r, "service"), "db1");
-	cr_expect_str_eq(record_label(&r, "pid"), "42", "the first of a key");
-	cr_expect_null(record_label(&r, "comm"));
-	cr_expect_null(record_label(&r, "Service"));
+	cr_expect_str_eq(sink_profile_label(&r, "service"), "db1");
+	cr_expect_str_eq(sink_profile_label(&r, "pid"), "42", "the first of a key");
+	cr_expect_null(sink_profile_label(&r, "comm"));
+	cr_expect_null(sink_profile_label(&r, "Service"));
 	r.nlabels = 0;
-	cr_expect_null(record_label(&r, "service"));
+	cr_expect_null(sink_profile_label(&r, "service"));
 }
 
 static double now(void)

@@ -123,7 +123,7 @@ Test(sink_file, pprof_takes_the_encoded_record)
 {
 	struct sink *s = open_sink(at("p.pb.gz"), RENDER_PPROF_GZIP, NULL);
 	struct profile *p = make_profile("work", 3), *back;
-	struct profile_record r = { .profile = p };
+	struct sink_profile r = { .profile = p };
 	uint8_t *enc;
 	size_t len, n;
 	char *got, err[256];
@@ -154,7 +154,7 @@ Test(sink_file, folded_replaced_by_the_next_profile)
 {
 	struct sink *s = open_sink(at("out.folded"), RENDER_FOLDED, NULL);
 	struct profile *a = make_profile("work", 3), *b = make_profile("other", 5);
-	struct profile_record r = { .profile = a, .data = (const uint8_t *)"ignored", .len = 7 };
+	struct sink_profile r = { .profile = a, .data = (const uint8_t *)"ignored", .len = 7 };
 	char *got;
 
 	cr_assert_eq(sink_write(s, &r), 0, "%s", s->err);
@@ -178,7 +178,7 @@ Test(sink_file, svg_options_are_copied)
 	struct render_opts o = { .title = title, .sample_type = stype };
 	struct sink *s = open_sink(at("f.svg"), RENDER_SVG, &o);
 	struct profile *p = make_profile("work", 3);
-	struct profile_record r = { .profile = p };
+	struct sink_profile r = { .profile = p };
 	char *got;
 
 	strcpy(title, "changed");
@@ -203,7 +203,7 @@ Test(sink_file, svg_options_are_copied)
 Test(sink_file, failed_writes_say_why)
 {
 	struct profile *p = make_profile("work", 3);
-	struct profile_record r = { .profile = p };
+	struct sink_profile r = { .profile = p };
 	struct sink *s = open_sink(at("missing/dir/out.folded"), RENDER_FOLDED, NULL);
 	char want[512];
 
@@ -245,7 +245,7 @@ Test(sink_file, failed_writes_say_why)
 Test(sink_file, stdout)
 {
 	struct profile *p = make_profile("work", 3);
-	struct profile_record r = { .profile = p, .data = (const uint8_t *)"RAW", .len = 3 };
+	struct sink_profile r = { .profile = p, .data = (const uint8_t *)"RAW", .len = 3 };
 	struct sink *s = open_sink("-", RENDER_PPROF_GZIP, NULL);
 	int fd = open(at("stdout"), O_WRONLY | O_CREAT | O_TRUNC, 0644), saved = dup(1);
 	char *got;
@@ -274,7 +274,7 @@ Test(sink_file, svg_options_are_kept)
 	struct render_opts o = { .title = title, .width = 300, .max_depth = 4 };
 	struct sink *s = open_sink(at("f.svg"), RENDER_SVG, &o);
 	struct profile *p = make_profile("work", 3);
-	struct profile_record r = { .profile = p };
+	struct sink_profile r = { .profile = p };
 	char *svg;
 
 	strcpy(title, "changed!!!!");

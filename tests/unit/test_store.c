@@ -63,7 +63,7 @@ struct rec {
 	uint8_t fill;
 };
 
-static void make_record(const struct rec *in, struct profile_record *r, struct kv *labels,
+static void make_record(const struct rec *in, struct sink_profile *r, struct kv *labels,
 			char *pidbuf, uint8_t **data)
 {
 	size_t n = 0;
@@ -81,21 +81,21 @@ static void make_record(const struct rec *in, struct profile_record *r, struct k
 	cr_assert_not_null(*data);
 	for (size_t i = 0; i < in->size; i++)
 		(*data)[i] = (uint8_t)(in->fill + i * 7 + (i >> 8) * 13);
-	*r = (struct profile_record){ .start_ns = in->start_ns,
-				      .end_ns = in->end_ns ? in->end_ns : in->start_ns + 60 * S,
-				      .pid = in->pid,
-				      .service = in->service,
-				      .comm = in->comm,
-				      .backend_type = in->bt,
-				      .labels = labels,
-				      .nlabels = n,
-				      .data = *data,
-				      .len = in->size };
+	*r = (struct sink_profile){ .start_ns = in->start_ns,
+				    .end_ns = in->end_ns ? in->end_ns : in->start_ns + 60 * S,
+				    .pid = in->pid,
+				    .service = in->service,
+				    .comm = in->comm,
+				    .backend_type = in->bt,
+				    .labels = labels,
+				    .nlabels = n,
+				    .data = *data,
+				    .len = in->size };
 }
 
 static int put(struct store *s, const struct rec *in, char *path, size_t pathlen)
 {
-	struct profile_record r;
+	struct sink_profile r;
 	struct kv labels[8];
 	char pid[16];
 	uint8_t *data;
@@ -703,7 +703,7 @@ Test(store, older_run_without_index_and_unknown_files)
 Test(store, bad_arguments)
 {
 	struct store_opts o = { .dir = "" };
-	struct profile_record r = { 0 };
+	struct sink_profile r = { 0 };
 	struct store *s;
 	char file[1100];
 

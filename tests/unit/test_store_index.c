@@ -82,16 +82,16 @@ static const char *label(const struct store_index_rec *r, const char *key)
 	return NULL;
 }
 
-static struct profile_record record(uint32_t pid, const struct kv *labels, size_t n)
+static struct sink_profile record(uint32_t pid, const struct kv *labels, size_t n)
 {
-	return (struct profile_record){ .start_ns = 1700000000000000000LL,
-					.end_ns = 1700000060000000000LL,
-					.pid = pid,
-					.service = "db1",
-					.comm = "postgres",
-					.backend_type = "client backend",
-					.labels = labels,
-					.nlabels = n };
+	return (struct sink_profile){ .start_ns = 1700000000000000000LL,
+				      .end_ns = 1700000060000000000LL,
+				      .pid = pid,
+				      .service = "db1",
+				      .comm = "postgres",
+				      .backend_type = "client backend",
+				      .labels = labels,
+				      .nlabels = n };
 }
 
 /* The exact line: record labels in order, then the fields' labels the
@@ -101,7 +101,7 @@ Test(store_index, append_writes_one_exact_line)
 	const struct kv labels[] = { { "service", "db1" },   { "pid", "4242" },
 				     { "pg_user", "alice" }, { "pg_user", "bob" },
 				     { "", "empty key" },    { "exe", NULL } };
-	struct profile_record r = record(4242, labels, 6);
+	struct sink_profile r = record(4242, labels, 6);
 	char *text;
 
 	cr_assert_eq(store_index_append(dayfd, &r, F1), 0);
@@ -118,7 +118,7 @@ Test(store_index, append_writes_one_exact_line)
 Test(store_index, append_keeps_a_line_for_odd_values)
 {
 	const struct kv labels[] = { { "pg_database", "caf\xe9" } };
-	struct profile_record r = record(7, labels, 1);
+	struct sink_profile r = record(7, labels, 1);
 	struct store_index_rec *recs;
 	size_t n;
 
@@ -136,7 +136,7 @@ Test(store_index, append_keeps_a_line_for_odd_values)
 
 Test(store_index, append_and_load_round_trip)
 {
-	struct profile_record a = record(4242, NULL, 0), b = record(77, NULL, 0);
+	struct sink_profile a = record(4242, NULL, 0), b = record(77, NULL, 0);
 	struct store_index_rec *recs;
 	size_t n;
 
@@ -175,7 +175,7 @@ Test(store_index, missing_index_is_empty)
  * the cut one is skipped when loading. */
 Test(store_index, append_after_a_cut_line)
 {
-	struct profile_record r = record(77, NULL, 0);
+	struct sink_profile r = record(77, NULL, 0);
 	struct store_index_rec *recs;
 	size_t n;
 	char *text;
@@ -197,7 +197,7 @@ Test(store_index, append_after_a_cut_line)
  * back off: the index is as it was. */
 Test(store_index, failed_append_is_cut_back)
 {
-	struct profile_record r = record(4242, NULL, 0);
+	struct sink_profile r = record(4242, NULL, 0);
 	struct rlimit rl;
 	struct stat st;
 	char path[256], *before, *after;
@@ -259,7 +259,7 @@ Test(store_index, load_skips_garbage_and_keeps_every_good_line_in_order)
 
 Test(store_index, compact_keeps_the_lines_of_existing_files)
 {
-	struct profile_record r = record(4242, NULL, 0);
+	struct sink_profile r = record(4242, NULL, 0);
 	struct store_index_rec *recs;
 	char path[256], *text;
 	size_t n;
@@ -308,7 +308,7 @@ Test(store_index, compact_keeps_the_lines_of_existing_files)
 
 Test(store_index, compact_path_too_long)
 {
-	struct profile_record r = record(4242, NULL, 0);
+	struct sink_profile r = record(4242, NULL, 0);
 	char *longpath = malloc(PATH_MAX + 10);
 
 	touch(F1);
@@ -322,7 +322,7 @@ Test(store_index, compact_path_too_long)
 /* An index that is not a file: every function says so. */
 Test(store_index, index_that_is_a_directory)
 {
-	struct profile_record r = record(4242, NULL, 0);
+	struct sink_profile r = record(4242, NULL, 0);
 	struct store_index_rec *recs;
 	char path[256];
 	size_t n;

@@ -62,18 +62,18 @@ static const struct kv labels[] = { { "service", "db1" },
 				    { "comm", "postgres" },
 				    { "backend_type", "client backend" } };
 
-static struct profile_record record(const uint8_t *data, size_t len)
+static struct sink_profile record(const uint8_t *data, size_t len)
 {
-	return (struct profile_record){ .start_ns = T0 * S,
-					.end_ns = (T0 + 60) * S,
-					.pid = 4242,
-					.service = "db1",
-					.comm = "postgres",
-					.backend_type = "client backend",
-					.labels = labels,
-					.nlabels = 4,
-					.data = data,
-					.len = len };
+	return (struct sink_profile){ .start_ns = T0 * S,
+				      .end_ns = (T0 + 60) * S,
+				      .pid = 4242,
+				      .service = "db1",
+				      .comm = "postgres",
+				      .backend_type = "client backend",
+				      .labels = labels,
+				      .nlabels = 4,
+				      .data = data,
+				      .len = len };
 }
 
 static const struct sink_metric *metric(const struct sink_metric *m, size_t n, const char *name)
@@ -92,7 +92,7 @@ Test(store_sink, write_describe_metrics_close)
 	const struct sink_metric *x;
 	size_t big = 3 << 19, n, len; /* 1.5 MiB */
 	uint8_t *data = malloc(big), *back;
-	struct profile_record r = record(data, big);
+	struct sink_profile r = record(data, big);
 	char buf[128];
 
 	cr_expect_str_eq(s->ops->kind, "store");
@@ -146,7 +146,7 @@ Test(store_sink, removals_and_errors_are_counted)
 	struct sink *s = open_sink(250);
 	struct sink_metric m[SINK_MAX_METRICS];
 	uint8_t data[300] = { 1 };
-	struct profile_record r = record(data, 100);
+	struct sink_profile r = record(data, 100);
 	char buf[128];
 	size_t n;
 

@@ -54,7 +54,7 @@ struct response_sink {
 	size_t len;
 };
 
-static int response_write(struct sink *k, const struct profile_record *r)
+static int response_write(struct sink *k, const struct sink_profile *r)
 {
 	struct response_sink *rs = (struct response_sink *)k;
 	struct render_opts ro = { .title = "ebprof ad hoc CPU profile" };

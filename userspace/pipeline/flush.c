@@ -90,7 +90,7 @@ static void main_build_id(struct session *s, struct session_proc *sp, const stru
 
 /* The labels of a process's profile, in the order sink.h gives. */
 static size_t process_labels(struct session *s, struct session_proc *sp, char *pidbuf,
-			     size_t pidlen, struct profile_record *rec, struct kv *labels)
+			     size_t pidlen, struct sink_profile *rec, struct kv *labels)
 {
 	struct proc_info *pi = procs_get(s->procs, sp->pid);
 	size_t n = 0;
@@ -134,7 +134,7 @@ static void add_builder_stats(struct builder_stats *to, const struct builder_sta
 }
 
 /* Hand one finished profile to every sink: true when each took it. */
-static bool deliver(struct session *s, struct profile_record *rec)
+static bool deliver(struct session *s, struct sink_profile *rec)
 {
 	uint8_t *buf = NULL;
 	bool pprof = false, ok = true;
@@ -170,7 +170,7 @@ static bool deliver(struct session *s, struct profile_record *rec)
 }
 
 /* Finish builder b (consumed) into a profile and deliver it. */
-static void emit(struct session *s, struct builder *b, struct profile_record *rec,
+static void emit(struct session *s, struct builder *b, struct sink_profile *rec,
 		 struct session_interval *iv)
 {
 	struct builder_stats st;
@@ -285,7 +285,7 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 	interval_stats(s, iv);
 
 	if (s->o.split == SESSION_ONE_PROFILE) {
-		struct profile_record rec = { .start_ns = iv->start_ns, .end_ns = end_ns };
+		struct sink_profile rec = { .start_ns = iv->start_ns, .end_ns = end_ns };
 
 		if (s->one)
 			emit(s, s->one, &rec, iv);
@@ -295,7 +295,7 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 	} else {
 		for (size_t it = 0; hm_next(s->by_pid, &it, &k, &v);) {
 			struct session_proc *sp = v;
-			struct profile_record rec = { .start_ns = iv->start_ns, .end_ns = end_ns };
+			struct sink_profile rec = { .start_ns = iv->start_ns, .end_ns = end_ns };
 			struct kv labels[MAX_LABELS];
 			char pidbuf[16];
 

@@ -13,7 +13,7 @@ struct file_sink {
 	struct render_opts opts; /* strings owned */
 };
 
-static int write_profile(struct sink *s, const struct profile_record *r)
+static int write_profile(struct sink *s, const struct sink_profile *r)
 {
 	struct file_sink *f = (struct file_sink *)s;
 	int err;

@@ -11,7 +11,7 @@
 
 #include "sink.h"
 
-const char *record_label(const struct profile_record *r, const char *key)
+const char *sink_profile_label(const struct sink_profile *r, const char *key)
 {
 	for (size_t i = 0; i < r->nlabels; i++)
 		if (!strcmp(r->labels[i].key, key))
@@ -24,7 +24,7 @@ const char *sink_name(const struct sink *s)
 	return s->name ? s->name : s->ops->kind;
 }
 
-int sink_write(struct sink *s, const struct profile_record *r)
+int sink_write(struct sink *s, const struct sink_profile *r)
 {
 	return s->ops->write(s, r);
 }

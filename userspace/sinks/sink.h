@@ -33,7 +33,7 @@ struct kv {
  * build_id, backend_type, pg_user, pg_database. Keys are [a-z_][a-z0-9_]*;
  * values are UTF-8 without control characters.
  */
-struct profile_record {
+struct sink_profile {
 	int64_t start_ns, end_ns; /* interval, wall clock (CLOCK_REALTIME) */
 	uint32_t pid;		  /* 0 when the profile holds several processes */
 	const char *service;	  /* same as the "service" label; may be NULL */
@@ -51,7 +51,7 @@ struct profile_record {
 };
 
 /* Value of a label, or NULL. */
-const char *record_label(const struct profile_record *r, const char *key);
+const char *sink_profile_label(const struct sink_profile *r, const char *key);
 
 /* One figure a sink reports for /metrics (Prometheus text format). */
 struct sink_metric {
@@ -72,7 +72,7 @@ struct sink_ops {
 	bool wants_pprof;
 	/* Take one profile. 0 or a negative errno (the session counts and logs
 	 * it; the profile is lost for this sink only). */
-	int (*write)(struct sink *s, const struct profile_record *r);
+	int (*write)(struct sink *s, const struct sink_profile *r);
 	/* The interval is over: every profile of it was written. May be NULL. */
 	int (*flush)(struct sink *s);
 	/* A short state for the interval's log line, naming the sink
@@ -96,7 +96,7 @@ struct sink {
 
 /* How the log names s: its name, else its kind. */
 const char *sink_name(const struct sink *s);
-int sink_write(struct sink *s, const struct profile_record *r);
+int sink_write(struct sink *s, const struct sink_profile *r);
 int sink_flush(struct sink *s);
 void sink_describe(struct sink *s, char *buf, size_t len);
 size_t sink_metrics(struct sink *s, struct sink_metric *out);

@@ -346,7 +346,7 @@ fail:
 	return err;
 }
 
-int remote_enqueue(struct remote *r, const struct profile_record *rec)
+int remote_enqueue(struct remote *r, const struct sink_profile *rec)
 {
 	int err;
 

@@ -56,7 +56,7 @@ struct remote;
  * for a bad URL, with a message logged once). */
 int remote_open(const struct remote_opts *opts, struct remote **out);
 /* Queue one profile (persisted before returning). 0 or -errno. */
-int remote_enqueue(struct remote *r, const struct profile_record *rec);
+int remote_enqueue(struct remote *r, const struct sink_profile *rec);
 /* Give the worker up to drain_s seconds to send what is queued, then stop
  * it; what is unsent stays queued on disk for the next run. */
 void remote_close(struct remote *r, double drain_s);

@@ -211,16 +211,16 @@ out:
 	return err;
 }
 
-static const char *service_of(const struct profile_record *rec)
+static const char *service_of(const struct sink_profile *rec)
 {
 	const char *s = rec->service;
 
 	if (!s || !*s)
-		s = record_label(rec, "service");
+		s = sink_profile_label(rec, "service");
 	return s && *s ? s : "unknown";
 }
 
-char *rhttp_profefe_url(const char *base, const struct profile_record *rec)
+char *rhttp_profefe_url(const char *base, const struct sink_profile *rec)
 {
 	struct sbuf b = { 0 }, l = { 0 };
 	char *labels;
@@ -277,7 +277,7 @@ static bool value_char(unsigned char c, size_t i)
 	return c >= 0x20 && c != 0x7f && !strchr(",{}=\"\\", c);
 }
 
-char *rhttp_pyroscope_name(const struct profile_record *rec)
+char *rhttp_pyroscope_name(const struct sink_profile *rec)
 {
 	struct sbuf b = { 0 };
 	bool first = true;
@@ -307,7 +307,7 @@ static int64_t unix_s(int64_t ns)
 	return ns > 0 ? ns / 1000000000LL : 0;
 }
 
-char *rhttp_pyroscope_url(const char *base, const struct profile_record *rec)
+char *rhttp_pyroscope_url(const char *base, const struct sink_profile *rec)
 {
 	struct sbuf b = { 0 };
 	char num[64];
@@ -503,7 +503,7 @@ static enum rhttp_outcome classify(long status)
 	return RHTTP_REJECT;
 }
 
-void rhttp_send(struct rhttp *h, const struct profile_record *rec, struct rhttp_result *res)
+void rhttp_send(struct rhttp *h, const struct sink_profile *rec, struct rhttp_result *res)
 {
 	long timeout = h->timeout_ms;
 	char *url;

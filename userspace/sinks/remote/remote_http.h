@@ -51,10 +51,10 @@ struct rhttp;
 int rhttp_check_url(const char *url, char **base);
 
 /* Request URLs (NULL on ENOMEM). */
-char *rhttp_profefe_url(const char *base, const struct profile_record *rec);
-char *rhttp_pyroscope_url(const char *base, const struct profile_record *rec);
+char *rhttp_profefe_url(const char *base, const struct sink_profile *rec);
+char *rhttp_pyroscope_url(const char *base, const struct sink_profile *rec);
 /* The unescaped Pyroscope name APP{k=v,...}. */
-char *rhttp_pyroscope_name(const struct profile_record *rec);
+char *rhttp_pyroscope_name(const struct sink_profile *rec);
 
 /*
  * A client for one remote (one CURL handle: use it from one thread).
@@ -66,7 +66,7 @@ char *rhttp_pyroscope_name(const struct profile_record *rec);
 int rhttp_new(const struct remote_opts *opts, const char *base, bool (*should_abort)(void *),
 	      double (*time_left)(void *), void *arg, struct rhttp **out);
 /* POST one profile. Fills *res in every case. */
-void rhttp_send(struct rhttp *h, const struct profile_record *rec, struct rhttp_result *res);
+void rhttp_send(struct rhttp *h, const struct sink_profile *rec, struct rhttp_result *res);
 void rhttp_free(struct rhttp *h);
 
 #endif /* EBPROF_REMOTE_HTTP_H */

@@ -286,7 +286,7 @@ fail:
 	return err;
 }
 
-int rq_push(struct rqueue *q, const struct profile_record *rec)
+int rq_push(struct rqueue *q, const struct sink_profile *rec)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;

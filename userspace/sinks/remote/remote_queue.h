@@ -42,7 +42,7 @@ struct rqueue;
  * item, valid until rq_item_free(). */
 struct rq_item {
 	uint64_t seq;
-	struct profile_record rec;
+	struct sink_profile rec;
 	/* private */
 	void *hdr;	/* json_t * */
 	uint8_t *file;	/* whole file; rec.data points into it */
@@ -55,7 +55,7 @@ struct rq_item {
 int rq_open(const char *dir, int64_t max_bytes, const char *what, struct rqueue **out);
 /* Persist one profile (the record is copied). -EFBIG when the profile
  * alone is larger than the bound (then counted as dropped). 0 or -errno. */
-int rq_push(struct rqueue *q, const struct profile_record *rec);
+int rq_push(struct rqueue *q, const struct sink_profile *rec);
 /* Load the oldest profile and mark it in flight. Corrupt or vanished files
  * met on the way are dropped with a warning. -ENOENT when the queue is
  * empty, other -errno on I/O errors (the file stays queued). */
@@ -74,7 +74,7 @@ void rq_close(struct rqueue *q);
 
 /* The file of one record (remote_queue_file.c): *buf malloc'ed. 0 or
  * -errno. */
-int rq_serialize(const struct profile_record *rec, uint8_t **buf, size_t *len);
+int rq_serialize(const struct sink_profile *rec, uint8_t **buf, size_t *len);
 /* Parse a whole file (buf, taken over: freed on error too) of sequence seq
  * into *out. 0, -EBADMSG for a corrupt file, -ENOMEM. */
 int rq_parse_item(uint8_t *buf, size_t len, uint64_t seq, struct rq_item **out);

@@ -17,7 +17,7 @@
 
 /* The one-line header of rec: its metadata, the length and CRC32 of the
  * pprof bytes. NULL on -ENOMEM. */
-static json_t *header(const struct profile_record *rec)
+static json_t *header(const struct sink_profile *rec)
 {
 	json_t *labels = json_array();
 
@@ -43,7 +43,7 @@ static json_t *header(const struct profile_record *rec)
 }
 
 /* The whole file for rec in *buf (malloc'ed). */
-int rq_serialize(const struct profile_record *rec, uint8_t **buf, size_t *len)
+int rq_serialize(const struct sink_profile *rec, uint8_t **buf, size_t *len)
 {
 	json_t *hdr = header(rec);
 	char *text = hdr ? json_dumps(hdr, JSON_COMPACT) : NULL;

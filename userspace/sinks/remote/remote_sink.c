@@ -7,7 +7,7 @@
 
 #include "remote.h"
 
-static int write_profile(struct sink *s, const struct profile_record *rec)
+static int write_profile(struct sink *s, const struct sink_profile *rec)
 {
 	return remote_enqueue((struct remote *)s, rec);
 }

@@ -166,7 +166,7 @@ static bool no_space(int err)
 	return err == -ENOSPC || err == -EDQUOT;
 }
 
-static int write_once(struct store *s, const struct profile_record *r, const struct wname *w,
+static int write_once(struct store *s, const struct sink_profile *r, const struct wname *w,
 		      const char *service, int64_t day_s, char *name, size_t namelen)
 {
 	char path[PATH_MAX], date[16];
@@ -197,7 +197,7 @@ static int write_once(struct store *s, const struct profile_record *r, const str
 	return err;
 }
 
-int store_write(struct store *s, const struct profile_record *r, char *path, size_t pathlen)
+int store_write(struct store *s, const struct sink_profile *r, char *path, size_t pathlen)
 {
 	char service[STORE_COMPONENT_MAX + 1], name[STORE_NAME_MAX], date[16];
 	int64_t mono = mono_ns(), day_s;
@@ -213,11 +213,11 @@ int store_write(struct store *s, const struct profile_record *r, char *path, siz
 	}
 	w.start_s = r->start_ns / NSEC_PER_SEC - (r->start_ns % NSEC_PER_SEC < 0);
 	w.pid = r->pid;
-	w.comm = r->comm ? r->comm : record_label(r, "comm");
+	w.comm = r->comm ? r->comm : sink_profile_label(r, "comm");
 	if (!w.comm)
 		w.comm = "unknown";
-	w.backend_type = r->backend_type ? r->backend_type : record_label(r, "backend_type");
-	store_sanitize(r->service ? r->service : record_label(r, "service") ?: "default", service);
+	w.backend_type = r->backend_type ? r->backend_type : sink_profile_label(r, "backend_type");
+	store_sanitize(r->service ? r->service : sink_profile_label(r, "service") ?: "default", service);
 	day_s = store_day_of(w.start_s);
 
 	if (mono >= s->next_rescan_ns) {

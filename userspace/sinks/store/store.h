@@ -47,8 +47,8 @@ struct store_opts {
 
 struct store_stats {
 	uint64_t written, write_errors;
-	uint64_t removed;    /* by retention and to make room, together */
-	uint64_t disk_full;  /* writes that met a full disk (ENOSPC, EDQUOT) */
+	uint64_t removed;      /* by retention and to make room, together */
+	uint64_t disk_full;    /* writes that met a full disk (ENOSPC, EDQUOT) */
 	uint64_t files, bytes; /* current content */
 };
 
@@ -61,7 +61,7 @@ void store_close(struct store *s);
  * (truncated to pathlen). 0 or a negative errno: -EINVAL (no data),
  * -EFBIG (larger than max_bytes), -ENOSPC (full even after trimming), or
  * the error of the file system. Applies retention before writing. */
-int store_write(struct store *s, const struct profile_record *r, char *path, size_t pathlen);
+int store_write(struct store *s, const struct sink_profile *r, char *path, size_t pathlen);
 
 /* Apply retention now (also done by store_write every so often). Returns
  * the number of profiles removed or a negative errno. */

@@ -50,7 +50,7 @@ static int set_label(json_t *labels, const char *key, const char *value)
 	return 0;
 }
 
-static char *index_line(const struct profile_record *r, const char *file)
+static char *index_line(const struct sink_profile *r, const char *file)
 {
 	json_t *o = json_object(), *labels = json_object();
 	char pid[16], *line = NULL;
@@ -76,7 +76,7 @@ static char *index_line(const struct profile_record *r, const char *file)
 	return line;
 }
 
-int store_index_append(int dayfd, const struct profile_record *r, const char *file)
+int store_index_append(int dayfd, const struct sink_profile *r, const char *file)
 {
 	char *line = index_line(r, file), *buf = NULL, last = '\n';
 	struct stat st;

@@ -92,7 +92,7 @@ struct store_index_rec {
 
 /* Append the line of record r, stored as file, to dayfd's index in one
  * write; a failed write is cut back off the file. 0 or -errno. */
-int store_index_append(int dayfd, const struct profile_record *r, const char *file);
+int store_index_append(int dayfd, const struct sink_profile *r, const char *file);
 /* Read dayfd's index: every line that parses, in file order (a cut last
  * line or garbage is skipped; whether the file it names exists, and that
  * a later line for the same file wins, is store_list.c's business).

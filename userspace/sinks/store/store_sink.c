@@ -7,7 +7,7 @@
 
 #include "store_internal.h"
 
-static int write_profile(struct sink *s, const struct profile_record *r)
+static int write_profile(struct sink *s, const struct sink_profile *r)
 {
 	struct store *st = (struct store *)s;
 	int err = store_write(st, r, NULL, 0);
