@@ -37,7 +37,7 @@ echo "Starting the agent on its defaults; profiles go to $OUTPUT_DIR (one per pr
 echo "Press Ctrl-C to stop it."
 # The agent flushes its last interval on SIGINT; keep the script alive.
 trap 'true' INT
-"$EBPROF" agent -v ${ARGS:-} || true
+"$EBPROF" agent ${ARGS:-} || true
 trap - INT
 echo
 echo "Profiles stored since $since:"
