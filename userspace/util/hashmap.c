@@ -9,7 +9,10 @@
  *
  * Entries live in chunks that never move: the hashtab indexes pointers to
  * them, iteration walks the chunks in order, a removed entry is marked free
- * (hash 0) and reused by a later insertion. Each entry keeps its full
+ * (hash 0) and reused by a later insertion. Chunk c holds HM_FIRST << c
+ * entries, so a map of a few entries costs a few hundred bytes (a profile
+ * per short-lived process has seven maps) and a large one wastes at most
+ * half of its last chunk. Each entry keeps its full
  * 64-bit hash, so a probe that lands on another key rarely calls the
  * equality function.
  */
@@ -20,9 +23,9 @@
 #include <libiberty/hashtab.h>
 
 #include "hashmap.h"
-#include "array.h"
 
-#define HM_CHUNK 256 /* entries per chunk */
+#define HM_FIRST 8	/* entries of the first chunk */
+#define HM_MAX_CHUNKS 48 /* HM_FIRST << 47 entries: more than memory holds */
 
 struct hm_entry {
 	uint64_t hash;	 /* 0: free */
@@ -35,8 +38,8 @@ struct hashmap {
 	hm_hash_fn hash;
 	hm_equal_fn equal;
 	htab_t index;		  /* struct hm_entry *, by key */
-	struct hm_entry **chunks; /* each HM_CHUNK entries */
-	size_t nchunks, cap_chunks;
+	struct hm_entry *chunks[HM_MAX_CHUNKS]; /* chunk c: HM_FIRST << c entries */
+	size_t nchunks;
 	size_t used; /* entries handed out so far (free ones included) */
 	struct hm_entry *free;
 	size_t size;
@@ -88,11 +91,11 @@ struct hashmap *hm_new_u64(void)
 
 static void free_chunks(struct hashmap *hm)
 {
-	for (size_t i = 0; i < hm->nchunks; i++)
+	for (size_t i = 0; i < hm->nchunks; i++) {
 		free(hm->chunks[i]);
-	free(hm->chunks);
-	hm->chunks = NULL;
-	hm->nchunks = hm->cap_chunks = hm->used = 0;
+		hm->chunks[i] = NULL;
+	}
+	hm->nchunks = hm->used = 0;
 	hm->free = NULL;
 }
 
@@ -113,9 +116,17 @@ static struct hm_probe probe_of(const struct hashmap *hm, const void *key)
 	return (struct hm_probe){ hm, key, h ? h : 1 };
 }
 
+/* Entries in chunks 0..c-1. */
+static size_t before_chunk(size_t c)
+{
+	return HM_FIRST * (((size_t)1 << c) - 1);
+}
+
 static struct hm_entry *entry_at(const struct hashmap *hm, size_t i)
 {
-	return &hm->chunks[i / HM_CHUNK][i % HM_CHUNK];
+	size_t c = 63 - (size_t)__builtin_clzll(i / HM_FIRST + 1);
+
+	return &hm->chunks[c][i - before_chunk(c)];
 }
 
 static struct hm_entry *new_entry(struct hashmap *hm)
@@ -126,10 +137,11 @@ static struct hm_entry *new_entry(struct hashmap *hm)
 		hm->free = (struct hm_entry *)e->key;
 		return e;
 	}
-	if (hm->used == hm->nchunks * HM_CHUNK) {
-		if (ARRAY_RESERVE(hm->chunks, &hm->cap_chunks, hm->nchunks + 1))
+	if (hm->used == before_chunk(hm->nchunks)) {
+		if (hm->nchunks == HM_MAX_CHUNKS)
 			return NULL;
-		hm->chunks[hm->nchunks] = malloc(HM_CHUNK * sizeof(struct hm_entry));
+		hm->chunks[hm->nchunks] =
+			malloc((HM_FIRST << hm->nchunks) * sizeof(struct hm_entry));
 		if (!hm->chunks[hm->nchunks])
 			return NULL;
 		hm->nchunks++;
