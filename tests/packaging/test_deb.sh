@@ -359,6 +359,15 @@ if in_root dpkg-query -W ebprof >/dev/null 2>&1; then
 	note "ebprof is known to this machine's dpkg: purged from the scratch root first"
 	in_root dpkg --purge ebprof >"$t/prepurge.log" 2>&1 || note "$(tail -2 "$t/prepurge.log" | tr '\n' ' ')"
 fi
+# Nor does the package find what an unpackaged ebprof of this machine's
+# left (a `make run` writes /var/lib/ebprof): a purge removing it would
+# show as a whiteout in the upper layer.
+for d in /var/lib/ebprof /etc/ebprof; do
+	if [ -e "$m$d" ]; then
+		note "$d exists on this machine: removed from the scratch root first"
+		rm -rf "${m:?}$d"
+	fi
+done
 upper_state >"$t/upper.before"
 
 in_root dpkg -i /tmp/ebprof.deb >"$t/dpkg.log" 2>&1
