@@ -9,27 +9,42 @@
 
 #include "kallsyms.h"
 
+/*
+ * Memory: a kernel has some 60 000 functions (and since 6.2 as many
+ * __pfx_ padding symbols): 16 bytes per kept symbol plus its name, about
+ * 2 MB for a distribution kernel; the parse's own arrays are freed.
+ */
+
 /* One line of the file while parsing. */
 struct kraw {
 	uint64_t addr;
-	uint32_t name_off; /* into the names blob; text symbols only */
+	uint32_t name_off; /* into the parse's names blob; text symbols only */
 	uint32_t mod;	   /* 0 = core kernel, else index into mods */
 	uint32_t seq;	   /* line order, for a stable sort */
 	uint8_t text;
 	uint8_t rank; /* preference among symbols at the same address */
+	uint8_t pfx;  /* __pfx_NAME: the padding before NAME, a boundary */
 };
 
 struct ksym {
 	uint64_t addr;
-	uint64_t end; /* exclusive */
-	uint32_t name_off;
+	uint32_t name_off;  /* into names */
+	uint32_t size : 24; /* bytes covered (a function of 16 MiB or more: cut) */
+	uint32_t pad : 8;   /* bytes of padding before it (__pfx_) */
+};
+
+/* Symbols [first, next run's first) are of module mod (0: the kernel). */
+struct kmod_run {
+	uint32_t first;
 	uint32_t mod;
 };
 
 struct ksyms {
 	struct ksym *syms; /* sorted by addr, unique addresses */
 	size_t n;
-	char *names;
+	struct kmod_run *runs;
+	size_t nruns;
+	char *names; /* the kept symbols' names, exactly */
 	char **mods; /* mods[0] unused (core kernel) */
 	size_t nmods;
 };
@@ -163,6 +178,10 @@ static int parse_line(struct kparse *kp, char *line)
 		kp->nonzero = true;
 	r.text = type == 't' || type == 'T' || type == 'w' || type == 'W';
 	r.rank = type_rank(type);
+	/* Function padding (CONFIG_FUNCTION_PADDING, 6.2+): not a function,
+	 * but what lies before one; its samples (call thunks) are that one's. */
+	r.pfx = r.text && name_len > 6 && !memcmp(name, "__pfx_", 6);
+	r.text &= !r.pfx;
 	if (mod && mod_len) {
 		err = mod_index(kp, mod, mod_len, &r.mod);
 		if (err)
@@ -216,10 +235,64 @@ static bool better(const struct kparse *kp, const struct kraw *c, const struct k
 	       leading_underscores(kp->names + b->name_off);
 }
 
+/* Append s to the kept names: its offset there. */
+static int keep_name(struct ksyms *ks, size_t *len, size_t *cap, const char *s, uint32_t *off)
+{
+	size_t n = strlen(s) + 1;
+
+	if (*len + n > UINT32_MAX)
+		return -E2BIG;
+	if (*len + n > *cap) {
+		size_t c = *cap ? *cap * 2 : 1 << 16;
+		char *p;
+
+		while (c < *len + n)
+			c *= 2;
+		p = realloc(ks->names, c);
+		if (!p)
+			return -ENOMEM;
+		ks->names = p;
+		*cap = c;
+	}
+	memcpy(ks->names + *len, s, n);
+	*off = (uint32_t)*len;
+	*len += n;
+	return 0;
+}
+
+/* Note the module of the symbol just added at index i. */
+static int note_module(struct ksyms *ks, size_t *cap, uint32_t i, uint32_t mod)
+{
+	if (ks->nruns && ks->runs[ks->nruns - 1].mod == mod)
+		return 0;
+	if (ks->nruns == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct kmod_run *r = realloc(ks->runs, c * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		ks->runs = r;
+		*cap = c;
+	}
+	ks->runs[ks->nruns++] = (struct kmod_run){ i, mod };
+	return 0;
+}
+
+/* Shrink an array to its use: what is freed is given back. */
+static void *shrink(void *p, size_t bytes)
+{
+	void *q = realloc(p, bytes ? bytes : 1);
+
+	return q ? q : p;
+}
+
 static int build(struct kparse *kp, struct ksyms *ks)
 {
 	size_t i = 0, n = 0, nregions = kp->nmods ? kp->nmods : 1;
+	size_t names_len = 0, names_cap = 0, runs_cap = 0;
 	uint64_t *region_last;
+	uint64_t pfx_addr = 0; /* of the padding just before, 0: none */
+	int err = 0;
 
 	if (kp->nraw)
 		qsort(kp->raw, kp->nraw, sizeof(*kp->raw), kraw_cmp);
@@ -234,9 +307,11 @@ static int build(struct kparse *kp, struct ksyms *ks)
 		free(region_last);
 		return -ENOMEM;
 	}
-	while (i < kp->nraw) {
+	while (i < kp->nraw && !err) {
 		size_t j = i;
 		const struct kraw *best = NULL;
+		bool pfx = false;
+		uint64_t end;
 
 		/* the group of symbols at this address */
 		while (j < kp->nraw && kp->raw[j].addr == kp->raw[i].addr)
@@ -244,26 +319,37 @@ static int build(struct kparse *kp, struct ksyms *ks)
 		for (size_t k = i; k < j; k++) {
 			const struct kraw *c = &kp->raw[k];
 
+			pfx |= c->pfx;
 			if (c->text && (!best || better(kp, c, best)))
 				best = c;
 		}
 		if (best) {
-			struct ksym *s = &ks->syms[n++];
+			struct ksym *s = &ks->syms[n];
 
 			s->addr = best->addr;
-			s->name_off = best->name_off;
-			s->mod = best->mod;
 			/* up to the next symbol; the last of its region has
 			 * no known size: only its own address */
-			if (j < kp->nraw && best->addr < region_last[best->mod])
-				s->end = kp->raw[j].addr;
-			else
-				s->end = best->addr + 1;
+			end = j < kp->nraw && best->addr < region_last[best->mod] ? kp->raw[j].addr
+										  : best->addr + 1;
+			s->size = end - best->addr < (1u << 24) ? end - best->addr : (1u << 24) - 1;
+			s->pad =
+				pfx_addr && best->addr - pfx_addr < 256 ? best->addr - pfx_addr : 0;
+			err = keep_name(ks, &names_len, &names_cap, kp->names + best->name_off,
+					&s->name_off);
+			if (!err)
+				err = note_module(ks, &runs_cap, (uint32_t)n, best->mod);
+			n++;
 		}
+		pfx_addr = pfx && !best ? kp->raw[i].addr : 0;
 		i = j;
 	}
-	ks->n = n;
 	free(region_last);
+	if (err)
+		return err;
+	ks->n = n;
+	ks->syms = shrink(ks->syms, n * sizeof(*ks->syms));
+	ks->names = shrink(ks->names, names_len);
+	ks->runs = shrink(ks->runs, ks->nruns * sizeof(*ks->runs));
 	return 0;
 }
 
@@ -314,11 +400,9 @@ int ksyms_load(const char *path, struct ksyms **out)
 		err = -ENODATA;
 		goto out;
 	}
-	/* hand the blobs over */
-	ks->names = kp.names;
+	/* hand the module names over */
 	ks->mods = kp.mods;
 	ks->nmods = kp.nmods;
-	kp.names = NULL;
 	kp.mods = NULL;
 	kp.nmods = 0;
 	*out = ks;
@@ -326,6 +410,8 @@ int ksyms_load(const char *path, struct ksyms **out)
 out:
 	if (ks) {
 		free(ks->syms);
+		free(ks->names);
+		free(ks->runs);
 		free(ks);
 	}
 	kparse_release(&kp);
@@ -340,6 +426,7 @@ void ksyms_free(struct ksyms *ks)
 		return;
 	free(ks->syms);
 	free(ks->names);
+	free(ks->runs);
 	for (size_t i = 1; i < ks->nmods; i++)
 		free(ks->mods[i]);
 	free(ks->mods);
@@ -351,31 +438,61 @@ size_t ksyms_count(const struct ksyms *ks)
 	return ks ? ks->n : 0;
 }
 
+/* The module of symbol i. */
+static uint32_t module_of(const struct ksyms *ks, size_t i)
+{
+	size_t lo = 0, hi = ks->nruns;
+
+	/* last run with first <= i */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->runs[mid].first <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return ks->nruns ? ks->runs[lo].mod : 0;
+}
+
 int ksyms_lookup(const struct ksyms *ks, uint64_t addr, const char **name, const char **module,
 		 uint64_t *start)
 {
 	size_t lo = 0, hi;
 	const struct ksym *s;
+	uint32_t mod;
 
-	if (!ks || !ks->n || addr < ks->syms[0].addr)
+	if (!ks || !ks->n)
 		return 0;
-	hi = ks->n;
-	/* last symbol with s->addr <= addr */
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
+	if (addr < ks->syms[0].addr) {
+		hi = 0; /* only the padding of the first symbol */
+	} else {
+		hi = ks->n;
+		/* last symbol with s->addr <= addr */
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
 
-		if (ks->syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
+			if (ks->syms[mid].addr <= addr)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		s = &ks->syms[lo];
+		if (addr - s->addr < s->size)
+			goto found;
+		hi = lo + 1;
 	}
-	s = &ks->syms[lo];
-	if (addr >= s->end)
+	/* in the gap before the next symbol: its padding, if it has one */
+	if (hi >= ks->n || ks->syms[hi].addr - addr > ks->syms[hi].pad)
 		return 0;
+	lo = hi;
+	s = &ks->syms[lo];
+found:
+	mod = module_of(ks, lo);
 	if (name)
 		*name = ks->names + s->name_off;
 	if (module)
-		*module = s->mod ? ks->mods[s->mod] : NULL;
+		*module = mod && mod < ks->nmods ? ks->mods[mod] : NULL;
 	if (start)
 		*start = s->addr;
 	return 1;

@@ -7,7 +7,8 @@
  * next higher address of any symbol (text or not) in the same region (the
  * core kernel, or one module); the last symbol of a region has no known
  * size and covers only its own address, so anything beyond it is "not
- * covered".
+ * covered". The __pfx_NAME symbols of 6.2+ kernels (function padding,
+ * where call thunks live) are not functions: an address in one is NAME's.
  */
 #ifndef EBPROF_SYM_KALLSYMS_H
 #define EBPROF_SYM_KALLSYMS_H
@@ -31,7 +32,8 @@ size_t ksyms_count(const struct ksyms *ks);
 
 /*
  * Look up a kernel address. Returns 1 and fills *name, *module (NULL for
- * the core kernel) and *start (the symbol's address) — each optional;
+ * the core kernel) and *start (the symbol's address, after addr when
+ * addr is in the symbol's padding) — each optional;
  * the strings are owned by ks and live until ksyms_free() — or 0 when the
  * address is not covered by any text symbol.
  */

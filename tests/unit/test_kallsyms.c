@@ -117,6 +117,69 @@ Test(kallsyms, parse_and_lookup)
 	free(path);
 }
 
+/*
+ * 6.2+ kernels: each function has a __pfx_ padding symbol before it, not a
+ * function of its own: the function before ends at it, and an address in
+ * it (a call thunk) is the following function's. Interleaved modules keep
+ * their names.
+ */
+Test(kallsyms, function_padding_belongs_to_the_next_function)
+{
+	char *path = write_kallsyms("ffffffff81000000 T _stext\n"
+				    "ffffffff810000f0 T __pfx_schedule\n"
+				    "ffffffff81000100 T schedule\n"
+				    "ffffffff810001f0 t __pfx_local_one\n"
+				    "ffffffff81000200 t local_one\n"
+				    "ffffffff81000300 D data\n"
+				    "ffffffff81000400 T last\n"
+				    "ffffffffc0000000 t __pfx_a_first\t[a]\n"
+				    "ffffffffc0000010 t a_first\t[a]\n"
+				    "ffffffffc0000100 t b_only\t[b]\n"
+				    "ffffffffc00001f0 t __pfx_a_second\t[a]\n"
+				    "ffffffffc0000200 t a_second\t[a]\n"
+				    "ffffffffc0000300 t a_end\t[a]\n");
+	static const struct expect cases[] = {
+		{ 0xffffffff810000efULL, "_stext", NULL, 0xffffffff81000000ULL },
+		{ 0xffffffff810000f0ULL, "schedule", NULL, 0xffffffff81000100ULL },
+		{ 0xffffffff810000ffULL, "schedule", NULL, 0xffffffff81000100ULL },
+		{ 0xffffffff81000100ULL, "schedule", NULL, 0xffffffff81000100ULL },
+		{ 0xffffffff810001efULL, "schedule", NULL, 0xffffffff81000100ULL },
+		{ 0xffffffff810001f8ULL, "local_one", NULL, 0xffffffff81000200ULL },
+		{ 0xffffffff81000300ULL, NULL }, /* data: no padding of last's */
+		{ 0xffffffff810003f8ULL, NULL },
+		{ 0xffffffffbfffffffULL, NULL },
+		{ 0xffffffffc0000000ULL, "a_first", "a", 0xffffffffc0000010ULL },
+		{ 0xffffffffc0000100ULL, "b_only", "b", 0xffffffffc0000100ULL },
+		{ 0xffffffffc00001f0ULL, "a_second", "a", 0xffffffffc0000200ULL },
+		{ 0xffffffffc0000250ULL, "a_second", "a", 0xffffffffc0000200ULL },
+	};
+	struct ksyms *ks = NULL;
+
+	cr_assert_eq(ksyms_load(path, &ks), 0);
+	cr_expect_eq(ksyms_count(ks), 8, "padding symbols are not kept");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct expect *c = &cases[i];
+		const char *name = NULL, *mod = NULL;
+		uint64_t start = 0;
+		int r = ksyms_lookup(ks, c->addr, &name, &mod, &start);
+
+		if (!c->name) {
+			cr_expect_eq(r, 0, "0x%" PRIx64 " -> %s", c->addr, name ? name : "?");
+			continue;
+		}
+		cr_assert_eq(r, 1, "0x%" PRIx64 " not covered", c->addr);
+		cr_expect_str_eq(name, c->name, "0x%" PRIx64, c->addr);
+		if (c->module)
+			cr_expect_str_eq(mod ? mod : "(core)", c->module, "0x%" PRIx64, c->addr);
+		else
+			cr_expect_null(mod, "0x%" PRIx64 ": %s", c->addr, mod);
+		cr_expect_eq(start, c->start, "0x%" PRIx64, c->addr);
+	}
+	ksyms_free(ks);
+	unlink(path);
+	free(path);
+}
+
 Test(kallsyms, zero_addresses_eperm)
 {
 	char *path = write_kallsyms("0000000000000000 T _stext\n"
