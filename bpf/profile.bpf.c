@@ -48,12 +48,18 @@ struct {
 	__type(value, __u8);
 } target_cgroups SEC(".maps");
 
-/* tgids already announced with EVENT_FIRST since their last exec. */
+/* What was last announced of each sampled tgid (EVENT_FIRST since its
+ * last exec, then EVENT_TITLE and EVENT_MAPS when these change). */
+struct seen_state {
+	__u64 title_head; /* first 8 bytes of its argv area, 0: unread */
+	__u64 exec_pages; /* mm->exec_vm */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, struct seen_state);
 } seen SEC(".maps");
 
 /* Stacks by the hash of their frames. Unlike a stack-trace map, whose
@@ -92,9 +98,13 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* Process events; userspace polls them every 100 ms (no wakeup per event:
+ * under connection churn that was a context switch per fork and exit).
+ * 1 MiB holds about 21 000 events: seconds of thousands of forks a second,
+ * longer than a flush keeps userspace from polling. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 1024 * 1024);
 } events SEC(".maps");
 
 static __always_inline void stat_inc(__u32 idx)
@@ -105,7 +115,7 @@ static __always_inline void stat_inc(__u32 idx)
 		(*v)++;
 }
 
-static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid)
+static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages)
 {
 	struct ebprof_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -118,8 +128,9 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid)
 	e->ppid = ppid;
 	e->pad = 0;
 	e->ktime_ns = bpf_ktime_get_ns();
+	e->exec_pages = exec_pages;
 	bpf_get_current_comm(&e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
 /*
@@ -190,6 +201,91 @@ static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 #endif
 }
 
+/*
+ * The argv area of a sampled process, where PostgreSQL keeps its process
+ * title ("postgres: alice shop [local] idle"), sent as an EVENT_TITLE: at
+ * its first sample, when the area's first bytes changed since (a backend
+ * sets its title after the fork), and as it exits. A short-lived backend
+ * is often gone before userspace could read /proc/PID/cmdline. Only the
+ * argv area, never the environment after it.
+ */
+static __always_inline void send_title(struct task_struct *task, __u32 tgid)
+{
+	unsigned long start, end;
+	struct ebprof_title *e;
+	__u32 len;
+
+	start = BPF_CORE_READ(task, mm, arg_start);
+	end = BPF_CORE_READ(task, mm, arg_end);
+	if (!start || end <= start)
+		return;
+	len = end - start > EBPROF_TITLE_LEN ? EBPROF_TITLE_LEN : end - start;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STAT_EVENTS_LOST);
+		return;
+	}
+	e->h.type = EVENT_TITLE;
+	e->h.pid = tgid;
+	e->h.ppid = 0;
+	e->h.pad = 0;
+	e->h.ktime_ns = bpf_ktime_get_ns();
+	e->h.exec_pages = 0;
+	bpf_get_current_comm(&e->h.comm, sizeof(e->h.comm));
+	e->pad = 0;
+	if (len > EBPROF_TITLE_LEN) /* for the verifier */
+		len = EBPROF_TITLE_LEN;
+	e->len = bpf_probe_read_user(e->title, len, (const void *)start) ? 0 : len;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* The first 8 bytes of the current task's argv area, 0 when unreadable
+ * (a kernel thread, a page not present). */
+static __always_inline __u64 title_head(struct task_struct *task)
+{
+	unsigned long start = BPF_CORE_READ(task, mm, arg_start);
+	__u64 head = 0;
+
+	if (!start || bpf_probe_read_user(&head, sizeof(head), (const void *)start))
+		return 0;
+	return head;
+}
+
+/* Announce a tgid at its first sample (EVENT_FIRST, then its title), its
+ * title again when it changed, and its executable mappings when their
+ * size changed (a library loaded: userspace reads its maps again). */
+static __always_inline void note_sampled(struct task_struct *task, __u32 tgid)
+{
+	struct seen_state now = {}, *last = bpf_map_lookup_elem(&seen, &tgid);
+	bool title;
+
+	now.title_head = title_head(task);
+	now.exec_pages = BPF_CORE_READ(task, mm, exec_vm);
+	if (!last) {
+		long ret = (int)bpf_map_update_elem(&seen, &tgid, &now,
+						    BPF_NOEXIST); /* see store_stack() */
+
+		if (ret == -EEXIST) /* another CPU announced it meanwhile */
+			return;
+		if (ret) {
+			stat_inc(STAT_SEEN_FULL);
+			return;
+		}
+		emit(EVENT_FIRST, tgid, 0, now.exec_pages);
+		send_title(task, tgid);
+		return;
+	}
+	if (last->exec_pages != now.exec_pages) {
+		last->exec_pages = now.exec_pages;
+		emit(EVENT_MAPS, tgid, 0, now.exec_pages);
+	}
+	title = now.title_head && last->title_head != now.title_head;
+	if (title) {
+		last->title_head = now.title_head;
+		send_title(task, tgid);
+	}
+}
+
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
@@ -199,7 +295,6 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	struct sample_key key = {};
 	__u64 one = 1, *count;
 	void *counts;
-	__u8 yes = 1;
 	bool lost;
 	long ret;
 
@@ -239,9 +334,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 
-	if (!bpf_map_lookup_elem(&seen, &tgid) &&
-	    !bpf_map_update_elem(&seen, &tgid, &yes, BPF_NOEXIST))
-		emit(EVENT_FIRST, tgid, 0);
+	note_sampled(task, tgid);
 	return 0;
 }
 
@@ -297,7 +390,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 			return 0;
 		}
 	}
-	emit(EVENT_FORK, ctgid, ptgid);
+	emit(EVENT_FORK, ctgid, ptgid, 0);
 	return 0;
 }
 
@@ -320,8 +413,33 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	/* New address space: the next sample announces the tgid again so
 	 * userspace takes a fresh snapshot of its maps. */
 	bpf_map_delete_elem(&seen, &tgid);
-	emit(EVENT_EXEC, tgid, 0);
+	emit(EVENT_EXEC, tgid, 0, 0);
 	return 0;
+}
+
+/* Its title as a sampled process exits (exit_group(2), or a fatal
+ * signal), while its memory is still there (at sched_process_exit it is
+ * gone): through a BPF trampoline where the kernel has them, else a
+ * kprobe; userspace loads and attaches one of the two, or neither. */
+static __always_inline int title_at_exit(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (bpf_map_lookup_elem(&seen, &tgid)) /* no samples: no need */
+		send_title((struct task_struct *)bpf_get_current_task(), tgid);
+	return 0;
+}
+
+SEC("fentry/do_group_exit")
+int BPF_PROG(on_group_exit_fentry, int exit_code)
+{
+	return title_at_exit();
+}
+
+SEC("kprobe/do_group_exit")
+int BPF_KPROBE(on_group_exit_kprobe)
+{
+	return title_at_exit();
 }
 
 SEC("raw_tp/sched_process_exit")
@@ -337,6 +455,6 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		return 0; /* -a: only processes we sampled are of interest */
 	bpf_map_delete_elem(&targets, &tgid);
 	bpf_map_delete_elem(&seen, &tgid);
-	emit(EVENT_EXIT, tgid, 0);
+	emit(EVENT_EXIT, tgid, 0, 0);
 	return 0;
 }

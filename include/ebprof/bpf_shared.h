@@ -42,6 +42,7 @@ enum ebprof_stat {
 	STAT_COUNTS_FULL,   /* counts map full: sample lost */
 	STAT_EVENTS_LOST,   /* ring buffer full: process event lost */
 	STAT_TARGETS_FULL,  /* target map full: new process not followed */
+	STAT_SEEN_FULL,	    /* seen map full: sampled process not announced */
 	STAT_MAX,
 };
 
@@ -50,6 +51,8 @@ enum ebprof_event_type {
 	EVENT_EXEC = 2,	 /* pid = tgid that exec'd (maps replaced) */
 	EVENT_EXIT = 3,	 /* pid = tgid whose last thread exited */
 	EVENT_FIRST = 4, /* pid = tgid sampled for the first time */
+	EVENT_TITLE = 5, /* pid = sampled tgid: its title (struct ebprof_title) */
+	EVENT_MAPS = 6,	 /* pid = sampled tgid whose executable mappings changed */
 };
 
 /* Ring buffer record for process life-cycle events of targets. */
@@ -59,7 +62,24 @@ struct ebprof_event {
 	__u32 ppid;
 	__u32 pad;
 	__u64 ktime_ns;
+	/* EVENT_FIRST, EVENT_MAPS: pages of its executable mappings (the
+	 * kernel's mm->exec_vm, /proc/PID/status VmExe + VmLib): a forked
+	 * child with its parent's count has its parent's code mapped. */
+	__u64 exec_pages;
 	char comm[EBPROF_TASK_COMM_LEN];
+};
+
+/* EVENT_TITLE: the argv area of a sampled process as it exits, where
+ * PostgreSQL keeps its process title ("postgres: alice shop [local]
+ * idle"): a short-lived backend is often gone before userspace could
+ * read /proc/PID/cmdline. len bytes of title, at most EBPROF_TITLE_LEN. */
+#define EBPROF_TITLE_LEN 256
+
+struct ebprof_title {
+	struct ebprof_event h;
+	__u32 len;
+	__u32 pad;
+	char title[EBPROF_TITLE_LEN];
 };
 
 #endif /* EBPROF_BPF_SHARED_H */

@@ -32,23 +32,33 @@
 #include "agent_env.h"
 #include "testlib.h"
 
-Test(agent, every_short_lived_child_gets_a_symbolized_profile, .timeout = 180)
+/*
+ * forker's twelve children each burn 50..150 ms and exit: every one's
+ * child_work is in the profiles, under its own pid label. Grouped (the
+ * default) they are in the forker group's profile, one per interval at
+ * most; not grouped, each has a profile of its own.
+ */
+static void short_lived_children(bool grouped)
 {
 	char *dir = tl_tmpdir("agent"), out[512], line[128], *log;
 	char *fx_argv[] = { (char *)tl_path("fixtures/forker"), NULL };
 	int children[32], ms[32], nchildren = 0;
+	size_t ngroups = 0, intervals;
 	struct ag_stored st;
 	struct tl_proc fx;
 	struct ag_run ag;
 	int64_t in_profiles = 0, counted;
+	time_t t0 = time(NULL);
 
 	cr_assert_eq(geteuid(), 0, "run integration tests as root");
 	snprintf(out, sizeof(out), "%s/profiles", dir);
 	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
 	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
-	ag_start_agent(&ag, (char *[]){ "--config", ag_empty_config(dir), "-F", "99", "--interval",
-					"2", "--output-dir", out, "--comm", "forker",
-					"--http-listen", "", NULL });
+	ag_start_agent(
+		&ag, (char *[]){ "--config", ag_empty_config(dir), "-F", "99", "--interval", "2",
+				 "--output-dir", out, "--comm", "forker", "--http-listen", "",
+				 grouped ? "--group-short-lived=true" : "--group-short-lived=false",
+				 NULL });
 	fputs("go\n", fx.in);
 	while (tl_wait_line(fx.out, "=", line, sizeof(line), 60) == 0 && !strstr(line, "done")) {
 		if (sscanf(line, "child=%d ms=%d", &children[nchildren], &ms[nchildren]) == 2 &&
@@ -58,6 +68,7 @@ Test(agent, every_short_lived_child_gets_a_symbolized_profile, .timeout = 180)
 	cr_assert_eq(tl_wait(&fx, 10), 0);
 	sleep(3); /* at least one interval boundary after the last child */
 	cr_assert_eq(ag_stop_agent(&ag), 0, "the agent did not exit 0 on SIGTERM");
+	intervals = (size_t)(time(NULL) - t0) / 2 + 2;
 	cr_assert_eq(nchildren, 12);
 	log = tl_log_text(&ag.log);
 
@@ -68,22 +79,32 @@ Test(agent, every_short_lived_child_gets_a_symbolized_profile, .timeout = 180)
 
 		cr_expect_gt(n, 0, "empty profile %s", st.ents[i].path);
 		in_profiles += n;
+		ngroups += st.ents[i].pid == 0;
 		for (size_t j = 0; j < i; j++)
 			cr_expect(!(st.ents[j].pid == st.ents[i].pid &&
 				    st.ents[j].start_ns == st.ents[i].start_ns),
-				  "duplicate profile of pid %u: %s and %s", st.ents[i].pid,
-				  st.ents[j].path, st.ents[i].path);
+				  "two profiles of pid %u for one interval: %s and %s",
+				  st.ents[i].pid, st.ents[j].path, st.ents[i].path);
 	}
 	counted = ag_logged_samples(log, NULL, NULL);
 	cr_expect_eq(in_profiles, counted, "BPF counted %lld samples, the profiles hold %lld",
 		     (long long)counted, (long long)in_profiles);
+	if (grouped)
+		cr_expect(ngroups > 0 && ngroups <= intervals,
+			  "%zu group profiles for %zu intervals", ngroups, intervals);
+	else
+		cr_expect_eq(ngroups, 0, "%zu group profiles, grouping off", ngroups);
 	for (int c = 0; c < nchildren; c++) {
 		int64_t samples = 0;
 
 		for (size_t i = 0; i < st.n; i++) {
-			if (st.ents[i].pid != (uint32_t)children[c])
+			int64_t n = gp_with(st.gp[i], "child_work", children[c], 0);
+
+			if (!n)
 				continue;
-			samples += gp_with(st.gp[i], "child_work", children[c], 0);
+			samples += n;
+			cr_expect_eq(st.ents[i].pid, grouped ? 0u : (uint32_t)children[c],
+				     "child %d's samples in %s", children[c], st.ents[i].path);
 			cr_expect_str_eq(store_entry_label(&st.ents[i], "comm"), "forker");
 			cr_expect_not_null(gp_comment(st.gp[i], "comm=forker"));
 		}
@@ -93,6 +114,16 @@ Test(agent, every_short_lived_child_gets_a_symbolized_profile, .timeout = 180)
 	ag_free_store(&st);
 	free(log);
 	tl_log_free(&ag.log);
+}
+
+Test(agent, short_lived_children_share_a_profile_each_sample_its_pid, .timeout = 180)
+{
+	short_lived_children(true);
+}
+
+Test(agent, short_lived_children_get_a_profile_each_when_not_grouped, .timeout = 180)
+{
+	short_lived_children(false);
 }
 
 Test(agent, postgres_profiles_carry_backend_types, .timeout = 300)
@@ -253,8 +284,7 @@ Test(agent, processes_entering_a_target_cgroup_are_followed, .timeout = 120)
 	ag_read_store(out, &st);
 	for (size_t i = 0; i < st.n; i++) {
 		ag_check_process_profile(&st.ents[i], st.gp[i]);
-		if (st.ents[i].pid == pid)
-			burn += gp_with(st.gp[i], "burn_three", pid, 0);
+		burn += gp_with(st.gp[i], "burn_three", pid, 0); /* its own or its group's */
 	}
 	cr_expect_gt(burn, 50, "the process in the target cgroup was not profiled (%lld samples)",
 		     (long long)burn);

@@ -113,20 +113,51 @@ void ag_free_store(struct ag_stored *st)
  * numeric pid label of its file's name, and tid/thread_name; its
  * comments repeat its labels. Returns its samples.
  */
+/* The distinct pid labels of p's samples (-1 when one has none). */
+static int64_t distinct_pids(const struct gp_profile *p)
+{
+	int64_t n = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		int64_t pid = gp_label_num(&p->samples[i], "pid");
+		size_t j;
+
+		if (pid <= 0)
+			return -1;
+		for (j = 0; j < i && gp_label_num(&p->samples[j], "pid") != pid; j++)
+			;
+		n += j == i;
+	}
+	return n;
+}
+
 int64_t ag_check_process_profile(const struct store_entry *e, const struct gp_profile *p)
 {
+	const char *group = store_entry_label(e, "group"), *nprocs;
 	char want[64];
 	size_t bad = 0;
 
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct gp_sample *s = &p->samples[i];
+		int64_t pid = gp_label_num(s, "pid");
 
-		bad += gp_label_num(s, "pid") != (int64_t)e->pid || gp_label_num(s, "tid") <= 0 ||
-		       !gp_label(s, "thread_name");
+		bad += (e->pid ? pid != (int64_t)e->pid : pid <= 0) ||
+		       gp_label_num(s, "tid") <= 0 || !gp_label(s, "thread_name");
 	}
 	cr_expect_eq(bad, 0, "%s: %zu samples not labelled pid %u (or without tid/thread_name)",
 		     e->path, bad, e->pid);
-	snprintf(want, sizeof(want), "pid=%u", e->pid);
+	if (e->pid) {
+		cr_expect_null(group, "%s: a process's profile labelled group=%s", e->path, group);
+		snprintf(want, sizeof(want), "pid=%u", e->pid);
+	} else {
+		nprocs = store_entry_label(e, "processes");
+		cr_expect_str_eq(group ? group : "", "short-lived", "%s: pid 0, not a group",
+				 e->path);
+		cr_expect_eq(nprocs ? strtoll(nprocs, NULL, 10) : -1, distinct_pids(p),
+			     "%s: processes=%s, not its samples' distinct pids", e->path,
+			     nprocs ? nprocs : "(none)");
+		snprintf(want, sizeof(want), "group=short-lived");
+	}
 	cr_expect_not_null(gp_comment(p, want), "%s: no comment %s", e->path, want);
 	cr_expect_eq(p->period_type ? strcmp(p->period_type, "cpu") : 1, 0);
 	return gp_total(p, -1, 0);

@@ -48,7 +48,9 @@ void ag_free_store(struct ag_stored *st);
 /*
  * A per-process profile holds that process only: every sample has the
  * numeric pid label of its file's name, and tid/thread_name; its
- * comments repeat its labels. Returns its samples.
+ * comments repeat its labels. A group's profile (pid 0, group=short-lived)
+ * holds exactly as many processes as its processes label says, every
+ * sample with its own pid, tid and thread_name. Returns its samples.
  */
 int64_t ag_check_process_profile(const struct store_entry *e, const struct gp_profile *p);
 

@@ -31,19 +31,29 @@ Test(processes, children_inherit_until_exec)
 
 	cr_assert_eq(procs_new(&reg), 0);
 	cr_assert_eq(procs_snapshot(reg, me, false), 0);
-	procs_on_fork(reg, child, me);
-	procs_on_fork(reg, grandchild, child);
+	procs_on_fork(reg, child, me, 1000);
+	procs_on_fork(reg, grandchild, child, 2000);
 	/* the (fake) children are gone: their snapshots fail */
 	cr_expect_lt(procs_snapshot(reg, child, false), 0);
 	cr_expect_eq(procs_maps(reg, child), procs_get(reg, me)->maps);
 	cr_expect_eq(procs_maps(reg, grandchild), procs_get(reg, me)->maps);
 	cr_expect_str_eq(procs_get(reg, child)->exe, procs_get(reg, me)->exe);
-	procs_on_exec(reg, child);
+	procs_on_exec(reg, child, 3000);
 	cr_expect_null(procs_maps(reg, child));
 	cr_expect_null(procs_maps(reg, grandchild)); /* its parent's layout changed */
-	procs_on_exit(reg, child);
+	procs_on_exit(reg, child, 4000);
 	cr_expect(procs_get(reg, child)->exited);
 	cr_expect_eq(procs_count(reg), 3);
+	/* Its life as the events told it: the fork's time stays its start (an
+	 * exec is not a new life), the exit's its end; the process we only
+	 * looked at has an unknown start. */
+	cr_expect_eq(procs_get(reg, child)->start_ns, 1000);
+	cr_expect_eq(procs_get(reg, child)->exit_ns, 4000);
+	cr_expect_eq(procs_get(reg, grandchild)->start_ns, 2000);
+	cr_expect_eq(procs_get(reg, grandchild)->exit_ns, 0);
+	cr_expect_eq(procs_get(reg, me)->start_ns, 0);
+	procs_on_exec(reg, 0x3ffff2, 5000); /* exec'd before we saw its fork */
+	cr_expect_eq(procs_get(reg, 0x3ffff2)->start_ns, 5000);
 	procs_free(reg);
 }
 
@@ -54,5 +64,119 @@ Test(processes, unknown_pid)
 	cr_assert_eq(procs_new(&reg), 0);
 	cr_expect_null(procs_get(reg, 12345));
 	cr_expect_null(procs_maps(reg, 12345));
+	procs_free(reg);
+}
+
+/* Connection churn: thousands of forks the sampler never hit leave the
+ * registry as they exit, whatever their order. */
+Test(processes, unsampled_processes_leave_at_exit)
+{
+	struct proc_registry *reg;
+	uint32_t me = (uint32_t)getpid(), base = 0x300000;
+
+	cr_assert_eq(procs_new(&reg), 0);
+	cr_assert_eq(procs_snapshot(reg, me, false), 0);
+	for (uint32_t i = 0; i < 20000; i++) {
+		procs_on_fork(reg, base + i, me, 1000 + i);
+		if (i >= 8)
+			procs_on_exit(reg, base + i - 8, 2000 + i);
+	}
+	cr_expect_eq(procs_count(reg), 1 + 8);
+	cr_expect_eq(procs_get(reg, me)->nchildren, 8);
+	for (uint32_t i = 20000 - 8; i < 20000; i++)
+		procs_on_exit(reg, base + i, 30000);
+	cr_expect_eq(procs_count(reg), 1);
+	cr_expect_eq(procs_get(reg, me)->nchildren, 0);
+	procs_free(reg);
+}
+
+/* A process that exited keeps its entry while a child of its is known (the
+ * child may inherit its snapshot); the last child takes it along. */
+Test(processes, exited_parent_goes_with_its_last_child)
+{
+	struct proc_registry *reg;
+	uint32_t me = (uint32_t)getpid(), p = 0x310000, c1 = 0x310001, c2 = 0x310002;
+
+	cr_assert_eq(procs_new(&reg), 0);
+	cr_assert_eq(procs_snapshot(reg, me, false), 0);
+	procs_on_fork(reg, p, me, 1000);
+	procs_on_fork(reg, c1, p, 1100);
+	procs_on_fork(reg, c2, p, 1200);
+	procs_on_exit(reg, p, 1300);
+	cr_expect_not_null(procs_get(reg, p), "gone while its children live");
+	cr_expect_eq(procs_maps(reg, c1), procs_get(reg, me)->maps);
+	procs_on_exit(reg, c1, 1400);
+	cr_expect_null(procs_get(reg, c1));
+	cr_expect_not_null(procs_get(reg, p));
+	cr_expect_eq(procs_on_sampled(reg, c2, 0), -ENOENT, "a fake pid has no maps");
+	procs_on_exit(reg, c2, 1500);
+	cr_expect_not_null(procs_get(reg, c2), "sampled: the session removes it");
+	procs_remove(reg, c2);
+	cr_expect_null(procs_get(reg, c2));
+	cr_expect_null(procs_get(reg, p), "its last child took it along");
+	cr_expect_eq(procs_count(reg), 1);
+	cr_expect_eq(procs_get(reg, me)->nchildren, 0);
+	procs_free(reg);
+}
+
+/* A forked child sampled with as many executable pages as its ancestor's
+ * snapshot shares that snapshot: no /proc read (a fake pid would fail
+ * one); with a different count it reads its own. */
+Test(processes, sampled_children_share_their_parent_snapshot)
+{
+	struct proc_registry *reg;
+	uint32_t me = (uint32_t)getpid(), c = 0x320000, d = 0x320001;
+	uint64_t pages = 0;
+
+	cr_assert_eq(procs_new(&reg), 0);
+	cr_assert_eq(procs_snapshot(reg, me, false), 0);
+	cr_assert_eq(proc_read_exec_pages(me, &pages), 0);
+	cr_assert_gt(pages, 0);
+	cr_expect_eq(procs_get(reg, me)->exec_pages, pages);
+	procs_on_fork(reg, c, me, 1000);
+	procs_on_fork(reg, d, me, 1000);
+	cr_expect_eq(procs_on_sampled(reg, c, pages), 0);
+	cr_expect_null(procs_get(reg, c)->maps, "a copy of its parent's snapshot");
+	cr_expect_eq(procs_maps(reg, c), procs_get(reg, me)->maps);
+	cr_expect(procs_get(reg, c)->sampled);
+	cr_expect_eq(procs_on_sampled(reg, d, pages + 3), -ENOENT, "its own maps were read");
+	cr_expect_eq(procs_on_maps_changed(reg, c), -ENOENT);
+	cr_expect_eq(procs_maps(reg, d), procs_get(reg, me)->maps, "the fallback stays");
+	procs_free(reg);
+}
+
+/* Under churn pids wrap (pid_max 32768 wraps in under two minutes at 300
+ * forks a second): a fork under a pid whose process exited is another
+ * process, and the first one's snapshot, exe and exit are not its. */
+Test(processes, a_reused_pid_is_a_new_process)
+{
+	struct proc_registry *reg;
+	uint32_t me = (uint32_t)getpid(), p = 0x330000, q = 0x330001;
+	struct proc_info *pi;
+
+	cr_assert_eq(procs_new(&reg), 0);
+	cr_assert_eq(procs_snapshot(reg, me, false), 0);
+	procs_on_fork(reg, p, me, 1000);
+	procs_on_fork(reg, q, me, 1000);
+	procs_on_sampled(reg, p, 1);
+	procs_on_exec(reg, q, 1500);
+	procs_on_exit(reg, p, 2000);
+	cr_assert_not_null(procs_get(reg, p), "sampled: kept for its samples");
+	procs_on_fork(reg, p, q, 3000); /* p again, now a child of q */
+	pi = procs_get(reg, p);
+	cr_assert_not_null(pi);
+	cr_expect_not(pi->exited);
+	cr_expect_not(pi->sampled);
+	cr_expect_eq(pi->exit_ns, 0);
+	cr_expect_eq(pi->start_ns, 3000);
+	cr_expect_eq(pi->ppid, q);
+	cr_expect_null(procs_maps(reg, p), "q exec'd: nothing known of its layout");
+	cr_expect_eq(procs_get(reg, me)->nchildren, 1, "only q is still me's");
+	cr_expect_eq(procs_get(reg, q)->nchildren, 1);
+	/* A child that would inherit from an ancestor younger than itself
+	 * names a reused pid: no inheritance. */
+	procs_on_fork(reg, 0x330002, me, 4000);
+	procs_get(reg, 0x330002)->ppid = p; /* as if p had been its parent */
+	cr_expect_null(procs_maps(reg, 0x330002));
 	procs_free(reg);
 }

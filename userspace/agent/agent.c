@@ -9,6 +9,7 @@
  * and exit 0.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,10 @@ static void on_interval(const struct session_interval *iv, void *ctx)
 		if (one[0])
 			off += (size_t)snprintf(sinks + off, sizeof(sinks) - off, "; %s", one);
 	}
+	/* What the interval freed (its builders, the state of processes that
+	 * are gone) back to the system: glibc keeps freed heap it cannot
+	 * return from the top, and a backend per connection frees a lot. */
+	malloc_trim(0);
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
 	log_info("interval from %s (%.0f s): %llu processes, %llu samples, %s%s; %llu profiles "
 		 "written, %llu failed%s",
@@ -133,6 +138,8 @@ static int start(struct agent *a)
 	so.ncgroups = a->cfg.ncgroups;
 	so.split = SESSION_PER_PROCESS;
 	so.interval_s = a->cfg.interval;
+	so.group_short_lived = a->cfg.group_short_lived;
+	so.group_min_samples = a->cfg.group_min_samples;
 	so.service = a->cfg.service;
 	so.comment = a->comment;
 	so.sinks = a->sinks;
@@ -204,6 +211,12 @@ int agent_run(struct agent_config *cfg, int argc, char **argv)
 	int rc, ret;
 
 	memset(cfg, 0, sizeof(*cfg)); /* ours now */
+	/* A fixed mmap threshold: glibc's sliding one moves big buffers
+	 * (encoded profiles, drained maps) onto the heap after the first is
+	 * freed, where they fragment it; and the daemon's few threads share
+	 * two arenas rather than one each. */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	mallopt(M_ARENA_MAX, 2);
 	a.run.stop = &stop_flag;
 	a.run.on_interval = on_interval;
 	a.run.ctx = &a;

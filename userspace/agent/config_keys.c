@@ -46,6 +46,22 @@ const struct key_def config_keys[] = {
 	  .arg = "SECS",
 	  .def = "60",
 	  .help = "seconds covered by each profile, 1..86400" },
+	{ .name = "group-short-lived",
+	  .type = T_BOOL,
+	  .off = F(group_short_lived),
+	  .def = "true",
+	  .help = "processes that exited having lived less than\n"
+		  "an interval share one profile per backend\n"
+		  "type, database and user (or name)" },
+	{ .name = "group-min-samples",
+	  .type = T_INT,
+	  .off = F(group_min_samples),
+	  .min = 0,
+	  .max = 1000000,
+	  .arg = "N",
+	  .def = "0",
+	  .help = "also group processes with fewer than N\n"
+		  "samples in an interval, 0..1000000" },
 	{ .name = "no-kernel",
 	  .type = T_BOOL,
 	  .off = F(no_kernel),

@@ -13,6 +13,7 @@
 
 #include "formats/pprof.h"
 #include "session_internal.h"
+#include "util/array.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/version.h"
@@ -36,20 +37,39 @@ struct session_proc *session_proc(struct session *s, uint32_t pid)
 	return hm_find_or_new(s->by_pid, &pid, sizeof(pid), sizeof(struct session_proc));
 }
 
-void session_read_title(struct session_proc *p)
+/* A child forked from the postmaster shows the postmaster's argv until it
+ * sets its title: a backend starting, not a postmaster. */
+static void set_title(struct session *s, struct session_proc *sp, const struct pg_title *t)
+{
+	const struct proc_info *pi = procs_get(s->procs, sp->pid);
+
+	sp->pg = *t;
+	sp->is_pg = true;
+	if (!strcmp(t->backend_type, "postmaster") && pi && pi->start_ns && !pi->execd)
+		snprintf(sp->pg.backend_type, sizeof(sp->pg.backend_type), "starting backend");
+}
+
+void session_read_title(struct session *s, struct session_proc *sp)
 {
 	struct pg_title t;
 
-	if (!pg_read_title(p->pid, &t)) {
-		p->pg = t;
-		p->is_pg = true;
-	}
+	if (!pg_read_title(sp->pid, &t))
+		set_title(s, sp, &t);
+}
+
+void session_parse_title(struct session *s, struct session_proc *sp, const char *buf, size_t len)
+{
+	struct pg_title t;
+
+	if (!pg_parse_title(buf, len, &t))
+		set_title(s, sp, &t);
 }
 
 static int add_sample(const struct raw_sample *rs, void *ctx)
 {
 	struct session *s = ctx;
 	struct session_proc *sp;
+	struct builder *b;
 	int err;
 
 	if (s->o.split == SESSION_ONE_PROFILE)
@@ -57,6 +77,9 @@ static int add_sample(const struct raw_sample *rs, void *ctx)
 	sp = session_proc(s, rs->pid);
 	if (!sp)
 		return -ENOMEM;
+	b = session_group_builder(s, sp);
+	if (b)
+		return builder_add(rs, b);
 	if (!sp->b) {
 		err = session_new_builder(s, s->interval_start_ns, &sp->b);
 		if (err)
@@ -96,7 +119,7 @@ static size_t process_labels(struct session *s, struct session_proc *sp, char *p
 	size_t n = 0;
 
 	if (pi && !pi->exited)
-		session_read_title(sp); /* a backend's title is set after its fork */
+		session_read_title(s, sp); /* a backend's title is set after its fork */
 	main_build_id(s, sp, pi);
 	rec->pid = sp->pid;
 	rec->comm = pi && pi->comm[0] ? pi->comm : "unknown";
@@ -169,41 +192,49 @@ static bool deliver(struct session *s, struct sink_profile *rec)
 	return ok;
 }
 
-/* Finish builder b (consumed) into a profile and deliver it. */
-static void emit(struct session *s, struct builder *b, struct sink_profile *rec,
-		 struct session_interval *iv)
+/* Finish builder b (consumed): its figures go to iv; the profile, or NULL
+ * when it could not be built (logged and counted). */
+struct profile *session_finish_builder(struct session *s, struct builder *b, int64_t duration_ns,
+				       struct session_interval *iv)
 {
 	struct builder_stats st;
-	char comment[512];
 	struct profile *p = NULL;
 	int err;
 
+	(void)s;
+	builder_get_stats(b, &st);
+	add_builder_stats(&iv->built, &st);
+	err = builder_finish(b, duration_ns, &p);
+	builder_free(b);
+	if (err) {
+		log_error("cannot build a profile: %s", strerror(-err));
+		iv->failed++;
+		return NULL;
+	}
+	return p;
+}
+
+void session_deliver(struct session *s, struct profile *p, struct sink_profile *rec,
+		     struct session_interval *iv)
+{
+	char comment[512];
+
 	if (s->o.comment)
-		builder_comment(b, s->o.comment);
+		profile_add_comment(p, s->o.comment);
 	if (s->o.split == SESSION_ONE_PROFILE) {
 		snprintf(comment, sizeof(comment), "%d Hz, %.3f s, %llu samples", s->o.frequency,
 			 (rec->end_ns - rec->start_ns) / 1e9, (unsigned long long)iv->samples);
-		builder_comment(b, comment);
+		profile_add_comment(p, comment);
 	}
 	for (size_t i = 0; i < rec->nlabels; i++) {
 		snprintf(comment, sizeof(comment), "%s=%s", rec->labels[i].key,
 			 rec->labels[i].value);
-		builder_comment(b, comment);
+		profile_add_comment(p, comment);
 	}
 	if (iv->lost_text[0]) {
 		snprintf(comment, sizeof(comment), "lost (all processes, this interval): %s",
 			 iv->lost_text);
-		builder_comment(b, comment);
-	}
-	builder_get_stats(b, &st);
-	add_builder_stats(&iv->built, &st);
-	err = builder_finish(b, rec->end_ns - rec->start_ns, &p);
-	builder_free(b);
-	if (err) {
-		log_error("cannot build the profile%s: %s", rec->pid ? " of a process" : "",
-			  strerror(-err));
-		iv->failed++;
-		return;
+		profile_add_comment(p, comment);
 	}
 	rec->profile = p;
 	iv->processes++;
@@ -214,14 +245,20 @@ static void emit(struct session *s, struct builder *b, struct sink_profile *rec,
 	profile_free(p);
 }
 
+/* Finish builder b (consumed) into a profile and deliver it. */
+static void emit(struct session *s, struct builder *b, struct sink_profile *rec,
+		 struct session_interval *iv)
+{
+	struct profile *p = session_finish_builder(s, b, rec->end_ns - rec->start_ns, iv);
+
+	if (p)
+		session_deliver(s, p, rec, iv);
+}
+
 static void forget_later(struct session *s, uint32_t pid)
 {
-	uint32_t *nf = realloc(s->forget, (s->nforget + 1) * sizeof(*nf));
-
-	if (nf) {
-		s->forget = nf;
+	if (!ARRAY_RESERVE(s->forget, &s->forget_cap, s->nforget + 1))
 		s->forget[s->nforget++] = pid;
-	}
 }
 
 /* Processes seen exited at the previous flush have had one more interval
@@ -234,6 +271,9 @@ static void forget_exited(struct session *s)
 	void *v;
 
 	for (size_t i = 0; i < s->nforget; i++) {
+		pi = procs_get(s->procs, s->forget[i]);
+		if (pi && !pi->exited)
+			continue; /* a new process under the pid since */
 		if (s->by_pid && !hm_remove(s->by_pid, &s->forget[i], &k, &v)) {
 			builder_free(((struct session_proc *)v)->b); /* NULL: emitted */
 			free(v);
@@ -272,6 +312,10 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 	memset(iv, 0, sizeof(*iv));
 	iv->start_ns = s->interval_start_ns;
 	iv->end_ns = end_ns;
+	s->flush_mono_ns = t0;
+	if (s->o.split == SESSION_PER_PROCESS)
+		s->groups = session_groups_new(s);
+	sampler_poll(s->sampler, 0); /* exits before the drain: into groups */
 	ret = sampler_drain(s->sampler, final, add_sample, s);
 	if (ret < 0)
 		log_error("cannot drain the samples: %s", strerror(-ret));
@@ -301,11 +345,16 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 
 			if (!sp->b)
 				continue;
+			if (session_should_group(s, sp)) {
+				session_group_take(s, sp, iv);
+				continue;
+			}
 			rec.labels = labels;
 			rec.nlabels = process_labels(s, sp, pidbuf, sizeof(pidbuf), &rec, labels);
 			emit(s, sp->b, &rec, iv);
 			sp->b = NULL;
 		}
+		session_groups_emit(s, iv);
 		forget_exited(s);
 	}
 	for (size_t i = 0; i < s->o.nsinks; i++) {
@@ -315,6 +364,7 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 	}
 	iv->flush_ms = (mono_ns() - t0) / 1e6;
 	s->interval_start_ns = end_ns;
+	s->flushes++;
 	s->total.intervals++;
 	s->total.written += iv->written;
 	s->total.failed += iv->failed;

@@ -28,25 +28,36 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 	switch (e->type) {
 	case EVENT_FIRST: /* its first sample */
 		s->processes_sampled++;
-		err = procs_snapshot(s->procs, e->pid, false);
+		err = procs_on_sampled(s->procs, e->pid, e->exec_pages);
 		if (err)
 			log_debug("no maps snapshot of pid %u: %s", e->pid, strerror(-err));
-		if (per_process && (sp = session_proc(s, e->pid)))
-			session_read_title(sp);
 		break;
+	case EVENT_MAPS: /* a library loaded since */
+		err = procs_on_maps_changed(s->procs, e->pid);
+		if (err)
+			log_debug("no new maps snapshot of pid %u: %s", e->pid, strerror(-err));
+		break;
+	case EVENT_TITLE: { /* at its first sample, changed, or at its exit */
+		const struct ebprof_title *t = (const struct ebprof_title *)e;
+
+		if (per_process && (sp = session_proc(s, e->pid)))
+			session_parse_title(s, sp, t->title,
+					    t->len < sizeof(t->title) ? t->len : sizeof(t->title));
+		break;
+	}
 	case EVENT_FORK:
-		procs_on_fork(s->procs, e->pid, e->ppid);
+		procs_on_fork(s->procs, e->pid, e->ppid, e->ktime_ns);
 		s->live_targets++;
 		break;
 	case EVENT_EXEC:
-		procs_on_exec(s->procs, e->pid);
+		procs_on_exec(s->procs, e->pid, e->ktime_ns);
 		if (per_process && (sp = session_proc(s, e->pid))) {
 			sp->build_id_done = false;
 			sp->is_pg = false;
 		}
 		break;
 	case EVENT_EXIT:
-		procs_on_exit(s->procs, e->pid);
+		procs_on_exit(s->procs, e->pid, e->ktime_ns);
 		s->live_targets--;
 		break;
 	}

@@ -56,6 +56,11 @@ struct session_opts {
 	int interval_s;		   /* SESSION_PER_PROCESS: profile length, aligned
 				    * to the wall clock; 0: one interval */
 	const char *service;	   /* the "service" label of per-process profiles */
+	bool group_short_lived;	   /* SESSION_PER_PROCESS: processes that exited having
+				    * lived less than an interval share a profile per
+				    * group (pipeline/group.c) */
+	int group_min_samples;	   /* ... and so do those with fewer samples in the
+				    * interval; 0: none */
 	const char *comment;	   /* first comment of every profile, NULL = none */
 	bool prewarm;		   /* warm the symbolizer while sampling */
 	struct sink *const *sinks; /* borrowed; every profile goes to each */

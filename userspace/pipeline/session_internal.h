@@ -4,6 +4,7 @@
  *   session.c  life cycle, process events, the run loop
  *   seed.c     the initial target set and warming the symbolizer
  *   flush.c    an interval's end: drain, profiles, labels, sinks
+ *   group.c    short-lived processes sharing a profile
  */
 #ifndef EBPROF_SESSION_INTERNAL_H
 #define EBPROF_SESSION_INTERNAL_H
@@ -22,6 +23,8 @@ struct session_proc {
 	bool is_pg;
 	char build_id[128]; /* of the main executable, "" if unknown */
 	bool build_id_done;
+	uint64_t grouped_at;	     /* flushes + 1 of the flush that grouped it */
+	struct session_group *group; /* its group at that flush */
 };
 
 struct session {
@@ -31,9 +34,10 @@ struct session {
 	struct proc_registry *procs;
 	struct sampler *sampler;
 	struct hashmap *by_pid; /* pid -> struct session_proc (per process) */
+	struct hashmap *groups; /* key -> struct session_group, one flush */
 	struct builder *one;	/* SESSION_ONE_PROFILE: the profile */
 	uint32_t *forget;	/* exited pids to drop at the next flush */
-	size_t nforget;
+	size_t nforget, forget_cap;
 	int64_t interval_start_ns; /* wall clock */
 	int64_t boundary_ns;	   /* next interval end (wall), 0: none */
 	int64_t start_mono_ns, stop_mono_ns;
@@ -41,6 +45,8 @@ struct session {
 	unsigned long processes_sampled;
 	long live_targets; /* seeded + forked - exited */
 	bool stopped;
+	uint64_t flushes;
+	uint64_t flush_mono_ns; /* CLOCK_MONOTONIC of this flush's start */
 	struct session_stats total;
 };
 
@@ -55,11 +61,33 @@ void session_prewarm(struct session *s);
 /* flush.c: end the interval at end_ns (final: the sampler is stopped,
  * drain both buffers). Fills *iv. 0 or -errno (logged). */
 int session_flush(struct session *s, bool final, int64_t end_ns, struct session_interval *iv);
+/* flush.c: finish builder b (consumed), its figures into iv: the profile,
+ * or NULL (logged and counted as failed). */
+struct profile *session_finish_builder(struct session *s, struct builder *b, int64_t duration_ns,
+				       struct session_interval *iv);
+/* flush.c: add the session's comments and rec's labels to p, hand it to
+ * every sink with rec's metadata and count the outcome in iv. Frees p. */
+void session_deliver(struct session *s, struct profile *p, struct sink_profile *rec,
+		     struct session_interval *iv);
+
+/* group.c: short-lived processes sharing a profile. At a flush's start,
+ * the map of its groups (NULL: grouping is off, or -ENOMEM); the builder
+ * a short-lived process's samples go to at the drain (NULL: its own);
+ * should this process's profile join its group; finish its builder into
+ * its group; deliver and free every group's profile (and the map). */
+struct hashmap *session_groups_new(const struct session *s);
+struct builder *session_group_builder(struct session *s, struct session_proc *sp);
+bool session_should_group(struct session *s, struct session_proc *sp);
+void session_group_take(struct session *s, struct session_proc *sp, struct session_interval *iv);
+void session_groups_emit(struct session *s, struct session_interval *iv);
+
 /* flush.c: a builder for a profile starting at start_ns. */
 int session_new_builder(struct session *s, int64_t start_ns, struct builder **out);
 /* flush.c: the state of pid (created if new); NULL on -ENOMEM. */
 struct session_proc *session_proc(struct session *s, uint32_t pid);
-/* flush.c: read pid's PostgreSQL title into p. */
-void session_read_title(struct session_proc *p);
+/* flush.c: read sp's PostgreSQL title from /proc, or take it from buf
+ * (an EVENT_TITLE's argv area); left as it was when not PostgreSQL. */
+void session_read_title(struct session *s, struct session_proc *sp);
+void session_parse_title(struct session *s, struct session_proc *sp, const char *buf, size_t len);
 
 #endif /* EBPROF_SESSION_INTERNAL_H */

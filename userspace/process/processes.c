@@ -124,6 +124,28 @@ int proc_read_ppid(uint32_t pid, uint32_t *ppid)
 	return 0;
 }
 
+int proc_read_exec_pages(uint32_t pid, uint64_t *pages)
+{
+	char path[64], buf[4096], *p;
+	unsigned long long exe = 0, lib = 0;
+	long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+	size_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	err = read_small_file(path, buf, sizeof(buf), &n);
+	if (err)
+		return err;
+	p = strstr(buf, "\nVmExe:");
+	if (!p || sscanf(p, "\nVmExe: %llu", &exe) != 1)
+		return -ENODATA; /* a kernel thread, or a zombie */
+	p = strstr(buf, "\nVmLib:");
+	if (!p || sscanf(p, "\nVmLib: %llu", &lib) != 1)
+		return -ENODATA;
+	*pages = (exe + lib) / (page_kb > 0 ? (unsigned long long)page_kb : 4);
+	return 0;
+}
+
 int procs_snapshot(struct proc_registry *reg, uint32_t pid, bool force)
 {
 	struct proc_info *pi = procs_add(reg, pid);
@@ -143,6 +165,8 @@ int procs_snapshot(struct proc_registry *reg, uint32_t pid, bool force)
 	procmaps_free(pi->maps);
 	pi->maps = maps;
 	pi->snapshot_err = 0;
+	pi->exec_pages = 0;
+	proc_read_exec_pages(pid, &pi->exec_pages);
 	proc_read_comm(pid, pi->comm, sizeof(pi->comm));
 	if (!proc_read_exe(pid, &exe)) {
 		free(pi->exe);
@@ -153,67 +177,145 @@ int procs_snapshot(struct proc_registry *reg, uint32_t pid, bool force)
 	return 0;
 }
 
-void procs_on_fork(struct proc_registry *reg, uint32_t child, uint32_t parent)
+/* Drop what an entry knew of an earlier process under the same pid. */
+static void proc_info_reset(struct proc_registry *reg, struct proc_info *pi)
+{
+	struct proc_info *pp = pi->counted ? procs_get(reg, pi->ppid) : NULL;
+	uint32_t pid = pi->pid, nchildren = pi->nchildren;
+
+	if (pp && pp->nchildren)
+		pp->nchildren--;
+	free(pi->exe);
+	procmaps_free(pi->maps);
+	memset(pi, 0, sizeof(*pi));
+	pi->pid = pid;
+	pi->nchildren = nchildren; /* the old one's children still name it */
+}
+
+void procs_on_fork(struct proc_registry *reg, uint32_t child, uint32_t parent, uint64_t time_ns)
 {
 	struct proc_info *pi = procs_add(reg, child);
 	struct proc_info *pp = procs_get(reg, parent);
 
 	if (!pi)
 		return;
+	if (pi->exited) /* a new process under a reused pid */
+		proc_info_reset(reg, pi);
+	pi->start_ns = time_ns;
+	if (pi->ppid == parent && pi->counted)
+		return; /* seen already */
 	pi->ppid = parent;
 	pi->execd = false;
-	if (pp && !pi->comm[0])
-		memcpy(pi->comm, pp->comm, sizeof(pi->comm));
-	if (pp && pp->exe && !pi->exe)
-		pi->exe = strdup(pp->exe);
+	if (pp) {
+		pp->nchildren++;
+		pi->counted = true;
+		if (!pi->comm[0])
+			memcpy(pi->comm, pp->comm, sizeof(pi->comm));
+		if (pp->exe && !pi->exe)
+			pi->exe = strdup(pp->exe);
+	}
 }
 
-void procs_on_exec(struct proc_registry *reg, uint32_t pid)
+void procs_on_exec(struct proc_registry *reg, uint32_t pid, uint64_t time_ns)
 {
 	struct proc_info *pi = procs_add(reg, pid);
 
 	if (!pi)
 		return;
 	pi->execd = true;
+	pi->sampled = false;
+	if (!pi->start_ns) /* a new program, for grouping: only when its fork was not seen */
+		pi->start_ns = time_ns;
 	/* The old layout is gone; the next sample triggers a new snapshot. */
 	procmaps_free(pi->maps);
 	pi->maps = NULL;
+	pi->exec_pages = 0;
 	free(pi->exe);
 	pi->exe = NULL;
 }
 
-void procs_on_exit(struct proc_registry *reg, uint32_t pid)
+/* Nothing will ask for it: never sampled, exited, no children named. */
+static bool unused(const struct proc_info *pi)
+{
+	return pi->exited && !pi->sampled && !pi->nchildren;
+}
+
+void procs_on_exit(struct proc_registry *reg, uint32_t pid, uint64_t time_ns)
 {
 	struct proc_info *pi = procs_get(reg, pid);
 
-	if (pi)
-		pi->exited = true;
+	if (!pi)
+		return;
+	pi->exited = true;
+	pi->exit_ns = time_ns;
+	if (unused(pi))
+		procs_remove(reg, pid);
 }
 
-const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid)
+/* The nearest snapshot across forks without exec, and whose it is. */
+static struct proc_info *maps_owner(struct proc_registry *reg, uint32_t pid)
 {
-	/* Walk up forks without exec; bounded against cycles from pid reuse. */
-	for (int depth = 0; depth < 64; depth++) {
-		struct proc_info *pi = procs_get(reg, pid);
+	struct proc_info *pi = procs_get(reg, pid), *pp;
 
-		if (!pi)
-			return NULL;
+	/* Bounded against cycles from pid reuse. */
+	for (int depth = 0; pi && depth < 64; depth++) {
 		if (pi->maps)
-			return pi->maps;
-		if (pi->execd || !pi->ppid || pi->ppid == pid)
+			return pi;
+		if (pi->execd || !pi->ppid || pi->ppid == pi->pid)
 			return NULL;
-		pid = pi->ppid;
+		pp = procs_get(reg, pi->ppid);
+		if (pp && pp->start_ns > pi->start_ns)
+			return NULL; /* started after its child: a reused pid */
+		pi = pp;
 	}
 	return NULL;
 }
 
+int procs_on_sampled(struct proc_registry *reg, uint32_t pid, uint64_t exec_pages)
+{
+	struct proc_info *pi = procs_add(reg, pid), *owner;
+
+	if (!pi)
+		return -ENOMEM;
+	pi->sampled = true;
+	owner = maps_owner(reg, pid);
+	if (owner && owner != pi && exec_pages && owner->exec_pages == exec_pages)
+		return 0; /* its ancestor's code, as the ancestor's snapshot has it */
+	return procs_snapshot(reg, pid, false);
+}
+
+int procs_on_maps_changed(struct proc_registry *reg, uint32_t pid)
+{
+	return procs_snapshot(reg, pid, true);
+}
+
+const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid)
+{
+	struct proc_info *owner = maps_owner(reg, pid);
+
+	return owner ? owner->maps : NULL;
+}
+
 void procs_remove(struct proc_registry *reg, uint32_t pid)
 {
-	const void *k;
-	void *v;
+	/* Up the chain of exited parents never sampled: bounded as above. */
+	for (int depth = 0; depth < 64; depth++) {
+		struct proc_info *pi = procs_get(reg, pid), *pp;
+		const void *k;
+		void *v;
 
-	if (!hm_remove(reg->by_pid, &pid, &k, &v))
-		proc_info_free(v);
+		if (!pi)
+			return;
+		pp = pi->counted && pi->ppid != pid ? procs_get(reg, pi->ppid) : NULL;
+		if (!hm_remove(reg->by_pid, &pid, &k, &v))
+			proc_info_free(v);
+		if (!pp || !pp->nchildren)
+			return;
+		pp->nchildren--;
+		if (!unused(pp))
+			return;
+		pid = pp->pid;
+	}
 }
 
 size_t procs_count(const struct proc_registry *reg)

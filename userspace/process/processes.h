@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Registry of the processes a recording has seen: name, executable and a
- * snapshot of the executable mappings taken the first time the process is
- * sampled (or on fork/exec events), kept until the registry is freed so a
- * process that exits mid-recording still symbolizes.
+ * snapshot of the executable mappings, kept after the process exits until
+ * it is removed, so its samples still symbolize.
  *
  * A child forked from a known process and not exec'd since shares its
- * parent's address space layout; when the child's own snapshot could not
- * be taken (it exited first), procs_maps() answers with the parent's.
+ * parent's address space layout: it has no snapshot of its own as long as
+ * its executable pages count (BPF's mm->exec_vm) is the one of its nearest
+ * ancestor's snapshot, and procs_maps() answers with that one. Under
+ * connection churn (a PostgreSQL backend per connection) that is every
+ * backend: no /proc/PID/maps read and no copy per process. A process
+ * never sampled is removed as soon as it exits (unless children of its
+ * are registered); a sampled one when the session says so.
  *
  * The registry owns every proc_info and snapshot; pointers it returns stay
- * valid until procs_free(). Not thread-safe.
+ * valid until the entry is removed or procs_free(). Not thread-safe.
  */
 #ifndef EBPROF_PROCESSES_H
 #define EBPROF_PROCESSES_H
@@ -28,8 +32,14 @@ struct proc_info {
 	char *exe;		/* readlink of /proc/PID/exe, NULL if unknown */
 	struct proc_maps *maps; /* own snapshot, NULL if none yet */
 	bool exited;
-	bool execd;	  /* exec'd after the fork we saw: don't inherit maps */
-	int snapshot_err; /* last error reading maps, 0 if none */
+	bool execd;	     /* exec'd after the fork we saw: don't inherit maps */
+	bool sampled;	     /* procs_on_sampled() since its fork or exec */
+	bool counted;	     /* it counts in its parent's nchildren */
+	uint32_t nchildren;  /* registered processes forked from it */
+	uint64_t start_ns;   /* CLOCK_MONOTONIC of its fork or exec; 0: before we looked */
+	uint64_t exit_ns;    /* CLOCK_MONOTONIC of its exit; 0: not seen */
+	uint64_t exec_pages; /* of its own snapshot (VmExe + VmLib), 0: unknown */
+	int snapshot_err;    /* last error reading maps, 0 if none */
 };
 
 struct proc_registry;
@@ -47,16 +57,32 @@ struct proc_info *procs_add(struct proc_registry *reg, uint32_t pid);
  * (the entry keeps what it had). */
 int procs_snapshot(struct proc_registry *reg, uint32_t pid, bool force);
 
-void procs_on_fork(struct proc_registry *reg, uint32_t child, uint32_t parent);
-void procs_on_exec(struct proc_registry *reg, uint32_t pid);
-void procs_on_exit(struct proc_registry *reg, uint32_t pid);
+/* Process events, with the time they happened (CLOCK_MONOTONIC ns, as BPF
+ * reports it; 0 when unknown). A fork of a pid registered as exited is a
+ * new process under a reused pid: the old entry is reset. An exit removes
+ * a process never sampled and without registered children at once. */
+void procs_on_fork(struct proc_registry *reg, uint32_t child, uint32_t parent, uint64_t time_ns);
+void procs_on_exec(struct proc_registry *reg, uint32_t pid, uint64_t time_ns);
+void procs_on_exit(struct proc_registry *reg, uint32_t pid, uint64_t time_ns);
 
-/* Own snapshot, else the nearest ancestor's across forks without exec;
+/*
+ * pid was sampled for the first time since its fork or exec, with
+ * exec_pages executable pages mapped: it shares its nearest ancestor's
+ * snapshot when that one has as many pages, else its maps are read. 0 or
+ * a negative errno from reading /proc. procs_on_maps_changed(): its
+ * executable mappings changed since (a library loaded): read them again.
+ */
+int procs_on_sampled(struct proc_registry *reg, uint32_t pid, uint64_t exec_pages);
+int procs_on_maps_changed(struct proc_registry *reg, uint32_t pid);
+
+/* Own snapshot, else the nearest ancestor's across forks without exec
+ * (an ancestor that started after the child is a reused pid: not one);
  * NULL when none is known. */
 const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid);
 
-/* Forget a process (e.g. exited and flushed). Children that inherited its
- * snapshot lose that fallback. */
+/* Forget a process (e.g. exited and flushed); an exited parent never
+ * sampled goes with its last child. Children that inherited its snapshot
+ * lose that fallback. */
 void procs_remove(struct proc_registry *reg, uint32_t pid);
 
 size_t procs_count(const struct proc_registry *reg);
@@ -69,5 +95,7 @@ int proc_read_comm(uint32_t pid, char *buf, size_t size);
 int proc_read_exe(uint32_t pid, char **out);
 /* Parent pid from /proc/PID/stat. */
 int proc_read_ppid(uint32_t pid, uint32_t *ppid);
+/* Executable pages mapped (VmExe + VmLib of /proc/PID/status, in pages). */
+int proc_read_exec_pages(uint32_t pid, uint64_t *pages);
 
 #endif /* EBPROF_PROCESSES_H */

@@ -72,8 +72,15 @@ static void fmt_err(char *err, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* While an optional program is tried (the trampoline or kprobe for titles
+ * at exit), libbpf's warnings are debug lines: a failure there has a
+ * fallback and is reported once by its caller. */
+static bool libbpf_optional;
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	if (libbpf_optional && level == LIBBPF_WARN)
+		level = LIBBPF_DEBUG;
 	if (level == LIBBPF_WARN && log_get_level() < LOG_INFO)
 		return 0; /* the caller reports the failure in one line */
 	if (level != LIBBPF_WARN && log_get_level() < LOG_DEBUG)
@@ -88,9 +95,58 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(struct ebprof_event))
 		return 0;
+	if (((struct ebprof_event *)data)->type == EVENT_TITLE &&
+	    size < sizeof(struct ebprof_title))
+		return 0;
 	if (s->on_event)
 		s->on_event(data, s->event_ctx);
 	return 0;
+}
+
+/* Open the skeleton, configure it from opts and load it; fentry: with the
+ * trampoline program for titles at exit, else the kprobe one. */
+static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
+			 const struct bpf_object_open_opts *oopts, bool fentry, char *err,
+			 size_t errlen)
+{
+	int ret;
+
+	s->skel = profile_bpf__open_opts(oopts);
+	if (!s->skel) {
+		ret = -errno;
+		fmt_err(err, errlen, "cannot open the BPF program: %s", strerror(errno));
+		return ret;
+	}
+	s->skel->rodata->filter_targets = !opts->all;
+	s->skel->rodata->want_kernel = opts->kernel;
+	s->skel->rodata->want_user = opts->user;
+	s->skel->rodata->follow_forks = opts->follow_forks;
+	s->skel->rodata->ncomms = opts->ncomms;
+	for (size_t i = 0; i < opts->ncomms; i++)
+		strncpy((char *)s->skel->rodata->comms[i], opts->comms[i],
+			EBPROF_TASK_COMM_LEN - 1);
+	if (opts->counts_entries) {
+		bpf_map__set_max_entries(s->skel->maps.counts0, opts->counts_entries);
+		bpf_map__set_max_entries(s->skel->maps.counts1, opts->counts_entries);
+	}
+	if (opts->stack_entries)
+		bpf_map__set_max_entries(s->skel->maps.stacks, opts->stack_entries);
+	bpf_program__set_autoload(s->skel->progs.on_group_exit_fentry, fentry);
+	bpf_program__set_autoload(s->skel->progs.on_group_exit_kprobe, !fentry);
+
+	ret = profile_bpf__load(s->skel);
+	if (!ret)
+		return 0;
+	if (ret == -EPERM || ret == -EACCES)
+		fmt_err(err, errlen,
+			"the kernel refused to load the BPF program (%s): missing "
+			"CAP_BPF/CAP_SYS_ADMIN, or kernel.unprivileged_bpf_disabled/lockdown",
+			strerror(-ret));
+	else
+		fmt_err(err, errlen,
+			"cannot load the BPF program: %s (run with -v for the verifier log)",
+			features_libbpf_strerror(ret));
+	return ret;
 }
 
 int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, void *ctx,
@@ -141,42 +197,19 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	for (int i = 0; i < s->ncpus; i++)
 		s->pfds[i] = -1;
 
-	s->skel = profile_bpf__open_opts(&oopts);
-	if (!s->skel) {
-		ret = -errno;
-		fmt_err(err, errlen, "cannot open the BPF program: %s", strerror(errno));
+	/* With the trampoline for titles at exit when the kernel's own BTF
+	 * is there; should that program not load, once more without it. */
+	libbpf_optional = !opts->btf_path;
+	ret = open_and_load(s, opts, &oopts, !opts->btf_path, err, errlen);
+	libbpf_optional = false;
+	if (ret && !opts->btf_path) {
+		log_debug("loading without the fentry program: %s", err);
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		ret = open_and_load(s, opts, &oopts, false, err, errlen);
+	}
+	if (ret)
 		goto fail;
-	}
-	s->skel->rodata->filter_targets = !opts->all;
-	s->skel->rodata->want_kernel = opts->kernel;
-	s->skel->rodata->want_user = opts->user;
-	s->skel->rodata->follow_forks = opts->follow_forks;
-	s->skel->rodata->ncomms = opts->ncomms;
-	for (size_t i = 0; i < opts->ncomms; i++)
-		strncpy((char *)s->skel->rodata->comms[i], opts->comms[i],
-			EBPROF_TASK_COMM_LEN - 1);
-	if (opts->counts_entries) {
-		bpf_map__set_max_entries(s->skel->maps.counts0, opts->counts_entries);
-		bpf_map__set_max_entries(s->skel->maps.counts1, opts->counts_entries);
-	}
-	if (opts->stack_entries)
-		bpf_map__set_max_entries(s->skel->maps.stacks, opts->stack_entries);
-
-	ret = profile_bpf__load(s->skel);
-	if (ret) {
-		if (ret == -EPERM || ret == -EACCES)
-			fmt_err(err, errlen,
-				"the kernel refused to load the BPF program (%s): missing "
-				"CAP_BPF/CAP_SYS_ADMIN, or "
-				"kernel.unprivileged_bpf_disabled/lockdown",
-				strerror(-ret));
-		else
-			fmt_err(err, errlen,
-				"cannot load the BPF program: %s (run with -v for the verifier "
-				"log)",
-				features_libbpf_strerror(ret));
-		goto fail;
-	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
 	if (!s->rb) {
 		ret = -errno;
@@ -204,6 +237,30 @@ int sampler_add_target(struct sampler *s, uint32_t tgid)
 	return 0;
 }
 
+/* Titles at exit are a refinement (without them, the title last seen in
+ * a sample stands): the trampoline, else a kprobe, else a debug line. */
+static void attach_title_hook(struct sampler *s)
+{
+	struct bpf_program *fentry = s->skel->progs.on_group_exit_fentry;
+	struct bpf_program *kprobe = s->skel->progs.on_group_exit_kprobe;
+	int ret = 0;
+
+	libbpf_optional = true;
+	if (bpf_program__autoload(fentry)) {
+		s->skel->links.on_group_exit_fentry = bpf_program__attach(fentry);
+		ret = s->skel->links.on_group_exit_fentry ? 0 : -errno;
+	} else {
+		s->skel->links.on_group_exit_kprobe = bpf_program__attach(kprobe);
+		ret = s->skel->links.on_group_exit_kprobe ? 0 : -errno;
+	}
+	libbpf_optional = false;
+	if (!ret)
+		return;
+	log_debug("no process titles at exit (%s on do_group_exit: %s): the title of a "
+		  "process is the one its samples saw",
+		  bpf_program__autoload(fentry) ? "fentry" : "kprobe", strerror(-ret));
+}
+
 int sampler_attach_tracepoints(struct sampler *s, char *err, size_t errlen)
 {
 	struct bpf_program *progs[] = { s->skel->progs.on_fork, s->skel->progs.on_exec,
@@ -221,6 +278,7 @@ int sampler_attach_tracepoints(struct sampler *s, char *err, size_t errlen)
 			return ret;
 		}
 	}
+	attach_title_hook(s);
 	return 0;
 }
 
@@ -288,7 +346,16 @@ void sampler_stop(struct sampler *s)
 
 int sampler_poll(struct sampler *s, int timeout_ms)
 {
-	return ring_buffer__poll(s->rb, timeout_ms);
+	int ret = 0;
+
+	/* The program submits without waking us (BPF_RB_NO_WAKEUP): wait
+	 * the timeout out (a signal ends it early), then take what came. */
+	if (timeout_ms > 0)
+		ret = ring_buffer__poll(s->rb, timeout_ms);
+	if (ret < 0 && ret != -EINTR)
+		return ret;
+	ret = ring_buffer__consume(s->rb);
+	return ret;
 }
 
 struct drain_ctx {
@@ -488,6 +555,7 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_COUNTS_FULL] = "samples lost (counts map full)",
 		[STAT_EVENTS_LOST] = "process events lost",
 		[STAT_TARGETS_FULL] = "processes not followed (target map full)",
+		[STAT_SEEN_FULL] = "processes not announced (seen map full)",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";

@@ -34,7 +34,8 @@ struct sampler_stats {
 	uint64_t v[STAT_MAX]; /* indexed by enum ebprof_stat, summed over CPUs */
 };
 
-/* Process life-cycle events (see enum ebprof_event_type). */
+/* Process life-cycle events (see enum ebprof_event_type); an EVENT_TITLE
+ * is a whole struct ebprof_title. */
 typedef void (*sampler_event_fn)(const struct ebprof_event *e, void *ctx);
 
 struct sampler;
@@ -71,8 +72,9 @@ int sampler_start(struct sampler *s, char *err, size_t errlen);
 /* Detach the perf events: no more samples. Counts stay to be drained. */
 void sampler_stop(struct sampler *s);
 
-/* Wait up to timeout_ms for process events and deliver them. Returns the
- * number of events, or a negative errno (-EINTR on a signal). */
+/* Wait timeout_ms (less when a signal comes), then deliver the process
+ * events that came: the BPF program does not wake us per event. Returns
+ * the number of events, or a negative errno. */
 int sampler_poll(struct sampler *s, int timeout_ms);
 
 /*
