@@ -33,6 +33,24 @@ static void stop_cluster(void)
 	pg_stop(&pg);
 }
 
+/* Samples of p with a symbolized frame of the postgres binary: a backend
+ * gone by the flush is still symbolized (through its postmaster). */
+static int64_t with_postgres_frames(const struct gp_profile *p)
+{
+	int64_t n = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct gp_sample *s = &p->samples[i];
+		bool pg = false;
+
+		for (size_t j = 0; j < s->nframes && !pg; j++)
+			pg = s->frames[j].fn && s->frames[j].mapping &&
+			     strstr(s->frames[j].mapping->file, "/bin/postgres");
+		n += pg ? s->values[0] : 0;
+	}
+	return n;
+}
+
 /* The distinct pid labels of p's samples, added to *pids (*n of them). */
 static void add_pids(const struct gp_profile *p, int64_t **pids, size_t *n)
 {
@@ -53,7 +71,8 @@ static void add_pids(const struct gp_profile *p, int64_t **pids, size_t *n)
 Test(agent_churn, short_lived_backends_share_grouped_profiles, .timeout = 300, .fini = stop_cluster)
 {
 	char *dir = tl_tmpdir("churn"), out[512], pidarg[16], cmd[600], load[64], *log;
-	int64_t counted, written, failed, in_profiles = 0, in_groups = 0, outside = 0;
+	int64_t counted, written, failed, in_profiles = 0, in_groups = 0, outside = 0,
+					  pg_frames = 0;
 	int64_t *tree = NULL, *grouped_pids = NULL;
 	size_t ntree = 0, ngrouped = 0, ngroups = 0, client_groups = 0, intervals;
 	struct pe_listener *pe;
@@ -107,6 +126,7 @@ Test(agent_churn, short_lived_backends_share_grouped_profiles, .timeout = 300, .
 			continue;
 		ngroups++;
 		in_groups += n;
+		pg_frames += with_postgres_frames(p);
 		add_pids(p, &grouped_pids, &ngrouped);
 		cr_expect_str_eq(store_entry_label(e, "group"), "short-lived");
 		if (strcmp(store_entry_label(e, "backend_type") ?: "", "client backend"))
@@ -125,6 +145,9 @@ Test(agent_churn, short_lived_backends_share_grouped_profiles, .timeout = 300, .
 	cr_expect_gt(ntree, 200, "pgbench -C made only %zu processes", ntree);
 	cr_expect_gt(client_groups, 0, "no group profile of client backends");
 	cr_expect_gt(ngrouped, 20, "only %zu short-lived processes in group profiles", ngrouped);
+	cr_expect_geq(pg_frames, in_groups / 2,
+		      "%lld of %lld grouped samples have a symbolized postgres frame",
+		      (long long)pg_frames, (long long)in_groups);
 	/* Bounded: the cluster's long-lived processes (about 6) and a few
 	 * groups per interval, never one file per backend. */
 	cr_expect_leq(st.n, intervals * 12, "%zu files for %zu intervals, %zu processes", st.n,

@@ -145,6 +145,31 @@ Test(processes, sampled_children_share_their_parent_snapshot)
 	procs_free(reg);
 }
 
+/* A child gone by the flush opens its files through the living owner of
+ * the snapshot it shares (its map_files and root are gone); one alive,
+ * or with no living owner, through itself. */
+Test(processes, a_gone_child_opens_files_through_its_snapshot_owner)
+{
+	struct proc_registry *reg;
+	uint32_t me = (uint32_t)getpid(), c = 0x330000, g = 0x330001;
+	uint64_t pages = 0;
+
+	cr_assert_eq(procs_new(&reg), 0);
+	cr_assert_eq(procs_snapshot(reg, me, false), 0);
+	cr_assert_eq(proc_read_exec_pages(me, &pages), 0);
+	procs_on_fork(reg, c, me, 1000);
+	procs_on_fork(reg, g, c, 2000);
+	cr_expect_eq(procs_on_sampled(reg, c, pages), 0);
+	cr_expect_eq(procs_on_sampled(reg, g, pages), 0);
+	cr_expect_eq(procs_open_via(reg, c), c, "alive: its own");
+	procs_on_exit(reg, c, 3000);
+	cr_expect_eq(procs_open_via(reg, c), me, "gone: its parent's");
+	procs_on_exit(reg, g, 3000);
+	cr_expect_eq(procs_open_via(reg, g), me, "gone, and its parent too: the owner's");
+	cr_expect_eq(procs_open_via(reg, 0x330002), 0x330002u, "unknown: its own");
+	procs_free(reg);
+}
+
 /* Under churn pids wrap (pid_max 32768 wraps in under two minutes at 300
  * forks a second): a fork under a pid whose process exited is another
  * process, and the first one's snapshot, exe and exit are not its. */

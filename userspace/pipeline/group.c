@@ -183,14 +183,13 @@ static struct profile *group_profile(struct session *s, struct session_group *g,
 	if (g->b)
 		p = session_finish_builder(s, g->b, iv->end_ns - iv->start_ns, iv);
 	g->b = NULL;
-	if (!p || !g->p) {
-		if (!p)
-			p = g->p;
-		else
-			profile_free(g->p);
+	if (!p) { /* nothing drained (or out of memory): the merged ones */
+		p = g->p;
 		g->p = NULL;
 		return p;
 	}
+	if (!g->p)
+		return p;
 	err = profile_merge(p, g->p, NULL, 0);
 	profile_free(g->p);
 	g->p = NULL;

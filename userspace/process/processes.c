@@ -296,6 +296,16 @@ const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid)
 	return owner ? owner->maps : NULL;
 }
 
+uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid)
+{
+	const struct proc_info *pi = procs_get(reg, pid), *owner;
+
+	if (!pi || !pi->exited)
+		return pid;
+	owner = maps_owner(reg, pid);
+	return owner && !owner->exited ? owner->pid : pid;
+}
+
 void procs_remove(struct proc_registry *reg, uint32_t pid)
 {
 	/* Up the chain of exited parents never sampled: bounded as above. */

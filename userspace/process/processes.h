@@ -80,6 +80,12 @@ int procs_on_maps_changed(struct proc_registry *reg, uint32_t pid);
  * NULL when none is known. */
 const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid);
 
+/* The pid to open pid's mapped files through (/proc/PID/map_files, and
+ * its root for debug files): its own while it lives, else that of the
+ * living owner of the snapshot it shares (same mappings), else its own. A
+ * backend gone by the flush is symbolized through its postmaster. */
+uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid);
+
 /* Forget a process (e.g. exited and flushed); an exited parent never
  * sampled goes with its last child. Children that inherited its snapshot
  * lose that fallback. */

@@ -285,7 +285,7 @@ static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, boo
 		id = cached_location(b, 0, addr, resolved);
 		return id ? id : intern_location(b, 0, addr, NULL, 0, resolved);
 	}
-	bm = user_mapping(b, pid, e);
+	bm = user_mapping(b, procs_open_via(b->opts.procs, pid), e);
 	if (!bm)
 		return -ENOMEM;
 	id = cached_location(b, bm->mapping_id, addr, resolved);
