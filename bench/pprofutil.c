@@ -12,6 +12,9 @@
  *       the distinct file offsets (address - mapping start + mapping
  *       offset, hex) of the locations whose mapping file name ends with
  *       SUFFIX, e.g. /bin/postgres, sorted.
+ *   pprofutil count FILE...
+ *       one line over all files: samples=N with_pid=N (samples carrying a
+ *       numeric pid label > 0) files=N.
  *   pprofutil encode FILE SECONDS
  *       decode FILE once, then encode it (gzip and raw) again and again
  *       for about SECONDS each; prints one line of key=value figures.
@@ -85,6 +88,36 @@ static int cmd_stacks(int argc, char **argv)
 		}
 		profile_free(p);
 	}
+	return 0;
+}
+
+static bool has_pid(const struct profile *p, const struct pf_sample *sm)
+{
+	for (size_t l = 0; l < sm->nlabels; l++) {
+		const struct pf_label *lb = &sm->labels[l];
+
+		if (!lb->str && lb->num > 0 && lb->key > 0 && (size_t)lb->key < p->nstrings &&
+		    !strcmp(p->strings[lb->key], "pid"))
+			return true;
+	}
+	return false;
+}
+
+static int cmd_count(int argc, char **argv)
+{
+	int64_t samples = 0, with_pid = 0;
+
+	for (int i = 0; i < argc; i++) {
+		struct profile *p = load(argv[i]);
+
+		for (size_t s = 0; s < p->nsamples; s++) {
+			samples += p->samples[s].values[0];
+			if (has_pid(p, &p->samples[s]))
+				with_pid += p->samples[s].values[0];
+		}
+		profile_free(p);
+	}
+	printf("samples=%" PRId64 " with_pid=%" PRId64 " files=%d\n", samples, with_pid, argc);
 	return 0;
 }
 
@@ -221,11 +254,14 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "stacks"))
 		return cmd_stacks(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[1], "count"))
+		return cmd_count(argc - 2, argv + 2);
 	if (argc >= 4 && !strcmp(argv[1], "offsets"))
 		return cmd_offsets(argv[2], argc - 3, argv + 3);
 	if (argc == 4 && !strcmp(argv[1], "encode"))
 		return cmd_encode(argv[2], atof(argv[3]));
 	fprintf(stderr,
-		"usage: pprofutil stacks FILE... | offsets SUFFIX FILE... | encode FILE SECONDS\n");
+		"usage: pprofutil stacks FILE... | count FILE... | offsets SUFFIX FILE... |\n"
+		"       encode FILE SECONDS\n");
 	return 2;
 }
