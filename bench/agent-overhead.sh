@@ -21,23 +21,14 @@ CLIENTS=${CLIENTS:-2}
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 command -v bc >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null
 
-work=$(mktemp -d /tmp/ebprof-bench-XXXXXX)
-chmod 755 "$work" # the postgres user must reach the cluster inside
-pgdir="$work/pg"
-agent_pid=""
-cleanup() { [ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null; tools/pgcluster.sh stop "$pgdir" || true; }
-trap cleanup EXIT
-
-info=$(tools/pgcluster.sh start "$pgdir")
-port=$(echo "$info" | sed -n 's/port=\([0-9]*\).*/\1/p')
-tools/pgcluster.sh init-bench "$pgdir" "$SCALE"
+. bench/lib.sh
+bench_cluster bench "$SCALE"
 hz=$(getconf CLK_TCK)
 
 bench_phase() { # -> tps
 	pgbench -n -S -c "$CLIENTS" -j "$CLIENTS" -T "$PHASE" -h "$pgdir" -p "$port" -U postgres postgres 2>/dev/null |
 		sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 : >"$work/off.txt"; : >"$work/on.txt"
 start_agent() { # log file; sets agent_pid, waits until it samples

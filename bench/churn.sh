@@ -35,18 +35,9 @@ fi
 command -v bc >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bc >/dev/null
 make --no-print-directory BUILD="$BUILD" "$BUILD/bench/pprofutil" >/dev/null
 
-work=$(mktemp -d /tmp/ebprof-churn-XXXXXX)
-chmod 755 "$work" # the postgres user must reach the cluster inside
-pgdir="$work/pg"
-agent_pid=""
-cleanup() { [ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null; tools/pgcluster.sh stop "$pgdir" || true; }
-trap cleanup EXIT
-
-info=$(tools/pgcluster.sh start "$pgdir")
-port=$(echo "$info" | sed -n 's/port=\([0-9]*\).*/\1/p')
-tools/pgcluster.sh init-bench "$pgdir" 1
+. bench/lib.sh
+bench_cluster churn 1
 hz=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss_kb() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
 mib() { echo "$1 / 1024" | bc -l | xargs printf '%.1f'; }
 
