@@ -217,7 +217,8 @@ void session_groups_emit(struct session *s, struct session_interval *iv)
 		if (p) {
 			rec.labels = labels;
 			rec.nlabels = group_labels(s, g, nbuf, sizeof(nbuf), &rec, labels);
-			session_deliver(s, p, &rec, iv); /* takes p */
+			session_deliver(s, p, &rec, iv); /* takes p; counts one process */
+			iv->processes += g->nprocs - 1;
 		}
 		free(g);
 	}

@@ -23,6 +23,7 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 	struct session *s = ctx;
 	bool per_process = s->o.split == SESSION_PER_PROCESS;
 	struct session_proc *sp;
+	struct proc_info *pi;
 	int err;
 
 	switch (e->type) {
@@ -31,6 +32,9 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		err = procs_on_sampled(s->procs, e->pid, e->exec_pages);
 		if (err)
 			log_debug("no maps snapshot of pid %u: %s", e->pid, strerror(-err));
+		pi = procs_get(s->procs, e->pid);
+		if (pi && !pi->comm[0]) /* its parent unknown, /proc not read */
+			snprintf(pi->comm, sizeof(pi->comm), "%.*s", (int)sizeof(e->comm), e->comm);
 		break;
 	case EVENT_MAPS: /* a library loaded since */
 		err = procs_on_maps_changed(s->procs, e->pid);

@@ -71,7 +71,7 @@ struct session_opts {
 /* What an interval's flush did. */
 struct session_interval {
 	int64_t start_ns, end_ns;
-	uint64_t processes;	    /* profiles made */
+	uint64_t processes;	    /* processes profiled (a group's members each) */
 	uint64_t samples;	    /* samples BPF counted */
 	uint64_t lost[STAT_MAX];    /* by cause, this interval */
 	char lost_text[256];	    /* "3 stacks lost (...), ..." or "" */
