@@ -139,13 +139,16 @@ Test(agent_churn, short_lived_backends_share_grouped_profiles, .timeout = 300, .
 	}
 	counted = ag_logged_samples(log, &written, &failed);
 	cr_log_info("%zu processes in the cluster's tree, %zu files (%zu groups, %zu of client "
-		    "backends) for %zu intervals, %lld samples (%lld in groups, of %zu processes)",
+		    "backends) for %zu intervals, %lld samples (%lld in groups, of %zu processes; "
+		    "%lld with a symbolized postgres frame)",
 		    ntree, st.n, ngroups, client_groups, intervals, (long long)in_profiles,
-		    (long long)in_groups, ngrouped);
+		    (long long)in_groups, ngrouped, (long long)pg_frames);
 	cr_expect_gt(ntree, 200, "pgbench -C made only %zu processes", ntree);
 	cr_expect_gt(client_groups, 0, "no group profile of client backends");
 	cr_expect_gt(ngrouped, 20, "only %zu short-lived processes in group profiles", ngrouped);
-	cr_expect_geq(pg_frames, in_groups / 2,
+	/* About half under pgbench -C (the rest is fork, exit and page faults
+	 * in the kernel, and libc); none if gone backends went unsymbolized. */
+	cr_expect_geq(pg_frames, in_groups / 4,
 		      "%lld of %lld grouped samples have a symbolized postgres frame",
 		      (long long)pg_frames, (long long)in_groups);
 	/* Bounded: the cluster's long-lived processes (about 6) and a few
