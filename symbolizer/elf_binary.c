@@ -155,7 +155,8 @@ static bool phdrs_in_file(int fd, const GElf_Ehdr *eh, size_t phnum)
 		return true;
 	if (want != phnum || fstat(fd, &st) || eh->e_phoff > (uint64_t)st.st_size)
 		return false;
-	return want <= ((uint64_t)st.st_size - eh->e_phoff) / (eh->e_phentsize ? eh->e_phentsize : 1);
+	return want <=
+	       ((uint64_t)st.st_size - eh->e_phoff) / (eh->e_phentsize ? eh->e_phentsize : 1);
 }
 
 int elfbin_ident(int fd, struct elf_ident *id)

@@ -50,9 +50,9 @@ const struct key_def config_keys[] = {
 	  .type = T_BOOL,
 	  .off = F(group_short_lived),
 	  .def = "true",
-	  .help = "processes that exited having lived less than\n"
-		  "an interval share one profile per backend\n"
-		  "type, database and user (or name)" },
+	  .help = "processes younger than an interval share one\n"
+		  "profile per backend type, database and user\n"
+		  "(or name); off: a profile per process" },
 	{ .name = "group-min-samples",
 	  .type = T_INT,
 	  .off = F(group_min_samples),

@@ -24,7 +24,7 @@
 
 #include "hashmap.h"
 
-#define HM_FIRST 8	/* entries of the first chunk */
+#define HM_FIRST 8	 /* entries of the first chunk */
 #define HM_MAX_CHUNKS 48 /* HM_FIRST << 47 entries: more than memory holds */
 
 struct hm_entry {
@@ -37,7 +37,7 @@ struct hm_entry {
 struct hashmap {
 	hm_hash_fn hash;
 	hm_equal_fn equal;
-	htab_t index;		  /* struct hm_entry *, by key */
+	htab_t index;				/* struct hm_entry *, by key */
 	struct hm_entry *chunks[HM_MAX_CHUNKS]; /* chunk c: HM_FIRST << c entries */
 	size_t nchunks;
 	size_t used; /* entries handed out so far (free ones included) */
