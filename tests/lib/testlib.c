@@ -205,6 +205,37 @@ char *tl_tmpdir(const char *tag)
 	return mkdtemp(tmpl) ? strdup(tmpl) : NULL;
 }
 
+static char scratch[256];
+
+void tl_scratch_make(const char *tag)
+{
+	snprintf(scratch, sizeof(scratch), "/tmp/ebprof-test-%s-XXXXXX", tag);
+	cr_assert_not_null(mkdtemp(scratch), "cannot make %s", scratch);
+}
+
+void tl_scratch_remove(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
+	cr_expect_eq(system(cmd), 0);
+}
+
+const char *tl_scratch_dir(void)
+{
+	return scratch;
+}
+
+const char *tl_at(const char *rel)
+{
+	static char bufs[4][512];
+	static int next;
+	char *b = bufs[next++ % 4];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", scratch, rel);
+	return b;
+}
+
 struct profile *tl_load_profile(const char *path)
 {
 	struct profile *p = NULL;

@@ -53,6 +53,14 @@ int tl_sh(const char *cmd, char **out);
 /* A fresh temporary directory (mkdtemp under /tmp), malloc'ed path. */
 char *tl_tmpdir(const char *tag);
 
+/* A suite's scratch directory: tl_scratch_make(tag) from the suite's
+ * .init (asserts it is made), tl_scratch_remove as its .fini; tl_at(rel)
+ * is the path of rel in it (four rotating static buffers). */
+void tl_scratch_make(const char *tag);
+void tl_scratch_remove(void);
+const char *tl_scratch_dir(void);
+const char *tl_at(const char *rel);
+
 /* Decode a profile file; NULL on any error (message on stderr). */
 struct profile *tl_load_profile(const char *path);
 

@@ -20,33 +20,14 @@
 #include "formats/pprof.h"
 #include "formats/render.h"
 #include "util/fileio.h"
-
-static char dir[] = "/tmp/ebprof-test-render-XXXXXX";
+#include "testlib.h"
 
 static void setup(void)
 {
-	cr_assert_not_null(mkdtemp(dir));
+	tl_scratch_make("render");
 }
 
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
-}
-
-TestSuite(render, .init = setup, .fini = teardown, .timeout = 60);
-
-static const char *at(const char *rel)
-{
-	static char bufs[4][512];
-	static int next;
-	char *b = bufs[next++ % 4];
-
-	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, rel);
-	return b;
-}
+TestSuite(render, .init = setup, .fini = tl_scratch_remove, .timeout = 60);
 
 /* worker: main -> work (3 samples, 30 ms) and main -> work -> kernel
  * do_syscall_64 (1 sample, 10 ms). */
@@ -280,17 +261,18 @@ Test(render, to_a_file_atomically)
 	size_t len;
 	struct stat st;
 
-	cr_assert_eq(render_to_file(p, RENDER_FOLDED, NULL, at("out.folded"), err, sizeof(err)), 0,
-		     "%s", err);
-	cr_assert_eq(read_file(at("out.folded"), &buf, &len), 0);
+	cr_assert_eq(render_to_file(p, RENDER_FOLDED, NULL, tl_at("out.folded"), err, sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(read_file(tl_at("out.folded"), &buf, &len), 0);
 	cr_expect_eq(len, strlen("worker;main;work 3\nworker;main;work;do_syscall_64_[k] 1\n"));
 	free(buf);
-	cr_assert_eq(stat(at("out.folded"), &st), 0);
+	cr_assert_eq(stat(tl_at("out.folded"), &st), 0);
 	cr_expect_eq(st.st_mode & 07777, 0644);
 	/* Replaced whole by the next one. */
-	cr_assert_eq(render_to_file(p, RENDER_PPROF_GZIP, NULL, at("out.folded"), err, sizeof(err)),
-		     0, "%s", err);
-	cr_assert_eq(pprof_read_file(at("out.folded"), &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(
+		render_to_file(p, RENDER_PPROF_GZIP, NULL, tl_at("out.folded"), err, sizeof(err)),
+		0, "%s", err);
+	cr_assert_eq(pprof_read_file(tl_at("out.folded"), &back, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(back->nsamples, 2);
 	profile_free(back);
 	profile_free(p);
@@ -303,18 +285,19 @@ Test(render, to_a_file_errors)
 	char err[512] = "", want[512];
 
 	cr_expect_eq(
-		render_to_file(p, RENDER_PPROF, NULL, at("no/such/dir/x.pb"), err, sizeof(err)),
+		render_to_file(p, RENDER_PPROF, NULL, tl_at("no/such/dir/x.pb"), err, sizeof(err)),
 		-ENOENT);
 	snprintf(want, sizeof(want), "cannot write %s: No such file or directory",
-		 at("no/such/dir/x.pb"));
+		 tl_at("no/such/dir/x.pb"));
 	cr_expect_str_eq(err, want);
-	cr_expect_eq(render_to_file(p, RENDER_PPROF, NULL, dir, err, sizeof(err)), -EISDIR);
-	snprintf(want, sizeof(want), "cannot write %s: Is a directory", dir);
+	cr_expect_eq(render_to_file(p, RENDER_PPROF, NULL, tl_scratch_dir(), err, sizeof(err)),
+		     -EISDIR);
+	snprintf(want, sizeof(want), "cannot write %s: Is a directory", tl_scratch_dir());
 	cr_expect_str_eq(err, want);
 	/* A render error is reported as it is, and nothing is written. */
-	cr_expect_eq(render_to_file(p, RENDER_SVG, &o, at("x.svg"), err, sizeof(err)), -EINVAL);
+	cr_expect_eq(render_to_file(p, RENDER_SVG, &o, tl_at("x.svg"), err, sizeof(err)), -EINVAL);
 	cr_expect(strstr(err, "unknown sample type 'nope'") == err, "%s", err);
-	cr_expect_neq(access(at("x.svg"), F_OK), 0);
+	cr_expect_neq(access(tl_at("x.svg"), F_OK), 0);
 	profile_free(p);
 }
 
@@ -325,7 +308,7 @@ Test(render, to_stdout)
 	char err[256] = "";
 	uint8_t *buf;
 	size_t len;
-	int fd = open(at("stdout"), O_WRONLY | O_CREAT | O_TRUNC, 0644), saved = dup(1), pfd[2];
+	int fd = open(tl_at("stdout"), O_WRONLY | O_CREAT | O_TRUNC, 0644), saved = dup(1), pfd[2];
 
 	cr_assert_geq(fd, 0);
 	fflush(stdout);
@@ -341,7 +324,7 @@ Test(render, to_stdout)
 	dup2(saved, 1);
 	close(pfd[1]);
 	close(fd);
-	cr_assert_eq(read_file(at("stdout"), &buf, &len), 0);
+	cr_assert_eq(read_file(tl_at("stdout"), &buf, &len), 0);
 	cr_expect_eq(len, strlen("worker;main;work 3\nworker;main;work;do_syscall_64_[k] 1\n"));
 	free(buf);
 	profile_free(p);
@@ -351,7 +334,7 @@ Test(render, to_stdout)
 
 static void put(const char *rel, const void *data, size_t len)
 {
-	cr_assert_eq(write_file_atomic(at(rel), data, len), 0);
+	cr_assert_eq(write_file_atomic(tl_at(rel), data, len), 0);
 }
 
 static void read_fails(const char *path, int want, const char *msg)
@@ -375,20 +358,20 @@ Test(render, read_gzip_raw_and_stdin)
 	cr_assert_eq(pprof_encode(p, false, &buf, &len), 0);
 	put("raw.pb", buf, len);
 	free(buf);
-	cr_assert_eq(pprof_read_file(at("raw.pb"), &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pprof_read_file(tl_at("raw.pb"), &back, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(profile_total(back, 1), 40000000);
 	profile_free(back);
 	cr_assert_eq(pprof_encode(p, true, &buf, &len), 0);
 	put("p.pb.gz", buf, len);
 	free(buf);
-	fd = open(at("p.pb.gz"), O_RDONLY);
+	fd = open(tl_at("p.pb.gz"), O_RDONLY);
 	saved = dup(0);
 	cr_assert_eq(dup2(fd, 0), 0);
 	cr_assert_eq(pprof_read_file("-", &back, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(profile_total(back, 0), 4);
 	profile_free(back);
 	/* stdin is named so in messages. */
-	cr_assert_eq(dup2(open(dir, O_RDONLY | O_DIRECTORY), 0), 0);
+	cr_assert_eq(dup2(open(tl_scratch_dir(), O_RDONLY | O_DIRECTORY), 0), 0);
 	read_fails("-", -EISDIR, "cannot read stdin: Is a directory");
 	dup2(saved, 0);
 	close(fd);
@@ -402,37 +385,39 @@ Test(render, read_bad_files)
 	size_t len;
 	struct profile *p = make_profile();
 
-	snprintf(want, sizeof(want), "cannot read %s: No such file or directory", at("nothere"));
-	read_fails(at("nothere"), -ENOENT, want);
-	snprintf(want, sizeof(want), "cannot read %s: Is a directory", dir);
-	read_fails(dir, -EISDIR, want);
+	snprintf(want, sizeof(want), "cannot read %s: No such file or directory", tl_at("nothere"));
+	read_fails(tl_at("nothere"), -ENOENT, want);
+	snprintf(want, sizeof(want), "cannot read %s: Is a directory", tl_scratch_dir());
+	read_fails(tl_scratch_dir(), -EISDIR, want);
 	/* Not a profile. */
 	put("text", "hello, world\n", 13);
-	snprintf(want, sizeof(want), "%s: not a valid pprof profile (Bad message)", at("text"));
-	read_fails(at("text"), -EBADMSG, want);
+	snprintf(want, sizeof(want), "%s: not a valid pprof profile (Bad message)", tl_at("text"));
+	read_fails(tl_at("text"), -EBADMSG, want);
 	/* gzip of something that is not a profile. */
 	put("gztext",
 	    "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48\xcd\xc9\xc9\x07\x00\x86"
 	    "\xa6\x10\x36\x05\x00\x00\x00",
 	    25);
-	snprintf(want, sizeof(want), "%s: not a valid pprof profile (Bad message)", at("gztext"));
-	read_fails(at("gztext"), -EBADMSG, want);
+	snprintf(want, sizeof(want), "%s: not a valid pprof profile (Bad message)",
+		 tl_at("gztext"));
+	read_fails(tl_at("gztext"), -EBADMSG, want);
 	/* A profile cut short, gzip'ed and not. */
 	cr_assert_eq(pprof_encode(p, true, &buf, &len), 0);
 	put("cut.pb.gz", buf, len / 2);
 	free(buf);
 	snprintf(want, sizeof(want), "%s: not a valid pprof profile (Bad message)",
-		 at("cut.pb.gz"));
-	read_fails(at("cut.pb.gz"), -EBADMSG, want);
+		 tl_at("cut.pb.gz"));
+	read_fails(tl_at("cut.pb.gz"), -EBADMSG, want);
 	cr_assert_eq(pprof_encode(p, false, &buf, &len), 0);
 	put("cut.pb", buf, len - 3);
 	free(buf);
-	snprintf(want, sizeof(want), "%s: not a valid pprof profile (Bad message)", at("cut.pb"));
-	read_fails(at("cut.pb"), -EBADMSG, want);
+	snprintf(want, sizeof(want), "%s: not a valid pprof profile (Bad message)",
+		 tl_at("cut.pb"));
+	read_fails(tl_at("cut.pb"), -EBADMSG, want);
 	/* The gzip magic alone. */
 	put("magic", "\x1f\x8b", 2);
-	snprintf(want, sizeof(want), "%s: not a valid pprof profile (Bad message)", at("magic"));
-	read_fails(at("magic"), -EBADMSG, want);
+	snprintf(want, sizeof(want), "%s: not a valid pprof profile (Bad message)", tl_at("magic"));
+	read_fails(tl_at("magic"), -EBADMSG, want);
 	profile_free(p);
 }
 
@@ -443,8 +428,8 @@ Test(render, read_empty_file)
 	char want[512];
 
 	put("empty", "", 0);
-	snprintf(want, sizeof(want), "%s: not a valid pprof profile (Bad message)", at("empty"));
-	read_fails(at("empty"), -EBADMSG, want);
+	snprintf(want, sizeof(want), "%s: not a valid pprof profile (Bad message)", tl_at("empty"));
+	read_fails(tl_at("empty"), -EBADMSG, want);
 }
 
 /* A gzip bomb: more than 1 GiB once inflated is refused, not decoded. */
@@ -473,8 +458,8 @@ Test(render, read_gzip_bomb, .timeout = 120)
 	free(out);
 	snprintf(want, sizeof(want),
 		 "%s: not a valid pprof profile (decompresses to more than 1 GiB)",
-		 at("bomb.pb.gz"));
-	read_fails(at("bomb.pb.gz"), -EFBIG, want);
+		 tl_at("bomb.pb.gz"));
+	read_fails(tl_at("bomb.pb.gz"), -EFBIG, want);
 }
 
 /* A file past the bound is refused before it is read: a sparse 1 GiB + 1
@@ -483,12 +468,12 @@ Test(render, read_refuses_a_file_past_1_gib)
 {
 	struct profile *p = NULL;
 	char err[512] = "";
-	int fd = open(at("huge.pb.gz"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	int fd = open(tl_at("huge.pb.gz"), O_CREAT | O_WRONLY | O_TRUNC, 0644);
 
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(ftruncate(fd, (1LL << 30) + 1), 0);
 	close(fd);
-	cr_expect_eq(pprof_read_file(at("huge.pb.gz"), &p, err, sizeof(err)), -EFBIG);
+	cr_expect_eq(pprof_read_file(tl_at("huge.pb.gz"), &p, err, sizeof(err)), -EFBIG);
 	cr_expect_null(p);
 	cr_expect(strstr(err, "larger than 1 GiB"), "%s", err);
 }

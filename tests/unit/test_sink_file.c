@@ -17,33 +17,14 @@
 #include "formats/pprof.h"
 #include "sinks/file.h"
 #include "util/fileio.h"
-
-static char dir[] = "/tmp/ebprof-test-sinkfile-XXXXXX";
+#include "testlib.h"
 
 static void setup(void)
 {
-	cr_assert_not_null(mkdtemp(dir));
+	tl_scratch_make("sinkfile");
 }
 
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
-}
-
-TestSuite(sink_file, .init = setup, .fini = teardown, .timeout = 30);
-
-static const char *at(const char *rel)
-{
-	static char bufs[4][512];
-	static int next;
-	char *b = bufs[next++ % 4];
-
-	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, rel);
-	return b;
-}
+TestSuite(sink_file, .init = setup, .fini = tl_scratch_remove, .timeout = 30);
 
 /* One sample main -> fn (count n) of thread "worker". */
 static struct profile *make_profile(const char *fn, int64_t n)
@@ -98,7 +79,7 @@ static struct sink *open_sink(const char *path, enum render_format f, const stru
 
 Test(sink_file, what_it_is)
 {
-	struct sink *s = open_sink(at("p.pb.gz"), RENDER_PPROF_GZIP, NULL);
+	struct sink *s = open_sink(tl_at("p.pb.gz"), RENDER_PPROF_GZIP, NULL);
 	struct sink_metric m[SINK_MAX_METRICS];
 	char buf[64] = "x";
 
@@ -110,7 +91,7 @@ Test(sink_file, what_it_is)
 	cr_expect_eq(sink_metrics(s, m), 0);
 	sink_close(s, 0);
 	for (int f = RENDER_PPROF; f <= RENDER_SVG; f++) {
-		s = open_sink(at("p"), (enum render_format)f, NULL);
+		s = open_sink(tl_at("p"), (enum render_format)f, NULL);
 		cr_expect_str_eq(s->ops->kind, "file");
 		cr_expect_not(s->ops->wants_pprof, "format %d renders the profile itself", f);
 		sink_close(s, 0);
@@ -121,7 +102,7 @@ Test(sink_file, what_it_is)
 /* gzip pprof: the bytes the session encoded, as they are. */
 Test(sink_file, pprof_takes_the_encoded_record)
 {
-	struct sink *s = open_sink(at("p.pb.gz"), RENDER_PPROF_GZIP, NULL);
+	struct sink *s = open_sink(tl_at("p.pb.gz"), RENDER_PPROF_GZIP, NULL);
 	struct profile *p = make_profile("work", 3), *back;
 	struct sink_profile r = { .profile = p };
 	uint8_t *enc;
@@ -132,7 +113,7 @@ Test(sink_file, pprof_takes_the_encoded_record)
 	r.data = enc;
 	r.len = len;
 	cr_assert_eq(sink_write(s, &r), 0, "%s", s->err);
-	got = slurp(at("p.pb.gz"), &n);
+	got = slurp(tl_at("p.pb.gz"), &n);
 	cr_expect_eq(n, len);
 	cr_expect_eq(memcmp(got, enc, len), 0, "not the session's bytes");
 	free(got);
@@ -141,7 +122,7 @@ Test(sink_file, pprof_takes_the_encoded_record)
 	r.data = NULL;
 	r.len = 0;
 	cr_assert_eq(sink_write(s, &r), 0, "%s", s->err);
-	cr_assert_eq(pprof_read_file(at("p.pb.gz"), &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pprof_read_file(tl_at("p.pb.gz"), &back, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(profile_total(back, 0), 3);
 	profile_free(back);
 	sink_close(s, 0);
@@ -152,18 +133,18 @@ Test(sink_file, pprof_takes_the_encoded_record)
  * first (one file, one profile: ebprof record). */
 Test(sink_file, folded_replaced_by_the_next_profile)
 {
-	struct sink *s = open_sink(at("out.folded"), RENDER_FOLDED, NULL);
+	struct sink *s = open_sink(tl_at("out.folded"), RENDER_FOLDED, NULL);
 	struct profile *a = make_profile("work", 3), *b = make_profile("other", 5);
 	struct sink_profile r = { .profile = a, .data = (const uint8_t *)"ignored", .len = 7 };
 	char *got;
 
 	cr_assert_eq(sink_write(s, &r), 0, "%s", s->err);
-	got = slurp(at("out.folded"), NULL);
+	got = slurp(tl_at("out.folded"), NULL);
 	cr_expect_str_eq(got, "worker;main;work 3\n");
 	free(got);
 	r.profile = b;
 	cr_assert_eq(sink_write(s, &r), 0, "%s", s->err);
-	got = slurp(at("out.folded"), NULL);
+	got = slurp(tl_at("out.folded"), NULL);
 	cr_expect_str_eq(got, "worker;main;other 5\n");
 	free(got);
 	sink_close(s, 0);
@@ -176,7 +157,7 @@ Test(sink_file, svg_options_are_copied)
 {
 	char title[32] = "Title of mine", stype[32] = "samples";
 	struct render_opts o = { .title = title, .sample_type = stype };
-	struct sink *s = open_sink(at("f.svg"), RENDER_SVG, &o);
+	struct sink *s = open_sink(tl_at("f.svg"), RENDER_SVG, &o);
 	struct profile *p = make_profile("work", 3);
 	struct sink_profile r = { .profile = p };
 	char *got;
@@ -184,7 +165,7 @@ Test(sink_file, svg_options_are_copied)
 	strcpy(title, "changed");
 	strcpy(stype, "nonsense");
 	cr_assert_eq(sink_write(s, &r), 0, "%s", s->err);
-	got = slurp(at("f.svg"), NULL);
+	got = slurp(tl_at("f.svg"), NULL);
 	cr_expect(strstr(got, "<svg ") != NULL);
 	cr_expect(strstr(got, "Title of mine") != NULL, "the title given at open");
 	free(got);
@@ -192,10 +173,10 @@ Test(sink_file, svg_options_are_copied)
 	/* A sample type the profile lacks: the reason, nothing written. */
 	o.title = NULL;
 	o.sample_type = "cpu";
-	s = open_sink(at("g.svg"), RENDER_SVG, &o);
+	s = open_sink(tl_at("g.svg"), RENDER_SVG, &o);
 	cr_expect_eq(sink_write(s, &r), -EINVAL);
 	cr_expect_str_eq(s->err, "unknown sample type 'cpu'; the profile has samples (count)");
-	cr_expect_neq(access(at("g.svg"), F_OK), 0);
+	cr_expect_neq(access(tl_at("g.svg"), F_OK), 0);
 	sink_close(s, 0);
 	profile_free(p);
 }
@@ -204,12 +185,12 @@ Test(sink_file, failed_writes_say_why)
 {
 	struct profile *p = make_profile("work", 3);
 	struct sink_profile r = { .profile = p };
-	struct sink *s = open_sink(at("missing/dir/out.folded"), RENDER_FOLDED, NULL);
+	struct sink *s = open_sink(tl_at("missing/dir/out.folded"), RENDER_FOLDED, NULL);
 	char want[512];
 
 	cr_expect_eq(sink_write(s, &r), -ENOENT);
 	snprintf(want, sizeof(want), "cannot write %s: No such file or directory",
-		 at("missing/dir/out.folded"));
+		 tl_at("missing/dir/out.folded"));
 	cr_expect_str_eq(s->err, want);
 	/* Nothing to write. */
 	r.profile = NULL;
@@ -218,12 +199,12 @@ Test(sink_file, failed_writes_say_why)
 	sink_close(s, 0);
 
 	/* The encoded pprof to a place that cannot take it. */
-	s = open_sink(at("missing/x.pb.gz"), RENDER_PPROF_GZIP, NULL);
+	s = open_sink(tl_at("missing/x.pb.gz"), RENDER_PPROF_GZIP, NULL);
 	r.data = (const uint8_t *)"data";
 	r.len = 4;
 	cr_expect_eq(sink_write(s, &r), -ENOENT);
 	snprintf(want, sizeof(want), "cannot write %s: No such file or directory",
-		 at("missing/x.pb.gz"));
+		 tl_at("missing/x.pb.gz"));
 	cr_expect_str_eq(s->err, want);
 	r.data = NULL;
 	r.len = 0;
@@ -232,7 +213,7 @@ Test(sink_file, failed_writes_say_why)
 	sink_close(s, 0);
 
 	/* A success clears the previous reason. */
-	s = open_sink(at("ok.folded"), RENDER_FOLDED, NULL);
+	s = open_sink(tl_at("ok.folded"), RENDER_FOLDED, NULL);
 	cr_expect_eq(sink_write(s, &r), -EINVAL);
 	r.profile = p;
 	cr_expect_eq(sink_write(s, &r), 0);
@@ -247,7 +228,7 @@ Test(sink_file, stdout)
 	struct profile *p = make_profile("work", 3);
 	struct sink_profile r = { .profile = p, .data = (const uint8_t *)"RAW", .len = 3 };
 	struct sink *s = open_sink("-", RENDER_PPROF_GZIP, NULL);
-	int fd = open(at("stdout"), O_WRONLY | O_CREAT | O_TRUNC, 0644), saved = dup(1);
+	int fd = open(tl_at("stdout"), O_WRONLY | O_CREAT | O_TRUNC, 0644), saved = dup(1);
 	char *got;
 
 	cr_assert_geq(fd, 0);
@@ -260,7 +241,7 @@ Test(sink_file, stdout)
 	cr_expect_str_eq(s->err, "cannot write stdout: Bad file descriptor");
 	dup2(saved, 1);
 	close(fd);
-	got = slurp(at("stdout"), NULL);
+	got = slurp(tl_at("stdout"), NULL);
 	cr_expect_str_eq(got, "RAW");
 	free(got);
 	sink_close(s, 0);
@@ -272,14 +253,14 @@ Test(sink_file, svg_options_are_kept)
 {
 	char title[] = "first title";
 	struct render_opts o = { .title = title, .width = 300, .max_depth = 4 };
-	struct sink *s = open_sink(at("f.svg"), RENDER_SVG, &o);
+	struct sink *s = open_sink(tl_at("f.svg"), RENDER_SVG, &o);
 	struct profile *p = make_profile("work", 3);
 	struct sink_profile r = { .profile = p };
 	char *svg;
 
 	strcpy(title, "changed!!!!");
 	cr_assert_eq(sink_write(s, &r), 0, "%s", s->err);
-	svg = slurp(at("f.svg"), NULL);
+	svg = slurp(tl_at("f.svg"), NULL);
 	cr_expect(strstr(svg, "first title"), "the title was not copied");
 	cr_expect(strstr(svg, "width=\"300\""), "the width did not reach the flamegraph");
 	free(svg);

@@ -19,35 +19,16 @@
 
 #include "sinks/store/store_internal.h"
 #include "util/fileio.h"
+#include "testlib.h"
 
 #define DAY0 1699920000LL /* 2023-11-14 */
 
-static char dir[] = "/tmp/ebprof-test-scan-XXXXXX";
-
 static void setup(void)
 {
-	cr_assert_not_null(mkdtemp(dir));
+	tl_scratch_make("scan");
 }
 
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
-}
-
-TestSuite(store_scan, .init = setup, .fini = teardown, .timeout = 30);
-
-static const char *at(const char *rel)
-{
-	static char bufs[4][512];
-	static int next;
-	char *b = bufs[next++ % 4];
-
-	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, rel);
-	return b;
-}
+TestSuite(store_scan, .init = setup, .fini = tl_scratch_remove, .timeout = 30);
 
 /* A file of size bytes, its mtime age_s seconds ago. */
 static void file(const char *rel, size_t size, int age_s)
@@ -55,24 +36,24 @@ static void file(const char *rel, size_t size, int age_s)
 	uint8_t *buf = calloc(1, size + 1);
 	struct timespec ts[2];
 
-	cr_assert_eq(write_file_atomic(at(rel), buf, size), 0, "%s", at(rel));
+	cr_assert_eq(write_file_atomic(tl_at(rel), buf, size), 0, "%s", tl_at(rel));
 	free(buf);
 	clock_gettime(CLOCK_REALTIME, &ts[0]);
 	ts[0].tv_sec -= age_s;
 	ts[1] = ts[0];
-	cr_assert_eq(utimensat(AT_FDCWD, at(rel), ts, AT_SYMLINK_NOFOLLOW), 0);
+	cr_assert_eq(utimensat(AT_FDCWD, tl_at(rel), ts, AT_SYMLINK_NOFOLLOW), 0);
 }
 
 static void mkdirs(const char *rel)
 {
-	cr_assert_eq(mkdir_p(at(rel), 0755), 0, "%s", at(rel));
+	cr_assert_eq(mkdir_p(tl_at(rel), 0755), 0, "%s", tl_at(rel));
 }
 
 static bool exists(const char *rel)
 {
 	struct stat st;
 
-	return lstat(at(rel), &st) == 0;
+	return lstat(tl_at(rel), &st) == 0;
 }
 
 static const struct store_file *find(const struct store_file *f, size_t n, const char *name)
@@ -85,9 +66,9 @@ static const struct store_file *find(const struct store_file *f, size_t n, const
 
 static int open_dir(const char *rel)
 {
-	int fd = open(at(rel), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(tl_at(rel), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	cr_assert_geq(fd, 0, "%s", at(rel));
+	cr_assert_geq(fd, 0, "%s", tl_at(rel));
 	return fd;
 }
 
@@ -101,16 +82,16 @@ static void fill_day(void)
 	file("notes.txt", 10, 0);
 	file("220000-postgres-1.pb.gz.orig", 10, 0);
 	mkdirs("230000-postgres-3.pb.gz"); /* a directory named like a profile */
-	cr_assert_eq(symlink("220000-postgres-1.pb.gz", at("230100-postgres-4.pb.gz")), 0);
-	cr_assert_eq(mkfifo(at("230200-postgres-5.pb.gz"), 0644), 0);
+	cr_assert_eq(symlink("220000-postgres-1.pb.gz", tl_at("230100-postgres-4.pb.gz")), 0);
+	cr_assert_eq(mkfifo(tl_at("230200-postgres-5.pb.gz"), 0644), 0);
 	/* temp files: stale, fresh, and a stale temp directory */
 	file(".220000-postgres-6.pb.gz.tmp.1.ab", 10, 3600);
 	file(".220000-postgres-7.pb.gz.tmp.1.cd", 10, 0);
 	file(STORE_INDEX ".tmp.1.ef", 10, 3600);
 	mkdirs(".dir.tmp.1");
-	cr_assert_eq(
-		utimensat(AT_FDCWD, at(".dir.tmp.1"), (struct timespec[]){ { 1, 0 }, { 1, 0 } }, 0),
-		0);
+	cr_assert_eq(utimensat(AT_FDCWD, tl_at(".dir.tmp.1"),
+			       (struct timespec[]){ { 1, 0 }, { 1, 0 } }, 0),
+		     0);
 }
 
 Test(store_scan, day_lists_profile_files_only)
@@ -184,7 +165,7 @@ Test(store_scan, empty_day_and_bad_fd)
 	close(fd);
 	cr_expect_eq(store_scan_day(fd, DAY0, 60, &f, &n), -EBADF);
 	cr_expect_eq(store_scan_day(-1, DAY0, 60, &f, &n), -EBADF);
-	fd = open(at("."), O_PATH);
+	fd = open(tl_at("."), O_PATH);
 	cr_assert_geq(fd, 0);
 	cr_expect_eq(store_scan_day(fd, DAY0, 60, &f, &n), -EBADF, "an O_PATH fd cannot be read");
 	close(fd);
@@ -238,8 +219,8 @@ static void tree(void)
 	mkdirs("db1/2023-11-1");
 	file("db1/2023-11-16", 1, 0); /* a file named like a day */
 	file("toplevel", 1, 0);	      /* a file among the services */
-	cr_assert_eq(symlink("db1", at("link")), 0);
-	cr_assert_eq(symlink("2023-11-14", at("db2/2023-11-17")), 0);
+	cr_assert_eq(symlink("db1", tl_at("link")), 0);
+	cr_assert_eq(symlink("2023-11-14", tl_at("db2/2023-11-17")), 0);
 	file("db1/2023-11-14/220000-postgres-1.pb.gz", 10, 0);
 	file("db1/2023-11-15/220000-postgres-2.pb.gz", 10, 0);
 	file("db2/2023-11-14/220000-postgres-3.pb.gz", 10, 0);
@@ -251,7 +232,7 @@ Test(store_scan, walk_every_service_and_day)
 	struct seen s = { 0 };
 
 	tree();
-	cr_assert_eq(store_walk(dir, NULL, collect, &s), 0);
+	cr_assert_eq(store_walk(tl_scratch_dir(), NULL, collect, &s), 0);
 	sorted(&s);
 	cr_assert_eq(s.n, 4);
 	cr_expect_str_eq(s.what[0], "db1/2023-11-14");
@@ -266,24 +247,24 @@ Test(store_scan, walk_one_service_by_its_sanitized_name)
 	struct seen s = { 0 };
 
 	tree();
-	cr_assert_eq(store_walk(dir, "db1", collect, &s), 0);
+	cr_assert_eq(store_walk(tl_scratch_dir(), "db1", collect, &s), 0);
 	sorted(&s);
 	cr_assert_eq(s.n, 2);
 	cr_expect_str_eq(s.what[0], "db1/2023-11-14");
 	cr_expect_str_eq(s.what[1], "db1/2023-11-15");
 	memset(&s, 0, sizeof(s));
-	cr_assert_eq(store_walk(dir, "db-x", collect, &s), 0);
+	cr_assert_eq(store_walk(tl_scratch_dir(), "db-x", collect, &s), 0);
 	cr_assert_eq(s.n, 1);
 	cr_expect_str_eq(s.what[0], "db_x/2023-11-14");
 	/* A service that is not there: nothing, no error. */
 	memset(&s, 0, sizeof(s));
-	cr_expect_eq(store_walk(dir, "db9", collect, &s), 0);
+	cr_expect_eq(store_walk(tl_scratch_dir(), "db9", collect, &s), 0);
 	cr_expect_eq(s.n, 0);
 	/* The name is sanitized: no way out of the store. */
-	cr_expect_eq(store_walk(dir, "../tmp", collect, &s), 0);
+	cr_expect_eq(store_walk(tl_scratch_dir(), "../tmp", collect, &s), 0);
 	cr_expect_eq(s.n, 0);
 	/* A service that is a file. */
-	cr_expect_eq(store_walk(dir, "toplevel", collect, &s), -ENOTDIR);
+	cr_expect_eq(store_walk(tl_scratch_dir(), "toplevel", collect, &s), -ENOTDIR);
 }
 
 Test(store_scan, callback_stops_the_walk)
@@ -291,11 +272,11 @@ Test(store_scan, callback_stops_the_walk)
 	struct seen s = { .stop_at = 2 };
 
 	tree();
-	cr_expect_eq(store_walk(dir, NULL, collect, &s), 7);
+	cr_expect_eq(store_walk(tl_scratch_dir(), NULL, collect, &s), 7);
 	cr_expect_eq(s.n, 2);
 	memset(&s, 0, sizeof(s));
 	s.stop_at = 1;
-	cr_expect_eq(store_walk(dir, "db1", collect, &s), 7);
+	cr_expect_eq(store_walk(tl_scratch_dir(), "db1", collect, &s), 7);
 	cr_expect_eq(s.n, 1);
 }
 
@@ -303,13 +284,13 @@ Test(store_scan, walk_of_a_missing_or_odd_directory)
 {
 	struct seen s = { 0 };
 
-	cr_expect_eq(store_walk(at("nothere"), NULL, collect, &s), -ENOENT);
-	cr_expect_eq(store_walk(at("nothere"), "db1", collect, &s), -ENOENT);
+	cr_expect_eq(store_walk(tl_at("nothere"), NULL, collect, &s), -ENOENT);
+	cr_expect_eq(store_walk(tl_at("nothere"), "db1", collect, &s), -ENOENT);
 	file("afile", 1, 0);
-	cr_expect_eq(store_walk(at("afile"), NULL, collect, &s), -ENOTDIR);
+	cr_expect_eq(store_walk(tl_at("afile"), NULL, collect, &s), -ENOTDIR);
 	cr_expect_eq(s.n, 0);
 	/* An empty store. */
 	mkdirs("empty");
-	cr_expect_eq(store_walk(at("empty"), NULL, collect, &s), 0);
+	cr_expect_eq(store_walk(tl_at("empty"), NULL, collect, &s), 0);
 	cr_expect_eq(s.n, 0);
 }

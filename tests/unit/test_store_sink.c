@@ -16,40 +16,21 @@
 
 #include "sinks/store/store.h"
 #include "util/fileio.h"
+#include "testlib.h"
 
 #define S 1000000000LL
 #define T0 1700000000LL /* 2023-11-14T22:13:20Z */
 
-static char dir[] = "/tmp/ebprof-test-storesink-XXXXXX";
-
 static void setup(void)
 {
-	cr_assert_not_null(mkdtemp(dir));
+	tl_scratch_make("storesink");
 }
 
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
-}
-
-TestSuite(store_sink, .init = setup, .fini = teardown, .timeout = 30);
-
-static const char *at(const char *rel)
-{
-	static char bufs[4][512];
-	static int next;
-	char *b = bufs[next++ % 4];
-
-	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, rel);
-	return b;
-}
+TestSuite(store_sink, .init = setup, .fini = tl_scratch_remove, .timeout = 30);
 
 static struct sink *open_sink(int64_t max_bytes)
 {
-	struct store_opts o = { .dir = at("store"), .max_bytes = max_bytes };
+	struct store_opts o = { .dir = tl_at("store"), .max_bytes = max_bytes };
 	struct sink *s = NULL;
 
 	cr_assert_eq(store_sink_open(&o, &s), 0);
@@ -104,13 +85,14 @@ Test(store_sink, write_describe_metrics_close)
 	cr_assert_eq(sink_write(s, &r), 0);
 	cr_expect_eq(sink_flush(s), 0);
 	/* The store's file and index line. */
-	cr_assert_eq(read_file(at("store/db1/2023-11-14/221320-postgres-4242-client_backend.pb.gz"),
-			       &back, &len),
-		     0);
+	cr_assert_eq(
+		read_file(tl_at("store/db1/2023-11-14/221320-postgres-4242-client_backend.pb.gz"),
+			  &back, &len),
+		0);
 	cr_expect_eq(len, big);
 	cr_expect_eq(memcmp(back, data, big), 0);
 	free(back);
-	cr_expect_eq(access(at("store/db1/2023-11-14/index.jsonl"), F_OK), 0);
+	cr_expect_eq(access(tl_at("store/db1/2023-11-14/index.jsonl"), F_OK), 0);
 	sink_describe(s, buf, sizeof(buf));
 	cr_expect_str_eq(buf, "store: 1 files, 1.5 MiB");
 
@@ -180,12 +162,12 @@ Test(store_sink, bad_directories)
 
 	cr_expect_eq(store_sink_open(&o, &s), -EINVAL);
 	cr_expect_eq(store_sink_open(NULL, &s), -EINVAL);
-	cr_assert_eq(write_file_atomic(at("file"), (const uint8_t *)"x", 1), 0);
-	o.dir = at("file");
+	cr_assert_eq(write_file_atomic(tl_at("file"), (const uint8_t *)"x", 1), 0);
+	o.dir = tl_at("file");
 	cr_expect_eq(store_sink_open(&o, &s), -ENOTDIR);
-	o.dir = at("file/sub");
+	o.dir = tl_at("file/sub");
 	cr_expect_eq(store_sink_open(&o, &s), -ENOTDIR);
-	o.dir = at("ok");
+	o.dir = tl_at("ok");
 	o.max_age_s = -1;
 	cr_expect_eq(store_sink_open(&o, &s), -EINVAL);
 	o.max_age_s = 0;
