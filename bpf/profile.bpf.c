@@ -28,10 +28,15 @@ const volatile bool want_user = true;
 const volatile bool follow_forks = true;
 const volatile __u32 ncomms = 0;
 const volatile char comms[EBPROF_MAX_COMMS][EBPROF_TASK_COMM_LEN] = {};
+const volatile bool want_queries = true; /* read statements of pg_procs */
 
 /* Which counts map the sampler writes to; userspace flips it to drain the
  * other one while sampling goes on. */
 __u32 active_counts = 0;
+
+/* Bumped by userspace when it forgot statement texts: every thread sends
+ * its statement again at its next sample. */
+__u32 query_gen = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -61,6 +66,30 @@ struct {
 	__type(key, __u32);
 	__type(value, struct seen_state);
 } seen SEC(".maps");
+
+/* PostgreSQL processes: where to read what they run (set by userspace,
+ * copied to forked children: a backend is sampled from its first tick). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32); /* tgid */
+	__type(value, struct ebprof_pg_proc);
+} pg_procs SEC(".maps");
+
+/* The statement each backend thread ran at its last sample, so its text
+ * is sent only when it changed; least recently sampled threads go. */
+struct query_last {
+	__u64 hash;
+	__u32 gen; /* query_gen when it was sent */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct query_last);
+} query_last SEC(".maps");
 
 /* Stacks by the hash of their frames. Unlike a stack-trace map, whose
  * buckets make two different stacks evict each other (losing a share of
@@ -286,6 +315,95 @@ static __always_inline void note_sampled(struct task_struct *task, __u32 tgid)
 	}
 }
 
+/* FNV-1a over the text, a word at a time, bytes after its NUL masked
+ * (the ring buffer record is not cleared). len counts the NUL. */
+static __always_inline __u64 hash_text(const char *text, long len)
+{
+	__u64 h = 14695981039346656037ULL;
+
+	for (__u32 i = 0; i < EBPROF_QUERY_LEN / 8; i++) {
+		long left = len - (long)i * 8;
+		__u64 w;
+
+		if (left <= 0)
+			break;
+		w = *(const __u64 *)(text + i * 8);
+		if (left < 8)
+			w &= (1ULL << (left * 8)) - 1;
+		h ^= w;
+		h *= 1099511628211ULL;
+		h ^= h >> 32;
+	}
+	return h ? h : 1; /* 0 means "no statement" */
+}
+
+/*
+ * Label the sample of a PostgreSQL backend with what it runs: the text
+ * at debug_query_string (NULL when idle, and between the messages of the
+ * extended protocol), and, from 14 on, the query id in its
+ * PgBackendStatus, trusted only while its state is "running". The text is
+ * read into a ring buffer record and its hash compared with the thread's
+ * last one: the record is sent only when the statement changed.
+ */
+static __always_inline void read_query(__u32 tgid, __u32 tid, struct sample_key *key)
+{
+	struct ebprof_pg_proc *pg = bpf_map_lookup_elem(&pg_procs, &tgid);
+	struct query_last now = {}, *last;
+	struct ebprof_query *e;
+	__u64 str = 0, be = 0;
+	__s32 state = -1;
+	long len;
+
+	if (!pg)
+		return;
+	if (pg->be_entry && !bpf_probe_read_user(&be, sizeof(be), (void *)pg->be_entry) && be) {
+		bpf_probe_read_user(&state, sizeof(state), (void *)(be + pg->state_off));
+		if (state == pg->state_running && pg->query_id_off)
+			bpf_probe_read_user(&key->query_id, sizeof(key->query_id),
+					    (void *)(be + pg->query_id_off));
+	}
+	if (bpf_probe_read_user(&str, sizeof(str), (void *)pg->query_string) || !str) {
+		if (state == pg->state_running)
+			key->flags |= SAMPLE_QUERY_GAP;
+		return;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(STAT_QUERY_LOST);
+		key->flags |= SAMPLE_QUERY_LOST;
+		return;
+	}
+	stat_inc(STAT_QUERY_READS);
+	len = bpf_probe_read_user_str(e->text, sizeof(e->text), (void *)str);
+	if (len <= 1) { /* unreadable or empty */
+		bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
+		if (state == pg->state_running)
+			key->flags |= SAMPLE_QUERY_GAP;
+		return;
+	}
+	now.hash = hash_text(e->text, len);
+	now.gen = query_gen;
+	key->query = now.hash;
+	last = bpf_map_lookup_elem(&query_last, &tid);
+	if (last && last->hash == now.hash && last->gen == now.gen) {
+		bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	bpf_map_update_elem(&query_last, &tid, &now, BPF_ANY);
+	e->h.type = EVENT_QUERY;
+	e->h.pid = tgid;
+	e->h.ppid = tid;
+	e->h.pad = 0;
+	e->h.ktime_ns = bpf_ktime_get_ns();
+	e->h.exec_pages = 0;
+	bpf_get_current_comm(&e->h.comm, sizeof(e->h.comm));
+	e->hash = now.hash;
+	e->len = len - 1;
+	e->truncated = len == sizeof(e->text);
+	stat_inc(STAT_QUERY_SENT);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
@@ -317,6 +435,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		key.ustack = store_stack(ctx, true, &lost);
 		key.flags |= lost ? SAMPLE_USTACK_LOST : 0;
 	}
+	if (want_queries)
+		read_query(tgid, tid, &key);
 
 	counts = active_counts ? (void *)&counts1 : (void *)&counts0;
 	count = bpf_map_lookup_elem(counts, &key);
@@ -381,6 +501,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (ptgid == ctgid) /* a new thread: targeted through its tgid */
 		return 0;
+	if (want_queries) { /* a backend: the postmaster's symbols are its own */
+		struct ebprof_pg_proc *pg = bpf_map_lookup_elem(&pg_procs, &ptgid);
+
+		if (pg && bpf_map_update_elem(&pg_procs, &ctgid, pg, BPF_ANY))
+			stat_inc(STAT_PG_FULL);
+	}
 	if (filter_targets) {
 		/* current is the parent: its cgroup is the child's */
 		if (!(follow_forks && bpf_map_lookup_elem(&targets, &ptgid)) && !in_target_cgroup())
@@ -411,8 +537,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		}
 	}
 	/* New address space: the next sample announces the tgid again so
-	 * userspace takes a fresh snapshot of its maps. */
+	 * userspace takes a fresh snapshot of its maps (and finds out
+	 * whether it is PostgreSQL). */
 	bpf_map_delete_elem(&seen, &tgid);
+	bpf_map_delete_elem(&pg_procs, &tgid);
 	emit(EVENT_EXEC, tgid, 0, 0);
 	return 0;
 }
@@ -449,6 +577,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 	if (BPF_CORE_READ(p, pid) != tgid) /* a thread, not the process */
 		return 0;
+	bpf_map_delete_elem(&pg_procs, &tgid);
 	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
 	if (!filter_targets && !bpf_map_lookup_elem(&seen, &tgid))

@@ -174,6 +174,12 @@ bool symdw_has_lines(const struct sym_dwarf *dw)
 	return dw && dw->has_lines;
 }
 
+Dwfl_Module *symdw_module(struct sym_dwarf *dw, uint64_t *bias)
+{
+	*bias = dw ? dw->bias : 0;
+	return dw ? dw->mod : NULL;
+}
+
 /* Name of a subprogram/inlined DIE as in the binary (linkage name first). */
 static const char *die_name(Dwarf_Die *die)
 {

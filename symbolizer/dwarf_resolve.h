@@ -32,6 +32,10 @@ void symdw_close(struct sym_dwarf *dw);
 /* Has the module DWARF with a line table (in itself or its debug file)? */
 bool symdw_has_lines(const struct sym_dwarf *dw);
 
+/* The libdwfl module behind dw (owned by it) and its bias: module
+ * address = ELF vaddr + bias. For elf_data.c. */
+struct Dwfl_Module *symdw_module(struct sym_dwarf *dw, uint64_t *bias);
+
 /*
  * Resolve an ELF virtual address (as in the file's program headers).
  * Fills frames innermost first, the last one being the real (outermost)

@@ -23,15 +23,16 @@ include:
 bpf:
 symbolizer:
 util:
+query: util
 process: util
 sampling: util process symbolizer
-profile: util process sampling symbolizer
+profile: util query process sampling symbolizer
 formats: util profile
 sinks: util profile formats
-pipeline: util process sampling profile formats sinks symbolizer
-http: util process sampling profile formats sinks pipeline symbolizer
-agent: util process sampling profile formats sinks pipeline http symbolizer
-cli: util process sampling profile formats sinks pipeline http agent symbolizer
+pipeline: util query process sampling profile formats sinks symbolizer
+http: util query process sampling profile formats sinks pipeline symbolizer
+agent: util query process sampling profile formats sinks pipeline http symbolizer
+cli: util query process sampling profile formats sinks pipeline http agent symbolizer
 '
 
 files=$(find userspace symbolizer bpf include -name '*.[ch]' 2>/dev/null | sort)

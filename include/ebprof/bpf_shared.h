@@ -10,6 +10,7 @@
 #define EBPROF_TASK_COMM_LEN 16
 #define EBPROF_MAX_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
 #define EBPROF_MAX_COMMS 8	   /* names in the default target rule */
+#define EBPROF_QUERY_LEN 1024	   /* statement text captured, its NUL included */
 
 /* Key of the counts maps: one entry per distinct (thread, name, stacks). */
 struct sample_key {
@@ -18,12 +19,30 @@ struct sample_key {
 	__u64 kstack; /* key of the kernel stack in `stacks`, 0: none */
 	__u64 ustack; /* key of the user stack in `stacks`, 0: none */
 	char comm[EBPROF_TASK_COMM_LEN];
-	__u32 flags; /* SAMPLE_*_LOST: a stack was taken but could not be kept */
+	__u32 flags; /* SAMPLE_*: see below */
 	__u32 pad;
+	/* PostgreSQL backends (pg_procs): the hash of the statement text the
+	 * backend was running (its text came as an EVENT_QUERY), 0: none;
+	 * the query id it published, 0: none or not running. */
+	__u64 query;
+	__s64 query_id;
 };
 
-#define SAMPLE_KSTACK_LOST 1u
-#define SAMPLE_USTACK_LOST 2u
+#define SAMPLE_KSTACK_LOST 1u /* a kernel stack was taken but could not be kept */
+#define SAMPLE_USTACK_LOST 2u /* a user stack was taken but could not be kept */
+#define SAMPLE_QUERY_GAP 4u   /* running, between two statements (no text) */
+#define SAMPLE_QUERY_LOST 8u  /* running a statement whose text was not kept */
+
+/* Value of the `pg_procs` map, keyed by tgid: where a PostgreSQL process
+ * keeps what it runs, set by userspace from the executable's symbols and
+ * copied to forked children. Addresses are in the process; 0: absent. */
+struct ebprof_pg_proc {
+	__u64 query_string;  /* &debug_query_string (const char *) */
+	__u64 be_entry;	     /* &MyBEEntry (PgBackendStatus *), PostgreSQL 14+ */
+	__u16 state_off;     /* offsetof(PgBackendStatus, st_state) */
+	__u16 query_id_off;  /* offsetof(PgBackendStatus, st_query_id), 0: none */
+	__s32 state_running; /* value of STATE_RUNNING in that version */
+};
 
 /* Value of the `stacks` map, keyed by a 64-bit hash of its frames:
  * addresses leaf first, zero-filled after the last frame. */
@@ -32,17 +51,23 @@ struct stack_trace {
 };
 
 /* Indices into the per-CPU `stats` array: every sample is counted once
- * under STAT_SAMPLES, and every failure under its own cause. */
+ * under STAT_SAMPLES, every failure under its own cause (up to
+ * STAT_LOSS_END), then the work of statement capture. */
 enum ebprof_stat {
-	STAT_SAMPLES = 0,   /* samples of targeted tasks */
-	STAT_STACKS_FULL,   /* stack map full: stack lost */
-	STAT_KSTACK_EFAULT, /* kernel stack could not be read */
-	STAT_USTACK_EFAULT, /* user stack could not be read */
-	STAT_STACK_OTHER,   /* any other bpf_get_stack error */
-	STAT_COUNTS_FULL,   /* counts map full: sample lost */
-	STAT_EVENTS_LOST,   /* ring buffer full: process event lost */
-	STAT_TARGETS_FULL,  /* target map full: new process not followed */
-	STAT_SEEN_FULL,	    /* seen map full: sampled process not announced */
+	STAT_SAMPLES = 0,		  /* samples of targeted tasks */
+	STAT_STACKS_FULL,		  /* stack map full: stack lost */
+	STAT_KSTACK_EFAULT,		  /* kernel stack could not be read */
+	STAT_USTACK_EFAULT,		  /* user stack could not be read */
+	STAT_STACK_OTHER,		  /* any other bpf_get_stack error */
+	STAT_COUNTS_FULL,		  /* counts map full: sample lost */
+	STAT_EVENTS_LOST,		  /* ring buffer full: process event lost */
+	STAT_TARGETS_FULL,		  /* target map full: new process not followed */
+	STAT_SEEN_FULL,			  /* seen map full: sampled process not announced */
+	STAT_QUERY_LOST,		  /* ring buffer full: statement text lost */
+	STAT_PG_FULL,			  /* pg_procs map full: backend not labelled */
+	STAT_LOSS_END,			  /* the losses end here; what follows are counts */
+	STAT_QUERY_READS = STAT_LOSS_END, /* statement texts read */
+	STAT_QUERY_SENT,		  /* ... of which changed and were sent */
 	STAT_MAX,
 };
 
@@ -53,6 +78,7 @@ enum ebprof_event_type {
 	EVENT_FIRST = 4, /* pid = tgid sampled for the first time */
 	EVENT_TITLE = 5, /* pid = sampled tgid: its title (struct ebprof_title) */
 	EVENT_MAPS = 6,	 /* pid = sampled tgid whose executable mappings changed */
+	EVENT_QUERY = 7, /* pid = tgid, ppid = tid: statement text (struct ebprof_query) */
 };
 
 /* Ring buffer record for process life-cycle events of targets. */
@@ -80,6 +106,17 @@ struct ebprof_title {
 	__u32 len;
 	__u32 pad;
 	char title[EBPROF_TITLE_LEN];
+};
+
+/* EVENT_QUERY: the statement a backend thread runs, sent when it differs
+ * from the last one sampled in that thread. Raw text with its literals:
+ * userspace normalizes it at once and keeps only the normalized form. */
+struct ebprof_query {
+	struct ebprof_event h;
+	__u64 hash;	 /* the sample keys' `query` */
+	__u32 len;	 /* bytes of text, its NUL excluded */
+	__u32 truncated; /* the text went on beyond EBPROF_QUERY_LEN - 1 bytes */
+	char text[EBPROF_QUERY_LEN];
 };
 
 #endif /* EBPROF_BPF_SHARED_H */

@@ -104,6 +104,22 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 		    struct sym_frame *frames, int max);
 
 /*
+ * Data of a binary (for reading a process's memory from BPF). The ELF
+ * virtual address of a defined object or function symbol (.symtab, else
+ * .dynsym); 0 or -ENOENT.
+ */
+int sym_elf_symbol(struct sym_elf *elf, const char *name, uint64_t *vaddr);
+/* The virtual address at a file offset of a loaded segment (a mapping's
+ * offset gives the process's load bias); 0 or -ENOENT. */
+int sym_elf_offset_vaddr(const struct sym_elf *elf, uint64_t file_offset, uint64_t *vaddr);
+/* offsetof(type, member) from DWARF (type: a structure or a typedef of
+ * one); -ENODATA without DWARF, -ENOENT when not found. */
+int sym_elf_member_offset(struct sym_elf *elf, const char *type, const char *member, uint64_t *off);
+/* The first NUL-terminated string of .rodata that starts with prefix,
+ * copied into out (cut to len - 1 bytes); 0 or -ENOENT. */
+int sym_elf_find_string(struct sym_elf *elf, const char *prefix, char *out, size_t len);
+
+/*
  * Resolve a kernel address through kallsyms (loaded on first use, module
  * symbols included). Returns 1 and fills *frame (function; file = module
  * name such as "ext4", or NULL for the core kernel), 0 when the address

@@ -16,7 +16,7 @@ static char *fold(const struct profile *p, size_t vi, int *ret)
 	FILE *f = open_memstream(&text, &len);
 
 	cr_assert_not_null(f);
-	*ret = folded_write(p, vi, f);
+	*ret = folded_write(p, vi, NULL, f);
 	cr_assert_eq(fclose(f), 0);
 	return text;
 }
@@ -162,5 +162,39 @@ Test(folded, deterministic_many_lines)
 	}
 	free(a);
 	free(b);
+	profile_free(p);
+}
+
+/* group_by: the label's value is the root frame; samples without it are
+ * grouped under "(no KEY)"; a numeric label is written as its number. */
+Test(folded, group_by_label_is_the_root)
+{
+	struct profile *p = profile_new();
+	uint64_t app, l_main;
+	struct pf_label lab[2];
+	int64_t v[1] = { 3 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(profile_add_sample_type(p, "samples", "count"), 0);
+	app = tl_mapping(p, 0x400000, 0x500000, "/usr/bin/app");
+	l_main = tl_loc(p, app, 0x401000, "main");
+	lab[0] = profile_label_str(p, "thread_name", "postgres");
+	lab[1] = profile_label_str(p, "query", "SELECT $1; SELECT $2");
+	cr_assert_eq(profile_add_sample(p, &l_main, 1, v, lab, 2), 0);
+	v[0] = 2;
+	cr_assert_eq(profile_add_sample(p, &l_main, 1, v, lab, 1), 0);
+	v[0] = 1;
+	lab[1] = profile_label_num(p, "query", 42, NULL);
+	cr_assert_eq(profile_add_sample(p, &l_main, 1, v, lab, 2), 0);
+	f = open_memstream(&text, &len);
+	cr_assert_eq(folded_write(p, 0, "query", f), 0);
+	fclose(f);
+	cr_expect_str_eq(text, "(no query);postgres;main 2\n"
+			       "42;postgres;main 1\n"
+			       "SELECT $1: SELECT $2;postgres;main 3\n");
+	free(text);
 	profile_free(p);
 }

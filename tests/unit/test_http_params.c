@@ -489,10 +489,11 @@ Test(params_query, unknown_parameters)
 	char msg[HTTP_MSG_LEN];
 
 	query_refused(
-		"unknown parameter 'secs' (known: seconds, frequency, format, force, pid, comm)",
+		"unknown parameter 'secs' (known: seconds, frequency, format, force, pid, comm, "
+		"group_by, query_labels)",
 		{ "seconds", "5" }, { "secs", "5" });
 	query_refused("unknown parameter 'a\\x01b' (known: seconds, frequency, format, force, pid, "
-		      "comm)",
+		      "comm, group_by, query_labels)",
 		      { "a\x01"
 			"b",
 			NULL });

@@ -146,7 +146,7 @@ Test(metrics, a_fresh_agent)
 		"ebprof_last_flush_timestamp_seconds 0.000\n"
 		"# HELP ebprof_lost_total Samples, stacks or events lost, by cause.\n"
 		"# TYPE ebprof_lost_total counter\n");
-	for (int i = STAT_SAMPLES + 1; i < STAT_MAX; i++)
+	for (int i = STAT_SAMPLES + 1; i < STAT_LOSS_END; i++)
 		off += (size_t)snprintf(want + off, sizeof(want) - off,
 					"ebprof_lost_total{cause=\"%s\"} 0\n",
 					sampler_stat_name((enum ebprof_stat)i));
@@ -156,7 +156,30 @@ Test(metrics, a_fresh_agent)
 		 "ebprof_symbolizer_cache_bytes 0\n"
 		 "# HELP ebprof_symbolizer_binaries Binaries in the symbolizer cache.\n"
 		 "# TYPE ebprof_symbolizer_binaries gauge\n"
-		 "ebprof_symbolizer_binaries 0\n");
+		 "ebprof_symbolizer_binaries 0\n"
+		 "# HELP ebprof_statement_texts_read_total Statement texts the BPF program read "
+		 "from backends.\n"
+		 "# TYPE ebprof_statement_texts_read_total counter\n"
+		 "ebprof_statement_texts_read_total 0\n"
+		 "# HELP ebprof_statement_texts_sent_total Statement texts that changed and were "
+		 "sent to be normalized.\n"
+		 "# TYPE ebprof_statement_texts_sent_total counter\n"
+		 "ebprof_statement_texts_sent_total 0\n"
+		 "# HELP ebprof_statement_normalizations_total Statement texts normalized "
+		 "(libpg_query).\n"
+		 "# TYPE ebprof_statement_normalizations_total counter\n"
+		 "ebprof_statement_normalizations_total 0\n"
+		 "# HELP ebprof_statement_shape_hits_total Statement texts whose normalization was "
+		 "cached.\n"
+		 "# TYPE ebprof_statement_shape_hits_total counter\n"
+		 "ebprof_statement_shape_hits_total 0\n"
+		 "# HELP ebprof_statement_normalize_seconds_total Time spent normalizing "
+		 "statements.\n"
+		 "# TYPE ebprof_statement_normalize_seconds_total counter\n"
+		 "ebprof_statement_normalize_seconds_total 0.000000\n"
+		 "# HELP ebprof_statements_known Normalized statements kept now.\n"
+		 "# TYPE ebprof_statements_known gauge\n"
+		 "ebprof_statements_known 0\n");
 	cr_expect_str_eq(text, want);
 	check_format(text);
 	free(text);

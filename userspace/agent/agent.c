@@ -105,6 +105,7 @@ static int start_http(struct agent *a)
 	ho.kernel = !a->cfg.no_kernel;
 	ho.user = !a->cfg.no_user;
 	ho.btf = a->cfg.btf;
+	ho.query_labels = a->cfg.query_labels;
 	ho.metrics = agent_metrics_write;
 	ho.metrics_ctx = &a->metrics;
 	if (http_start(&ho, &a->http, err, sizeof(err))) {
@@ -140,6 +141,7 @@ static int start(struct agent *a)
 	so.interval_s = a->cfg.interval;
 	so.group_short_lived = a->cfg.group_short_lived;
 	so.group_min_samples = a->cfg.group_min_samples;
+	so.query_labels = a->cfg.query_labels;
 	so.service = a->cfg.service;
 	so.comment = a->comment;
 	so.sinks = a->sinks;

@@ -35,13 +35,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "query/table.h"
+
 #define CONFIG_DEFAULT_PATH "/etc/ebprof/ebprof.conf"
 
 struct agent_config {
-	int frequency;		/* frequency: Hz, 1..10000, default 19 */
-	int interval;		/* interval: seconds, 1..86400, default 60 */
-	bool group_short_lived; /* group-short-lived: default true */
-	int group_min_samples;	/* group-min-samples: 0..1000000, default 0 */
+	int frequency;			/* frequency: Hz, 1..10000, default 19 */
+	int interval;			/* interval: seconds, 1..86400, default 60 */
+	bool group_short_lived;		/* group-short-lived: default true */
+	int group_min_samples;		/* group-min-samples: 0..1000000, default 0 */
+	enum query_labels query_labels; /* query-labels: default normalized */
 	char *output_dir;      /* output-dir: default /var/lib/ebprof/profiles; "" = no disk sink */
 	int64_t retention_age; /* retention-age: seconds ("7d", "12h", "90m", "3600"), default 7d */
 	int64_t retention_size; /* retention-size: bytes ("1G", "512M", "1024K", "1000"), default 1

@@ -62,6 +62,15 @@ const struct key_def config_keys[] = {
 	  .def = "0",
 	  .help = "also group processes with fewer than N\n"
 		  "samples in an interval, 0..1000000" },
+	{ .name = "query-labels",
+	  .type = T_QUERYLABELS,
+	  .off = F(query_labels),
+	  .arg = "MODE",
+	  .def = "normalized",
+	  .help = "statement labels of PostgreSQL samples:\n"
+		  "normalized (query, query_fingerprint,\n"
+		  "query_id), fingerprint (no text) or off\n"
+		  "(nothing read from backends)" },
 	{ .name = "no-kernel",
 	  .type = T_BOOL,
 	  .off = F(no_kernel),
@@ -447,6 +456,12 @@ int config_key_apply(struct agent_config *c, const struct key_def *k, const char
 					 what, v);
 		return config_set_str(FIELD(c, k, char *), v, err, errlen);
 	}
+	case T_QUERYLABELS:
+		if (query_labels_parse(v, FIELD(c, k, enum query_labels)))
+			return args_fail(err, errlen,
+					 "%s must be normalized, fingerprint or off, got '%s'",
+					 what, v);
+		return 0;
 	case T_LOGLEVEL:
 		if (parse_log_level(v, FIELD(c, k, int)))
 			return args_fail(err, errlen,

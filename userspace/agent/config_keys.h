@@ -15,19 +15,20 @@
 #include "config.h"
 
 enum key_type {
-	T_INT,	    /* int in [min, max] */
-	T_BOOL,	    /* bool; a plain flag on the command line */
-	T_PATH,	    /* absolute path (char *); "" if empty_ok */
-	T_DURATION, /* int64_t seconds */
-	T_SIZE,	    /* int64_t bytes */
-	T_NAMES,    /* char ** + size_t count, at most max names */
-	T_PIDS,	    /* uint32_t * + size_t count */
-	T_CGROUPS,  /* char ** + size_t count, resolved cgroup v2 directories */
-	T_SERVICE,  /* char *, [A-Za-z0-9._-]{1,128} */
-	T_URL,	    /* char *, http(s) base URL; "" = NULL */
-	T_TEXT,	    /* char *, any printable text; "" = NULL */
-	T_LISTEN,   /* char *, ADDR:PORT or "" */
-	T_LOGLEVEL, /* int, enum log_level */
+	T_INT,	       /* int in [min, max] */
+	T_BOOL,	       /* bool; a plain flag on the command line */
+	T_PATH,	       /* absolute path (char *); "" if empty_ok */
+	T_DURATION,    /* int64_t seconds */
+	T_SIZE,	       /* int64_t bytes */
+	T_NAMES,       /* char ** + size_t count, at most max names */
+	T_PIDS,	       /* uint32_t * + size_t count */
+	T_CGROUPS,     /* char ** + size_t count, resolved cgroup v2 directories */
+	T_SERVICE,     /* char *, [A-Za-z0-9._-]{1,128} */
+	T_URL,	       /* char *, http(s) base URL; "" = NULL */
+	T_TEXT,	       /* char *, any printable text; "" = NULL */
+	T_LISTEN,      /* char *, ADDR:PORT or "" */
+	T_LOGLEVEL,    /* int, enum log_level */
+	T_QUERYLABELS, /* enum query_labels */
 };
 
 struct key_def {

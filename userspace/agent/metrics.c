@@ -27,6 +27,7 @@ void agent_metrics_interval(struct agent_metrics *m, const struct session_interv
 	m->profile_errors += iv->failed;
 	for (int i = 0; i < STAT_MAX; i++)
 		m->lost[i] += iv->lost[i];
+	m->queries = iv->queries;
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -105,7 +106,7 @@ int agent_metrics_write(FILE *out, void *ctx)
 	head(out, "ebprof_last_flush_timestamp_seconds", "gauge", "End of the last interval.");
 	fprintf(out, "ebprof_last_flush_timestamp_seconds %.3f\n", m->last_flush_ns / 1e9);
 	head(out, "ebprof_lost_total", "counter", "Samples, stacks or events lost, by cause.");
-	for (int i = STAT_SAMPLES + 1; i < STAT_MAX; i++)
+	for (int i = STAT_SAMPLES + 1; i < STAT_LOSS_END; i++)
 		fprintf(out, "ebprof_lost_total{cause=\"%s\"} %llu\n", sampler_stat_name(i),
 			(unsigned long long)m->lost[i]);
 	sink_families(out, m);
@@ -113,6 +114,21 @@ int agent_metrics_write(FILE *out, void *ctx)
 	       m->sym.cache_bytes);
 	metric(out, "ebprof_symbolizer_binaries", "gauge", "Binaries in the symbolizer cache.",
 	       m->sym.binaries_cached);
+	metric(out, "ebprof_statement_texts_read_total", "counter",
+	       "Statement texts the BPF program read from backends.", m->lost[STAT_QUERY_READS]);
+	metric(out, "ebprof_statement_texts_sent_total", "counter",
+	       "Statement texts that changed and were sent to be normalized.",
+	       m->lost[STAT_QUERY_SENT]);
+	metric(out, "ebprof_statement_normalizations_total", "counter",
+	       "Statement texts normalized (libpg_query).", m->queries.normalized);
+	metric(out, "ebprof_statement_shape_hits_total", "counter",
+	       "Statement texts whose normalization was cached.", m->queries.shape_hits);
+	head(out, "ebprof_statement_normalize_seconds_total", "counter",
+	     "Time spent normalizing statements.");
+	fprintf(out, "ebprof_statement_normalize_seconds_total %.6f\n",
+		m->queries.normalize_ns / 1e9);
+	metric(out, "ebprof_statements_known", "gauge", "Normalized statements kept now.",
+	       m->queries.statements);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }

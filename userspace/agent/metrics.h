@@ -29,6 +29,7 @@ struct agent_metrics {
 	size_t nsinks;
 	struct sym_stats sym;
 	int64_t last_flush_ns;
+	struct query_table_stats queries;
 };
 
 void agent_metrics_init(struct agent_metrics *m);

@@ -33,6 +33,9 @@ void cmd_flamegraph_usage(void)
 	       "  --width PX          image width in pixels (default 1200)\n"
 	       "  --max-depth N       rows drawn per stack; deeper stacks are cut at the leaf\n"
 	       "                      side with a marker (default 256)\n"
+	       "  --group-by LABEL    a root frame per value of the samples' LABEL: query,\n"
+	       "                      query_fingerprint, query_id, pid, tid, thread_name,\n"
+	       "                      backend_type, database, user or comm\n"
 	       "  -o, --output OUT    write OUT atomically instead of stdout\n"
 	       "  -h, --help          this help\n"
 	       "\n"
@@ -43,12 +46,13 @@ void cmd_flamegraph_usage(void)
 /* 0, 1 when help was printed, -EINVAL (logged). */
 static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 {
-	enum { OPT_TYPE = 0x2000, OPT_TITLE, OPT_WIDTH, OPT_DEPTH };
+	enum { OPT_TYPE = 0x2000, OPT_TITLE, OPT_WIDTH, OPT_DEPTH, OPT_GROUP_BY };
 	static const struct option longopts[] = {
 		{ "sample-type", required_argument, NULL, OPT_TYPE },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "max-depth", required_argument, NULL, OPT_DEPTH },
+		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -76,6 +80,10 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 			if (args_parse_int(optarg, "--max-depth", 2, 100000, &v, err, sizeof(err)))
 				goto bad;
 			o->fg.max_depth = (int)v;
+			break;
+		case OPT_GROUP_BY:
+			if (!(o->fg.group_by = render_group_by_key(optarg, err, sizeof(err))))
+				goto bad;
 			break;
 		case 'o':
 			o->output = optarg;

@@ -33,6 +33,8 @@ struct record_opts {
 	enum render_format format;
 	bool kernel, user, inherit;
 	const char *btf_path;
+	enum query_labels query_labels;
+	const char *group_by;
 	int verbose;
 };
 
@@ -64,12 +66,17 @@ void cmd_record_usage(void)
 	       "      --no-kernel        do not collect kernel stacks\n"
 	       "      --no-user          do not collect user stacks\n"
 	       "      --btf PATH         vmlinux BTF file for kernels without /sys/kernel/btf\n"
+	       "      --query-labels MODE  statements of PostgreSQL backends as sample labels:\n"
+	       "                         normalized (query, query_fingerprint, query_id;\n"
+	       "                         default), fingerprint (no text) or off\n"
 	       "\n"
 	       "Output:\n"
 	       "  -o, --output PATH      output file, '-' for stdout (default profile.pb.gz,\n"
 	       "                         profile.folded or profile.svg by format)\n"
 	       "      --format FORMAT    pprof (gzip-compressed, default), folded, or svg\n"
 	       "                         (an interactive flamegraph)\n"
+	       "      --group-by LABEL   folded and svg: a root frame per value of LABEL\n"
+	       "                         (query, query_fingerprint, query_id, pid, ...)\n"
 	       "  -v, --verbose          more messages (repeat for debug)\n"
 	       "  -h, --help             this help\n"
 	       "      --version          print the version\n"
@@ -87,7 +94,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_NO_USER,
 		OPT_NO_INHERIT,
 		OPT_BTF,
-		OPT_VERSION
+		OPT_VERSION,
+		OPT_QUERY_LABELS,
+		OPT_GROUP_BY,
 	};
 	static const struct option longopts[] = {
 		{ "frequency", required_argument, NULL, 'F' },
@@ -101,6 +110,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "no-user", no_argument, NULL, OPT_NO_USER },
 		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 		{ "btf", required_argument, NULL, OPT_BTF },
+		{ "query-labels", required_argument, NULL, OPT_QUERY_LABELS },
+		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -165,6 +176,19 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case OPT_BTF:
 			o->btf_path = optarg;
 			break;
+		case OPT_QUERY_LABELS:
+			if (query_labels_parse(optarg, &o->query_labels)) {
+				snprintf(err, sizeof(err),
+					 "unknown query-labels '%s': use normalized, fingerprint "
+					 "or off",
+					 optarg);
+				goto bad;
+			}
+			break;
+		case OPT_GROUP_BY:
+			if (!(o->group_by = render_group_by_key(optarg, err, sizeof(err))))
+				goto bad;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -183,6 +207,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (!o->kernel && !o->user) {
 		snprintf(err, sizeof(err), "--no-kernel and --no-user leave nothing to record");
+		goto bad;
+	}
+	if (o->group_by && o->format != RENDER_FOLDED && o->format != RENDER_SVG) {
+		snprintf(err, sizeof(err), "--group-by needs --format folded or svg");
 		goto bad;
 	}
 	if (!o->output)
@@ -218,6 +246,7 @@ static void session_options(const struct record_opts *o, const char *comment, st
 	so->comms = (const char *const *)o->comms;
 	so->ncomms = o->ncomms;
 	so->btf_path = o->btf_path;
+	so->query_labels = o->query_labels;
 	so->require_targets = true;
 	so->split = SESSION_ONE_PROFILE;
 	so->prewarm = !o->all; /* not every binary of the machine */
@@ -245,6 +274,13 @@ static void summary(const struct record_opts *o, const struct session_stats *st)
 		(unsigned long long)st->built.samples, st->processes, st->elapsed_s,
 		(unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
 		st->last_flush_ms, counted, st->lost_text[0] ? "; lost: " : "", st->lost_text);
+	if (st->built.query_samples + st->built.query_gap + st->built.query_lost)
+		fprintf(stderr,
+			"ebprof: %llu samples ran a statement, %llu between statements, %llu of "
+			"unknown text\n",
+			(unsigned long long)st->built.query_samples,
+			(unsigned long long)st->built.query_gap,
+			(unsigned long long)st->built.query_lost);
 }
 
 int cmd_record(int argc, char **argv)
@@ -275,6 +311,7 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	snprintf(comment, sizeof(comment), "ebprof %s record", ebprof_version);
+	rend.group_by = o.group_by;
 	if (file_sink_open(o.output, o.format, &rend, &file)) {
 		log_error("out of memory");
 		goto out;

@@ -26,6 +26,9 @@ int cmd_merge(int argc, char **argv);
 void cmd_merge_usage(void);
 
 /* `ebprof flamegraph`: any pprof profile as an SVG flamegraph. */
+int cmd_top(int argc, char **argv);
+void cmd_top_usage(void);
+
 int cmd_flamegraph(int argc, char **argv);
 void cmd_flamegraph_usage(void);
 

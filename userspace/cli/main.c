@@ -25,6 +25,8 @@ static const struct command commands[] = {
 	{ "agent", cmd_agent, cmd_agent_usage,
 	  "profile continuously: a profile per process per interval,\n"
 	  "to disk and to remote storage" },
+	{ "top", cmd_top, cmd_top_usage,
+	  "CPU by SQL statement, live, with each statement's hottest functions" },
 	{ "ls", cmd_ls, cmd_ls_usage, "list the profiles the agent stored (time, labels, pids)" },
 	{ "merge", cmd_merge, cmd_merge_usage, "merge stored profiles into one pprof" },
 	{ "flamegraph", cmd_flamegraph, cmd_flamegraph_usage,

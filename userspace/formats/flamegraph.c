@@ -423,6 +423,7 @@ int flamegraph_write(const struct profile *p, const struct flamegraph_opts *opts
 		return ti;
 	g.ti = (size_t)ti;
 	g.max_depth = depth < 2 ? 2 : (uint32_t)depth;
+	g.group_by = opts ? opts->group_by : NULL;
 	for (i = 0; i < p->nsample_types; i++)
 		if (!strcmp(profile_string(p, p->sample_types[i].type), "samples"))
 			g.si = (long)i;

@@ -24,6 +24,8 @@ struct flamegraph_opts {
 				  * NULL: the profile's default_sample_type, else the last */
 	int width;		 /* pixels, 0 = 1200 */
 	int max_depth;		 /* frames drawn per stack, 0 = 256 */
+	const char *group_by;	 /* a label key whose value is the root frame
+				  * of each stack (folded.h); NULL: none */
 };
 
 /*

@@ -34,6 +34,7 @@ struct fg {
 	size_t ti; /* sample type drawn */
 	long si;   /* index of the "samples" type, -1 if none */
 	uint32_t max_depth;
+	const char *group_by;	   /* label key, NULL: none */
 	struct hashmap *frame_map; /* key -> frame index + 1 */
 	struct fg_frame *frames;
 	size_t nframes, cap_frames;

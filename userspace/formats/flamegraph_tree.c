@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "flamegraph_internal.h"
+#include "folded.h"
 #include "util/array.h"
 
 static int64_t sat_add(int64_t a, int64_t b)
@@ -291,7 +292,17 @@ static int add_sample(struct fg *g, const struct pf_sample *s, uint32_t cut_fram
 		remaining += g->loc_off[id] - g->loc_off[id - 1];
 	}
 	add_value(&g->nodes[0], v, c);
-	if (thread && *thread) {
+	if (g->group_by) {
+		char buf[64];
+		int64_t f = intern(g, K_PROCESS,
+				   folded_group_name(p, s, g->group_by, buf, sizeof(buf)));
+
+		if (f < 0)
+			return (int)f;
+		g->has_process = true;
+		r = step(g, &cur, (uint32_t)f, remaining + 2, cut_frame, v, c);
+	}
+	if (!r && thread && *thread) {
 		int64_t f = intern(g, K_PROCESS, thread);
 
 		if (f < 0)

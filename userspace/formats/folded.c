@@ -168,8 +168,20 @@ static int cmp_lines(const void *a, const void *b)
 	return strcmp(x->text, y->text);
 }
 
-int folded_write(const struct profile *p, size_t value_index, FILE *out)
+const char *folded_group_name(const struct profile *p, const struct pf_sample *s,
+			      const char *group_by, char *buf, size_t len)
 {
+	const char *v = profile_sample_label(p, s, group_by, buf, len);
+
+	if (v && *v)
+		return v;
+	snprintf(buf, len, "(no %s)", group_by);
+	return buf;
+}
+
+int folded_write(const struct profile *p, size_t value_index, const char *group_by, FILE *out)
+{
+	char group[64];
 	struct folded f = { 0 };
 	size_t i, k;
 	int err = 0;
@@ -187,6 +199,14 @@ int folded_write(const struct profile *p, size_t value_index, FILE *out)
 		if (err)
 			break;
 		f.buf[0] = '\0';
+		if (group_by) {
+			err = buf_add_name(&f,
+					   folded_group_name(p, s, group_by, group, sizeof(group)));
+			if (!err)
+				err = buf_add_raw(&f, ";");
+			if (err)
+				break;
+		}
 		err = buf_add_name(&f, sample_comm(p, s));
 		/* location_ids are leaf first: walk them backwards. */
 		for (k = s->nlocations; !err && k-- > 0;) {

@@ -23,9 +23,17 @@
 /*
  * Write p as folded stacks to f. value_index selects the sample value
  * (0 = first sample type). The first element of each line is the sample's
- * "thread_name" label, else its "comm" label, else "[unknown]". Lines with
- * the same text are merged. 0 or a negative errno.
+ * "thread_name" label, else its "comm" label, else "[unknown]"; with
+ * group_by (a label key, NULL: none) the value of that label comes before
+ * it ("(no KEY)" when the sample has none), so statements, backends or
+ * databases stand side by side. Lines with the same text are merged. 0 or
+ * a negative errno.
  */
-int folded_write(const struct profile *p, size_t value_index, FILE *f);
+int folded_write(const struct profile *p, size_t value_index, const char *group_by, FILE *f);
+
+/* The root frame group_by gives sample s: its label's value, else
+ * "(no KEY)" written into buf. */
+const char *folded_group_name(const struct profile *p, const struct pf_sample *s,
+			      const char *group_by, char *buf, size_t len);
 
 #endif /* EBPROF_FOLDED_H */

@@ -29,6 +29,31 @@ static const struct {
 	{ "svg", "profile.svg", RENDER_SVG },
 };
 
+static const char *const group_keys[][2] = {
+	{ "query", "query" },
+	{ "query_fingerprint", "query_fingerprint" },
+	{ "query_id", "query_id" },
+	{ "pid", "pid" },
+	{ "tid", "tid" },
+	{ "thread_name", "thread_name" },
+	{ "backend_type", "backend_type" },
+	{ "database", "pg_database" },
+	{ "user", "pg_user" },
+	{ "comm", "comm" },
+};
+
+const char *render_group_by_key(const char *name, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(group_keys) / sizeof(group_keys[0]); i++)
+		if (!strcmp(name, group_keys[i][0]))
+			return group_keys[i][1];
+	snprintf(err, errlen,
+		 "cannot group by '%.64s': use query, query_fingerprint, query_id, pid, tid, "
+		 "thread_name, backend_type, database, user or comm",
+		 name);
+	return NULL;
+}
+
 int render_format_parse(const char *name, enum render_format *out)
 {
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
@@ -65,7 +90,7 @@ static int render_text(const struct profile *p, enum render_format f, const stru
 		snprintf(err, errlen, "cannot write folded stacks: the profile has no sample type");
 		ret = -EINVAL;
 	} else if (f == RENDER_FOLDED) {
-		ret = folded_write(p, 0, mem);
+		ret = folded_write(p, 0, o ? o->group_by : NULL, mem);
 		if (ret)
 			snprintf(err, errlen, "cannot write folded stacks: %s", strerror(-ret));
 	} else {
@@ -74,6 +99,7 @@ static int render_text(const struct profile *p, enum render_format f, const stru
 			fo.sample_type = o->sample_type;
 			fo.width = o->width;
 			fo.max_depth = o->max_depth;
+			fo.group_by = o->group_by;
 		}
 		ret = flamegraph_write(p, &fo, mem, err, errlen);
 	}

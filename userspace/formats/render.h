@@ -20,13 +20,21 @@ enum render_format {
 	RENDER_SVG,	   /* flamegraph (flamegraph.h) */
 };
 
-/* SVG only (flamegraph.h says more); zeros are the defaults. */
+/* SVG (flamegraph.h says more) and folded; zeros are the defaults. */
 struct render_opts {
 	const char *title;	 /* NULL: by sample type */
 	const char *sample_type; /* the value drawn; NULL: the default */
 	int width;		 /* pixels */
 	int max_depth;		 /* frames drawn per stack */
+	const char *group_by;	 /* folded and SVG: a label whose value is each
+				  * stack's root frame (folded.h); NULL: none */
 };
+
+/* The label key a group_by name stands for: query, query_fingerprint,
+ * query_id, pid, tid, thread_name, backend_type, comm as themselves,
+ * database and user as the labels pg_database and pg_user. NULL (with a
+ * one-line reason listing the names in err) for any other name. */
+const char *render_group_by_key(const char *name, char *err, size_t errlen);
 
 /* "pprof" (gzip), "folded" or "svg"; -EINVAL otherwise. */
 int render_format_parse(const char *name, enum render_format *out);

@@ -38,6 +38,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "query/table.h"
+
 struct http_opts {
 	const char *listen; /* "ADDR:PORT" as http_parse_listen() accepts, or port 0 */
 	/* The agent's target set: what an ad hoc profile samples, narrowed by
@@ -49,7 +51,8 @@ struct http_opts {
 	const char *const *cgroups;
 	size_t ncgroups;
 	bool kernel, user;
-	const char *btf; /* vmlinux BTF file; NULL: the kernel's */
+	const char *btf;		/* vmlinux BTF file; NULL: the kernel's */
+	enum query_labels query_labels; /* default of the query_labels parameter */
 	/* Appends the agent's counters in Prometheus text format to /metrics;
 	 * called from the server's threads (must be thread-safe). May be NULL. */
 	int (*metrics)(FILE *out, void *ctx);

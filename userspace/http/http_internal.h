@@ -57,6 +57,9 @@ struct adhoc_request {
 	size_t npids;
 	char **comms; /* comm= selector, NULL if absent */
 	size_t ncomms;
+	char *group_by; /* group_by= label key, NULL if absent */
+	bool has_query_labels;
+	enum query_labels query_labels; /* query_labels=, if has_query_labels */
 };
 
 void adhoc_request_free(struct adhoc_request *r);
@@ -94,6 +97,7 @@ struct http_server {
 	size_t ncgroups;
 	bool kernel, user;
 	char *btf; /* NULL: the kernel's */
+	enum query_labels query_labels;
 	int (*metrics)(FILE *out, void *ctx);
 	void *metrics_ctx;
 	struct adhoc_state adhoc;

@@ -34,6 +34,8 @@ void adhoc_request_free(struct adhoc_request *r)
 	args_free_list(r->comms, r->ncomms);
 	r->comms = NULL;
 	r->ncomms = 0;
+	free(r->group_by);
+	r->group_by = NULL;
 }
 
 /* ---- JSON body ---- */
@@ -202,7 +204,8 @@ int http_params_json(const char *body, size_t len, struct adhoc_request *r, char
 
 /* ---- query ---- */
 
-static const char *const known[] = { "seconds", "frequency", "format", "force", "pid", "comm" };
+static const char *const known[] = { "seconds", "frequency", "format",	 "force",
+				     "pid",	"comm",	     "group_by", "query_labels" };
 
 /* The value of key: NULL and *given false if absent; 400 when it is given
  * twice with different values. */
@@ -281,6 +284,49 @@ static int query_known(const char *key)
 	return 0;
 }
 
+/* group_by= and query_labels=. */
+static int query_grouping(const struct http_arg *args, size_t n, struct adhoc_request *r, char *msg,
+			  size_t msglen)
+{
+	char shown[80], err[200];
+	const char *v;
+	bool given;
+	int ret = query_value(args, n, "group_by", &given, &v, msg, msglen);
+
+	if (ret)
+		return ret;
+	if (given) {
+		const char *key = v ? render_group_by_key(v, err, sizeof(err)) : NULL;
+
+		if (!key) {
+			snprintf(msg, msglen, "group_by: %s",
+				 v ? err : "needs a label (query, query_fingerprint, ...)");
+			return 400;
+		}
+		v = key;
+		if (r->format != RENDER_SVG) {
+			snprintf(msg, msglen, "group_by needs format=svg");
+			return 400;
+		}
+		r->group_by = strdup(v);
+		if (!r->group_by) {
+			snprintf(msg, msglen, "out of memory");
+			return 503;
+		}
+	}
+	ret = query_value(args, n, "query_labels", &given, &v, msg, msglen);
+	if (ret || !given)
+		return ret;
+	if (!v || query_labels_parse(v, &r->query_labels)) {
+		snprintf(msg, msglen,
+			 "query_labels must be normalized, fingerprint or off, got '%s'",
+			 v ? http_printable(v, strlen(v), shown, sizeof(shown)) : "");
+		return 400;
+	}
+	r->has_query_labels = true;
+	return 0;
+}
+
 int http_params_query(const struct http_arg *args, size_t n, bool strict, struct adhoc_request *r,
 		      char *msg, size_t msglen)
 {
@@ -295,7 +341,7 @@ int http_params_query(const struct http_arg *args, size_t n, bool strict, struct
 			snprintf(
 				msg, msglen,
 				"unknown parameter '%s' (known: seconds, frequency, format, force, "
-				"pid, comm)",
+				"pid, comm, group_by, query_labels)",
 				http_printable(args[i].key, strlen(args[i].key), shown,
 					       sizeof(shown)));
 			return 400;
@@ -361,5 +407,5 @@ int http_params_query(const struct http_arg *args, size_t n, bool strict, struct
 			 v ? http_printable(v, strlen(v), shown, sizeof(shown)) : "");
 		return 400;
 	}
-	return 0;
+	return query_grouping(args, n, r, msg, msglen);
 }

@@ -50,6 +50,7 @@ static void watch_client(const struct session_progress *p, void *ctx)
 struct response_sink {
 	struct sink base;
 	enum render_format format;
+	const char *group_by;
 	uint8_t *body;
 	size_t len;
 };
@@ -57,7 +58,7 @@ struct response_sink {
 static int response_write(struct sink *k, const struct sink_profile *r)
 {
 	struct response_sink *rs = (struct response_sink *)k;
-	struct render_opts ro = { .title = "ebprof ad hoc CPU profile" };
+	struct render_opts ro = { .title = "ebprof ad hoc CPU profile", .group_by = rs->group_by };
 
 	free(rs->body);
 	rs->body = NULL;
@@ -125,6 +126,7 @@ static void fill_opts(struct http_server *s, const struct adhoc_request *r,
 	o->prewarm = true;
 	o->split = SESSION_ONE_PROFILE;
 	o->comment = r->what;
+	o->query_labels = r->has_query_labels ? r->query_labels : s->query_labels;
 	o->sinks = sink;
 	o->nsinks = 1;
 	if (t->narrowed) {
@@ -172,7 +174,9 @@ enum MHD_Result http_profile_serve(struct http_server *s, struct http_req *rq,
 {
 	const union MHD_ConnectionInfo *ci;
 	struct watch w = { .fd = -1, .a = &s->adhoc };
-	struct response_sink rs = { .base.ops = &response_ops, .format = r->format };
+	struct response_sink rs = { .base.ops = &response_ops,
+				    .format = r->format,
+				    .group_by = r->group_by };
 	struct session_stats st = { 0 };
 	struct adhoc_targets t;
 	char msg[HTTP_MSG_LEN];

@@ -402,6 +402,7 @@ static int copy_opts(struct http_server *s, const struct http_opts *o)
 	/* Neither stack kind asked for: a zeroed struct means both. */
 	s->kernel = o->kernel || !o->user;
 	s->user = o->user || !o->kernel;
+	s->query_labels = o->query_labels;
 	s->metrics = o->metrics;
 	s->metrics_ctx = o->metrics_ctx;
 	return 0;

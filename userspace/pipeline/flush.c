@@ -28,6 +28,8 @@ int session_new_builder(struct session *s, int64_t start_ns, struct builder **ou
 	bo.sym = s->sym;
 	bo.procs = s->procs;
 	bo.time_nanos = start_ns;
+	bo.queries = s->queries;
+	bo.query_labels = s->o.query_labels;
 	return builder_new(&bo, out);
 }
 
@@ -154,6 +156,9 @@ static void add_builder_stats(struct builder_stats *to, const struct builder_sta
 	to->kernel_frames_resolved += st->kernel_frames_resolved;
 	to->leaf_resolved += st->leaf_resolved;
 	to->no_mapping += st->no_mapping;
+	to->query_samples += st->query_samples;
+	to->query_gap += st->query_gap;
+	to->query_lost += st->query_lost;
 }
 
 /* Hand one finished profile to every sink: true when each took it. */
@@ -362,6 +367,12 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 		if (ret)
 			log_warn("%s: cannot flush: %s", sink_name(s->o.sinks[i]), strerror(-ret));
 	}
+	/* Statements not seen for a few intervals go; the threads that ran
+	 * them send them again if they do. */
+	if (s->queries && query_table_age(s->queries))
+		sampler_resend_queries(s->sampler);
+	if (s->queries)
+		query_table_stats(s->queries, &iv->queries);
 	iv->flush_ms = (mono_ns() - t0) / 1e6;
 	s->interval_start_ns = end_ns;
 	s->flushes++;

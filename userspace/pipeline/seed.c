@@ -88,6 +88,8 @@ int session_seed(struct session *s, char *err, size_t errlen)
 			return ret;
 		}
 		procs_snapshot(s->procs, tgids[i], false);
+		if (s->pg) /* before its first sample: backends it forks inherit */
+			pg_attach_process(s->pg, tgids[i], procs_maps(s->procs, tgids[i]));
 	}
 	free(tgids);
 	targets_names(&rules, &names, &nnames);

@@ -32,6 +32,9 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		err = procs_on_sampled(s->procs, e->pid, e->exec_pages);
 		if (err)
 			log_debug("no maps snapshot of pid %u: %s", e->pid, strerror(-err));
+		/* not forked from a known process: is it PostgreSQL? */
+		if (s->pg && !pg_attach_known(s->pg, e->pid))
+			pg_attach_process(s->pg, e->pid, procs_maps(s->procs, e->pid));
 		pi = procs_get(s->procs, e->pid);
 		if (pi && !pi->comm[0]) /* its parent unknown, /proc not read */
 			snprintf(pi->comm, sizeof(pi->comm), "%.*s", (int)sizeof(e->comm), e->comm);
@@ -49,11 +52,24 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 					    t->len < sizeof(t->title) ? t->len : sizeof(t->title));
 		break;
 	}
+	case EVENT_QUERY: {
+		const struct ebprof_query *q = (const struct ebprof_query *)e;
+
+		if (s->queries)
+			query_table_add(s->queries, q->hash, q->text,
+					q->len < sizeof(q->text) ? q->len : sizeof(q->text) - 1,
+					q->truncated);
+		break;
+	}
 	case EVENT_FORK:
+		if (s->pg)
+			pg_attach_on_fork(s->pg, e->pid, e->ppid);
 		procs_on_fork(s->procs, e->pid, e->ppid, e->ktime_ns);
 		s->live_targets++;
 		break;
 	case EVENT_EXEC:
+		if (s->pg)
+			pg_attach_forget(s->pg, e->pid);
 		procs_on_exec(s->procs, e->pid, e->ktime_ns);
 		if (per_process && (sp = session_proc(s, e->pid))) {
 			sp->build_id_done = false;
@@ -61,6 +77,8 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		}
 		break;
 	case EVENT_EXIT:
+		if (s->pg)
+			pg_attach_forget(s->pg, e->pid);
 		procs_on_exit(s->procs, e->pid, e->ktime_ns);
 		s->live_targets--;
 		break;
@@ -84,6 +102,7 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	so.kernel = o->kernel;
 	so.user = o->user;
 	so.follow_forks = o->inherit;
+	so.queries = o->query_labels != QUERY_LABELS_OFF;
 	so.btf_path = o->btf_path;
 	/* exec of a process with one of these names makes it a target */
 	if (!o->all) {
@@ -118,6 +137,13 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 		goto fail;
 	}
 	ret = open_sampler(s, err, errlen);
+	if (!ret && o->query_labels != QUERY_LABELS_OFF) {
+		ret = query_table_new(&s->queries);
+		if (!ret)
+			ret = pg_attach_new(s->sampler, s->sym, &s->pg);
+		if (ret)
+			snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
+	}
 	if (!ret)
 		ret = sampler_attach_tracepoints(s->sampler, err, errlen);
 	if (ret)
@@ -284,6 +310,8 @@ void session_close(struct session *s)
 		free(v);
 	}
 	hm_free(s->by_pid);
+	pg_attach_free(s->pg); /* before the symbolizer it pins binaries in */
+	query_table_free(s->queries);
 	sampler_close(s->sampler);
 	free(s->forget);
 	procs_free(s->procs);

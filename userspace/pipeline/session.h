@@ -27,6 +27,7 @@
 
 #include "ebprof/symbolizer.h"
 #include "profile/build.h"
+#include "query/table.h"
 #include "sampling/sampler.h"
 #include "sinks/sink.h"
 
@@ -53,17 +54,18 @@ struct session_opts {
 	bool require_targets; /* none found: -ESRCH (else wait for them) */
 	/* Output */
 	enum session_split split;
-	int interval_s;		   /* SESSION_PER_PROCESS: profile length, aligned
-				    * to the wall clock; 0: one interval */
-	const char *service;	   /* the "service" label of per-process profiles */
-	bool group_short_lived;	   /* SESSION_PER_PROCESS: processes that exited having
-				    * lived less than an interval share a profile per
-				    * group (pipeline/group.c) */
-	int group_min_samples;	   /* ... and so do those with fewer samples in the
-				    * interval; 0: none */
-	const char *comment;	   /* first comment of every profile, NULL = none */
-	bool prewarm;		   /* warm the symbolizer while sampling */
-	struct sink *const *sinks; /* borrowed; every profile goes to each */
+	int interval_s;			/* SESSION_PER_PROCESS: profile length, aligned
+					 * to the wall clock; 0: one interval */
+	const char *service;		/* the "service" label of per-process profiles */
+	bool group_short_lived;		/* SESSION_PER_PROCESS: processes that exited having
+					 * lived less than an interval share a profile per
+					 * group (pipeline/group.c) */
+	int group_min_samples;		/* ... and so do those with fewer samples in the
+					 * interval; 0: none */
+	enum query_labels query_labels; /* statements of PostgreSQL backends */
+	const char *comment;		/* first comment of every profile, NULL = none */
+	bool prewarm;			/* warm the symbolizer while sampling */
+	struct sink *const *sinks;	/* borrowed; every profile goes to each */
 	size_t nsinks;
 	struct symbolizer *sym; /* borrowed (a warm cache); NULL: its own */
 };
@@ -71,13 +73,14 @@ struct session_opts {
 /* What an interval's flush did. */
 struct session_interval {
 	int64_t start_ns, end_ns;
-	uint64_t processes;	    /* processes profiled (a group's members each) */
-	uint64_t samples;	    /* samples BPF counted */
-	uint64_t lost[STAT_MAX];    /* by cause, this interval */
-	char lost_text[256];	    /* "3 stacks lost (...), ..." or "" */
-	uint64_t written, failed;   /* profiles every sink took / some sink refused */
-	struct builder_stats built; /* summed over the profiles */
-	double flush_ms;	    /* drain to the last sink */
+	uint64_t processes;		  /* processes profiled (a group's members each) */
+	uint64_t samples;		  /* samples BPF counted */
+	uint64_t lost[STAT_MAX];	  /* by cause, this interval */
+	char lost_text[256];		  /* "3 stacks lost (...), ..." or "" */
+	uint64_t written, failed;	  /* profiles every sink took / some sink refused */
+	struct builder_stats built;	  /* summed over the profiles */
+	double flush_ms;		  /* drain to the last sink */
+	struct query_table_stats queries; /* statement table, since the start */
 };
 
 struct session_progress {

@@ -12,6 +12,8 @@
 #include "process/pgmeta.h"
 #include "process/targets.h"
 #include "process/processes.h"
+#include "query/table.h"
+#include "sampling/pg_attach.h"
 #include "session.h"
 #include "util/hashmap.h"
 
@@ -33,10 +35,12 @@ struct session {
 	bool own_sym;
 	struct proc_registry *procs;
 	struct sampler *sampler;
-	struct hashmap *by_pid; /* pid -> struct session_proc (per process) */
-	struct hashmap *groups; /* key -> struct session_group, one flush */
-	struct builder *one;	/* SESSION_ONE_PROFILE: the profile */
-	uint32_t *forget;	/* exited pids to drop at the next flush */
+	struct query_table *queries; /* NULL: query-labels off */
+	struct pg_attach *pg;	     /* NULL: query-labels off */
+	struct hashmap *by_pid;	     /* pid -> struct session_proc (per process) */
+	struct hashmap *groups;	     /* key -> struct session_group, one flush */
+	struct builder *one;	     /* SESSION_ONE_PROFILE: the profile */
+	uint32_t *forget;	     /* exited pids to drop at the next flush */
 	size_t nforget, forget_cap;
 	int64_t interval_start_ns; /* wall clock */
 	int64_t boundary_ns;	   /* next interval end (wall), 0: none */

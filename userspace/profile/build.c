@@ -312,11 +312,44 @@ static int64_t synthetic_location(struct builder *b, const char *name)
 	return profile_add_location(b->p, 0, 0, &line, 1);
 }
 
+/* The statement labels of a sample, after labels[n]; the new count. */
+static size_t query_labels(struct builder *b, const struct raw_sample *s, struct pf_label *labels,
+			   size_t n)
+{
+	const struct query_info *q = NULL;
+	bool text = b->opts.query_labels == QUERY_LABELS_NORMALIZED;
+	char id[24];
+
+	if (!b->opts.queries || b->opts.query_labels == QUERY_LABELS_OFF)
+		return n;
+	if (s->query)
+		q = query_table_get(b->opts.queries, s->query);
+	if (q) {
+		if (text)
+			labels[n++] = profile_label_str(b->p, "query", q->label);
+		labels[n++] = profile_label_str(b->p, "query_fingerprint", q->fingerprint_hex);
+		b->stats.query_samples += s->count;
+	} else if (s->query || s->query_lost) {
+		/* never silently merged with idle time */
+		labels[n++] = profile_label_str(b->p, "query", "(statement text lost)");
+		b->stats.query_lost += s->count;
+	} else if (s->query_gap) {
+		labels[n++] = profile_label_str(b->p, "query", "(between statements)");
+		b->stats.query_gap += s->count;
+	}
+	if (s->query_id) {
+		snprintf(id, sizeof(id), "%lld", (long long)s->query_id);
+		labels[n++] = profile_label_str(b->p, "query_id", id);
+	}
+	return n;
+}
+
 int builder_add(const struct raw_sample *s, void *ctx)
 {
 	struct builder *b = ctx;
 	uint64_t locs[MAX_FRAMES];
-	struct pf_label labels[3];
+	struct pf_label labels[6];
+	size_t nlabels;
 	int64_t values[2], id;
 	size_t n = 0;
 	bool resolved;
@@ -364,11 +397,12 @@ int builder_add(const struct raw_sample *s, void *ctx)
 	labels[0] = profile_label_num(b->p, "pid", s->pid, NULL);
 	labels[1] = profile_label_num(b->p, "tid", s->tid, NULL);
 	labels[2] = profile_label_str(b->p, "thread_name", s->comm);
+	nlabels = query_labels(b, s, labels, 3);
 	values[0] = (int64_t)s->count;
 	values[1] = (int64_t)s->count * b->period;
 	b->stats.samples += s->count;
 	b->stats.stacks++;
-	return profile_add_sample(b->p, locs, n, values, labels, 3);
+	return profile_add_sample(b->p, locs, n, values, labels, nlabels);
 }
 
 int builder_comment(struct builder *b, const char *comment)

@@ -4,8 +4,9 @@
  * following the pprof contract of DESIGN.md: sample types samples/count and
  * cpu/nanoseconds, period 1e9/F, one mapping per mapped file with its
  * build-id, a [kernel.kallsyms] mapping, a Location per distinct address
- * per mapping with its inline chain, labels pid/tid/thread_name; the
- * kernel stack first (leaf first), then the user stack.
+ * per mapping with its inline chain, labels pid/tid/thread_name and, for
+ * PostgreSQL backends, query/query_fingerprint/query_id; the kernel stack
+ * first (leaf first), then the user stack.
  *
  * The builder borrows the symbolizer and the process registry (both must
  * outlive it) and pins the binaries it uses until builder_free().
@@ -18,6 +19,7 @@
 #include "ebprof/symbolizer.h"
 #include "process/processes.h"
 #include "profile.h"
+#include "query/table.h"
 #include "sampling/stack_source.h"
 
 struct builder_opts {
@@ -25,6 +27,8 @@ struct builder_opts {
 	struct symbolizer *sym;	     /* NULL: addresses only */
 	struct proc_registry *procs; /* maps snapshots; required */
 	int64_t time_nanos;	     /* start of the profile (wall clock) */
+	struct query_table *queries; /* statements by hash; NULL: no query labels */
+	enum query_labels query_labels;
 };
 
 struct builder_stats {
@@ -34,6 +38,9 @@ struct builder_stats {
 	uint64_t kernel_frames, kernel_frames_resolved;
 	uint64_t leaf_resolved; /* samples whose leaf frame has a function */
 	uint64_t no_mapping;	/* user frames outside any known mapping */
+	uint64_t query_samples; /* samples labelled with a statement */
+	uint64_t query_gap;	/* ... running between statements */
+	uint64_t query_lost;	/* ... running a statement of unknown text */
 };
 
 struct builder;

@@ -534,6 +534,22 @@ int64_t profile_total(const struct profile *p, size_t ti)
 	return (int64_t)sum;
 }
 
+const char *profile_sample_label(const struct profile *p, const struct pf_sample *s,
+				 const char *key, char *buf, size_t len)
+{
+	for (size_t i = 0; i < s->nlabels; i++) {
+		const struct pf_label *l = &s->labels[i];
+
+		if (strcmp(profile_string(p, l->key), key))
+			continue;
+		if (l->str)
+			return profile_string(p, l->str);
+		snprintf(buf, len, "%lld", (long long)l->num);
+		return buf;
+	}
+	return NULL;
+}
+
 const char *profile_sample_thread(const struct profile *p, const struct pf_sample *s)
 {
 	const char *comm = NULL;

@@ -149,6 +149,10 @@ struct pf_label profile_label_num(struct profile *p, const char *key, int64_t nu
 /* String at index i, "" when out of range. */
 const char *profile_string(const struct profile *p, int64_t i);
 
+/* The value of a sample's label key: its string, or its number written
+ * into buf; NULL when the sample has no such label. */
+const char *profile_sample_label(const struct profile *p, const struct pf_sample *s,
+				 const char *key, char *buf, size_t len);
 /* The sample's thread name: its "thread_name" string label, else its
  * "comm" label, else NULL. Owned by the profile. */
 const char *profile_sample_thread(const struct profile *p, const struct pf_sample *s);

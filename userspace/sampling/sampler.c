@@ -98,6 +98,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (((struct ebprof_event *)data)->type == EVENT_TITLE &&
 	    size < sizeof(struct ebprof_title))
 		return 0;
+	if (((struct ebprof_event *)data)->type == EVENT_QUERY &&
+	    size < sizeof(struct ebprof_query))
+		return 0;
 	if (s->on_event)
 		s->on_event(data, s->event_ctx);
 	return 0;
@@ -122,6 +125,7 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 	s->skel->rodata->want_user = opts->user;
 	s->skel->rodata->follow_forks = opts->follow_forks;
 	s->skel->rodata->ncomms = opts->ncomms;
+	s->skel->rodata->want_queries = opts->queries;
 	for (size_t i = 0; i < opts->ncomms; i++)
 		strncpy((char *)s->skel->rodata->comms[i], opts->comms[i],
 			EBPROF_TASK_COMM_LEN - 1);
@@ -235,6 +239,22 @@ int sampler_add_target(struct sampler *s, uint32_t tgid)
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &tgid, &yes, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+int sampler_set_pg_proc(struct sampler *s, uint32_t tgid, const struct ebprof_pg_proc *pg)
+{
+	int fd = bpf_map__fd(s->skel->maps.pg_procs);
+
+	if (!pg)
+		return bpf_map_delete_elem(fd, &tgid) && errno != ENOENT ? -errno : 0;
+	if (bpf_map_update_elem(fd, &tgid, pg, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler_resend_queries(struct sampler *s)
+{
+	__atomic_add_fetch(&s->skel->bss->query_gen, 1, __ATOMIC_RELAXED);
 }
 
 /* Titles at exit are a refinement (without them, the title last seen in
@@ -556,6 +576,10 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_EVENTS_LOST] = "process events lost",
 		[STAT_TARGETS_FULL] = "processes not followed (target map full)",
 		[STAT_SEEN_FULL] = "processes not announced (seen map full)",
+		[STAT_QUERY_LOST] = "statement texts lost (ring buffer full)",
+		[STAT_PG_FULL] = "backends not labelled (pg_procs map full)",
+		[STAT_QUERY_READS] = "statement texts read",
+		[STAT_QUERY_SENT] = "statement texts sent",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";
@@ -567,7 +591,7 @@ void sampler_loss_text(const uint64_t *lost, char *buf, size_t len)
 
 	if (len)
 		buf[0] = '\0';
-	for (int i = STAT_SAMPLES + 1; i < STAT_MAX; i++) {
+	for (int i = STAT_SAMPLES + 1; i < STAT_LOSS_END; i++) {
 		if (!lost[i])
 			continue;
 		off += snprintf(buf + off, off < len ? len - off : 0, "%s%llu %s", off ? ", " : "",

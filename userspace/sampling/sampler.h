@@ -23,6 +23,7 @@ struct sampler_opts {
 	bool kernel;		  /* collect kernel stacks */
 	bool user;		  /* collect user stacks */
 	bool follow_forks;	  /* children of targets become targets */
+	bool queries;		  /* read the statements of pg_procs entries */
 	const char *const *comms; /* exec of a process with one of these names */
 	size_t ncomms;		  /* makes it a target; at most EBPROF_MAX_COMMS */
 	uint32_t counts_entries;  /* 0 = default (65536) */
@@ -51,6 +52,15 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 
 /* Add a process to the target set. 0 or a negative errno. */
 int sampler_add_target(struct sampler *s, uint32_t tgid);
+
+/* Where PostgreSQL process tgid keeps its statement (the BPF program
+ * copies it to the children it forks); NULL: forget it. 0 or a negative
+ * errno. */
+int sampler_set_pg_proc(struct sampler *s, uint32_t tgid, const struct ebprof_pg_proc *pg);
+
+/* Statement texts were forgotten: have every backend thread send its
+ * statement again at its next sample. */
+void sampler_resend_queries(struct sampler *s);
 
 /* Make every process of a cgroup v2 (by its id: the inode number of its
  * directory) a target when it forks or execs. 0 or a negative errno. */

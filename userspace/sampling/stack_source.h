@@ -26,6 +26,12 @@ struct raw_sample {
 	const uint64_t *user;	/* leaf first */
 	bool kernel_lost;	/* a kernel stack was taken but is lost */
 	bool user_lost;		/* a user stack was taken but is lost */
+	/* PostgreSQL backends: the statement's hash (query/table.h), 0:
+	 * none; its query id, 0: none; running between statements; running
+	 * a statement whose text was lost. */
+	uint64_t query;
+	int64_t query_id;
+	bool query_gap, query_lost;
 };
 
 typedef int (*raw_sample_fn)(const struct raw_sample *s, void *ctx);

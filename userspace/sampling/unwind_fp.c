@@ -45,6 +45,10 @@ static int fp_resolve(struct stack_source *src, const struct sample_key *key, ui
 	s.count = count;
 	s.kernel_lost = key->flags & SAMPLE_KSTACK_LOST;
 	s.user_lost = key->flags & SAMPLE_USTACK_LOST;
+	s.query = key->query;
+	s.query_id = key->query_id;
+	s.query_gap = key->flags & SAMPLE_QUERY_GAP;
+	s.query_lost = key->flags & SAMPLE_QUERY_LOST;
 	s.nkernel = read_stack(fp->stacks_fd, key->kstack, fp->kbuf, &s.kernel_lost);
 	s.nuser = read_stack(fp->stacks_fd, key->ustack, fp->ubuf, &s.user_lost);
 	s.kernel = fp->kbuf;

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `ebprof top`: CPU by SQL statement, live (like perf top and pg_top): a
+ * session with a profile per process per refresh interval, summed by
+ * top_table.c, drawn in an 80-column terminal; a key selects a statement
+ * and shows its hottest functions. --once prints one plain snapshot.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "options.h"
+#include "pipeline/session.h"
+#include "top_table.h"
+#include "util/args.h"
+#include "util/log.h"
+#include "util/version.h"
+
+struct top_opts {
+	long frequency, delay, rows;
+	bool once;
+	uint32_t *pids;
+	size_t npids;
+	char **comms;
+	size_t ncomms;
+};
+
+struct top {
+	struct sink base;
+	struct top_opts o;
+	struct top_table *table; /* being filled */
+	struct top_table *shown; /* the last interval's, rows point into it */
+	const struct top_row *rows;
+	size_t nrows;
+	int64_t total_ns;
+	size_t sel;
+	bool details, tty, drawn;
+	int ncpus;
+};
+
+static atomic_int stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&stop_requested, 1);
+}
+
+void cmd_top_usage(void)
+{
+	printf("Usage: ebprof top [OPTIONS]\n"
+	       "CPU by SQL statement, refreshed every 2 s: each normalized statement with\n"
+	       "its share of the CPU, backends, database, user and query id. j/k or the\n"
+	       "arrows select a statement, Enter shows its hottest functions, q quits.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -d, --delay SECS       refresh interval, 1..60 (default 2)\n"
+	       "  -F, --frequency HZ     samples per second per CPU, 1..1000 (default 99)\n"
+	       "  -p, --pid PID[,PID]    these processes (default: every postgres process)\n"
+	       "      --comm NAME[,NAME] processes by these names instead\n"
+	       "  -n, --rows N           statements shown, 1..100 (default: what fits)\n"
+	       "      --once             sample one interval, print it as text and exit\n"
+	       "  -h, --help             this help\n"
+	       "\n"
+	       "Exit status: 0 success, 1 runtime failure (privileges, kernel), 2 bad input.\n");
+}
+
+static int parse_args(int argc, char **argv, struct top_opts *o)
+{
+	enum { OPT_COMM = 256, OPT_ONCE };
+	static const struct option longopts[] = {
+		{ "delay", required_argument, NULL, 'd' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "rows", required_argument, NULL, 'n' },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[256];
+	int c;
+
+	o->frequency = 99;
+	o->delay = 2;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":d:F:p:n:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (args_parse_int(optarg, "delay", 1, 60, &o->delay, err, sizeof(err)))
+				goto bad;
+			break;
+		case 'F':
+			if (args_parse_int(optarg, "frequency", 1, 1000, &o->frequency, err,
+					   sizeof(err)))
+				goto bad;
+			break;
+		case 'p':
+			free(o->pids);
+			if (args_parse_pids(optarg, &o->pids, &o->npids, err, sizeof(err)))
+				goto bad;
+			break;
+		case OPT_COMM:
+			args_free_list(o->comms, o->ncomms);
+			o->comms = NULL;
+			if (args_parse_names(optarg, &o->comms, &o->ncomms, err, sizeof(err)))
+				goto bad;
+			break;
+		case 'n':
+			if (args_parse_int(optarg, "rows", 1, 100, &o->rows, err, sizeof(err)))
+				goto bad;
+			break;
+		case OPT_ONCE:
+			o->once = true;
+			break;
+		default:
+			return cli_option_end(c, argv, "top", cmd_top_usage);
+		}
+	}
+	return cli_operands(argc, argv, 0, "top") ? -EINVAL : 0;
+bad:
+	log_error("%s", err);
+	return -EINVAL;
+}
+
+static int top_write(struct sink *k, const struct sink_profile *r)
+{
+	return top_table_add(((struct top *)k)->table, r);
+}
+
+static const struct sink_ops top_ops = { .kind = "top", .write = top_write };
+
+static void term_size(int *cols, int *lines)
+{
+	struct winsize ws;
+
+	*cols = 80;
+	*lines = 24;
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 40 && ws.ws_row >= 10) {
+		*cols = ws.ws_col;
+		*lines = ws.ws_row;
+	}
+}
+
+/* s cut to width columns (bytes of ASCII; a cut UTF-8 character is not
+ * printed). */
+static void put_cut(const char *s, int width)
+{
+	int n = (int)strlen(s);
+
+	if (n > width) {
+		n = width > 1 ? width - 1 : 0;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+		printf("%.*s~", n, s);
+		return;
+	}
+	fputs(s, stdout);
+}
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void put_row(const struct top *t, const struct top_row *r, bool selected, int cols)
+{
+	char who[160];
+
+	snprintf(who, sizeof(who), "%zu backend%s  %s%s%s%s%s", r->backends,
+		 r->backends == 1 ? "" : "s", r->database, *r->user ? "/" : "", r->user,
+		 *r->query_id ? "  query_id " : "", r->query_id);
+	printf("%s%c%6.1f%%  ", selected && t->tty ? "\033[7m" : "", selected ? '>' : ' ',
+	       pct(r->cpu_ns, t->total_ns));
+	put_cut(who, cols - 10);
+	printf("%s\n          ", selected && t->tty ? "\033[0m" : "");
+	put_cut(r->query, cols - 10);
+	putchar('\n');
+}
+
+static void put_funcs(const struct top_row *r, int cols, size_t max)
+{
+	printf("  %6s %6s  hottest functions of the statement\n", "self%", "total%");
+	for (size_t i = 0; i < r->nfuncs && i < max; i++) {
+		printf("  %6.1f %6.1f  ", pct(r->funcs[i].self_ns, r->cpu_ns),
+		       pct(r->funcs[i].total_ns, r->cpu_ns));
+		put_cut(r->funcs[i].name, cols - 18);
+		putchar('\n');
+	}
+}
+
+static void draw(struct top *t)
+{
+	int cols, lines;
+	size_t fit, shown = 0;
+	char when[32];
+	time_t now = time(NULL);
+
+	term_size(&cols, &lines);
+	if (!t->tty)
+		cols = 80;
+	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+	if (t->tty)
+		fputs("\033[H\033[2J", stdout);
+	else if (t->drawn)
+		putchar('\n');
+	printf("ebprof top %s: %.2f CPU s in %lds at %ld Hz on %d CPUs, %zu statements\n", when,
+	       t->total_ns / 1e9, t->o.delay, t->o.frequency, t->ncpus, t->nrows);
+	fit = t->o.rows ? (size_t)t->o.rows
+			: (size_t)(lines - 3 - (t->details ? TOP_MAX_FUNCS + 2 : 0)) / 2;
+	if (!t->tty && !t->o.rows)
+		fit = 20;
+	if (t->sel >= t->nrows)
+		t->sel = t->nrows ? t->nrows - 1 : 0;
+	for (size_t i = t->sel >= fit ? t->sel - fit + 1 : 0; i < t->nrows && shown < fit;
+	     i++, shown++) {
+		put_row(t, &t->rows[i], t->tty && i == t->sel, cols);
+		if (!t->tty)
+			put_funcs(&t->rows[i], cols, 5);
+	}
+	if (t->tty && t->details && t->nrows) {
+		putchar('\n');
+		put_funcs(&t->rows[t->sel], cols, TOP_MAX_FUNCS);
+	}
+	if (!t->nrows)
+		puts("  (no samples: the targets used no CPU)");
+	fflush(stdout);
+	t->drawn = true;
+}
+
+/* The interval is over: its table becomes what is shown. */
+static void on_interval(const struct session_interval *iv, void *ctx)
+{
+	struct top *t = ctx;
+
+	struct top_table *done = t->table;
+
+	(void)iv;
+	t->table = t->shown;
+	t->shown = done;
+	top_table_reset(t->table);
+	if (top_table_rows(t->shown, &t->rows, &t->nrows, &t->total_ns)) {
+		log_error("out of memory");
+		t->nrows = 0;
+		return;
+	}
+	if (!t->o.once)
+		draw(t);
+}
+
+/* Keys, between intervals. */
+static void on_progress(const struct session_progress *p, void *ctx)
+{
+	struct top *t = ctx;
+	char k[8];
+	ssize_t n;
+
+	(void)p;
+	if (!t->tty)
+		return;
+	while ((n = read(STDIN_FILENO, k, sizeof(k))) > 0) {
+		if (k[0] == 'q')
+			atomic_store(&stop_requested, 1);
+		else if (k[0] == 'j' || (n >= 3 && k[0] == '\033' && k[2] == 'B'))
+			t->sel += t->sel + 1 < t->nrows;
+		else if (k[0] == 'k' || (n >= 3 && k[0] == '\033' && k[2] == 'A'))
+			t->sel -= t->sel > 0;
+		else if (k[0] == '\n' || k[0] == '\r')
+			t->details = !t->details;
+		else
+			continue;
+		draw(t);
+	}
+}
+
+static void session_options(struct top *t, struct sink **sink, struct session_opts *so)
+{
+	memset(so, 0, sizeof(*so));
+	so->frequency = (int)t->o.frequency;
+	so->kernel = so->user = so->inherit = true;
+	so->pids = t->o.pids;
+	so->npids = t->o.npids;
+	so->comms = (const char *const *)t->o.comms;
+	so->ncomms = t->o.ncomms;
+	so->require_targets = true;
+	so->split = SESSION_PER_PROCESS;
+	so->interval_s = t->o.once ? 0 : (int)t->o.delay;
+	so->query_labels = QUERY_LABELS_NORMALIZED;
+	so->sinks = sink;
+	so->nsinks = 1;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top t = { .base.ops = &top_ops };
+	struct sink *sink = &t.base;
+	struct session_opts so;
+	struct session_run_opts ro = { 0 };
+	struct session *s = NULL;
+	struct sigaction sa = { 0 };
+	struct termios saved, raw;
+	bool raw_mode = false;
+	char err[512] = "";
+	int rc = EXIT_RUNTIME, ret;
+
+	ret = parse_args(argc, argv, &t.o);
+	if (ret) {
+		rc = ret > 0 ? EXIT_OK : EXIT_USAGE;
+		goto out;
+	}
+	t.tty = !t.o.once && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+	if (top_table_new(&t.table) || top_table_new(&t.shown)) {
+		log_error("out of memory");
+		goto out;
+	}
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	session_options(&t, &sink, &so);
+	ret = session_open(&so, &s, err, sizeof(err));
+	if (ret) {
+		log_error("%s", err);
+		rc = ret == -ESRCH ? EXIT_USAGE : EXIT_RUNTIME;
+		goto out;
+	}
+	t.ncpus = session_ncpus(s);
+	if (t.tty && !tcgetattr(STDIN_FILENO, &saved)) {
+		raw = saved;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		raw_mode = !tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+		fputs("\033[?25l", stdout); /* no cursor */
+	}
+	ro.duration_s = t.o.once ? (double)t.o.delay : 0;
+	ro.stop = &stop_requested;
+	ro.on_interval = on_interval;
+	ro.on_progress = on_progress;
+	ro.ctx = &t;
+	ret = session_run(s, &ro, NULL, err, sizeof(err));
+	if (!ret)
+		ret = session_finish(s, &ro);
+	if (ret) {
+		log_error("%s", err);
+		goto out;
+	}
+	if (t.o.once)
+		draw(&t);
+	rc = EXIT_OK;
+out:
+	if (raw_mode) {
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+		fputs("\033[?25h\n", stdout);
+	}
+	session_close(s);
+	top_table_free(t.table);
+	top_table_free(t.shown);
+	free(t.o.pids);
+	args_free_list(t.o.comms, t.o.ncomms);
+	return rc;
+}

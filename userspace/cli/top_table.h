@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What `ebprof top` shows (cmd_top.c draws it): CPU by normalized
+ * statement, summed from the per-process profiles of an interval, with
+ * the backends, databases, users and query ids that ran each statement,
+ * and each statement's hottest functions (self and total). Samples that
+ * ran no statement are one row, "(no statement)".
+ */
+#ifndef EBPROF_TOP_TABLE_H
+#define EBPROF_TOP_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sinks/sink.h"
+
+#define TOP_MAX_FUNCS 10
+
+struct top_func {
+	const char *name;
+	int64_t self_ns, total_ns;
+};
+
+struct top_row {
+	const char *query;    /* normalized statement, or "(no statement)" */
+	const char *query_id; /* "" when none, "(several)" when more than one */
+	const char *database; /* "" when unknown, "(several)" */
+	const char *user;     /* likewise */
+	int64_t cpu_ns;
+	size_t backends;		      /* distinct pids */
+	struct top_func funcs[TOP_MAX_FUNCS]; /* by self time, most first */
+	size_t nfuncs;
+};
+
+struct top_table;
+
+int top_table_new(struct top_table **out);
+void top_table_free(struct top_table *t);
+/* Forget everything added (a new interval). */
+void top_table_reset(struct top_table *t);
+/* Add a per-process profile (the pid, database and user labels come
+ * from r). 0 or -ENOMEM. */
+int top_table_add(struct top_table *t, const struct sink_profile *r);
+/*
+ * The rows, most CPU first, valid until the next call on t; *total_ns:
+ * the CPU of every sample added. 0 or -ENOMEM.
+ */
+int top_table_rows(struct top_table *t, const struct top_row **rows, size_t *n, int64_t *total_ns);
+
+#endif /* EBPROF_TOP_TABLE_H */

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Which processes are PostgreSQL and where they keep their statement
+ * (pg_attach.h): binaries by (device, inode, path), processes by pid.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pg_attach.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+
+/*
+ * PgBackendStatus on LP64 builds, from PostgreSQL's
+ * utils/backend_status.h: st_state and st_query_id have sat at the same
+ * offsets since the query id came (14); 18 added STATE_STARTING before
+ * STATE_IDLE, so "running" is 3 there, 2 before.
+ */
+static const struct pg_layout {
+	int major_min, major_max;
+	uint16_t state_off, query_id_off;
+	int32_t running;
+} layouts[] = {
+	{ 14, 17, 232, 424, 2 },
+	{ 18, 18, 232, 424, 3 },
+};
+
+struct bin_key {
+	uint64_t dev, inode;
+	const char *path; /* owned by struct pg_binary */
+};
+
+struct pg_binary {
+	struct bin_key key;
+	bool pg;
+	struct ebprof_pg_proc proc; /* addresses as ELF vaddrs */
+	struct sym_elf *elf;	    /* pinned while pg */
+};
+
+struct pg_attach {
+	struct sampler *s;
+	struct symbolizer *sym;
+	struct hashmap *bins;  /* bin_key -> pg_binary */
+	struct hashmap *procs; /* u64 pid -> (void *)1 pg, (void *)2 not */
+	struct pg_attach_stats st;
+};
+
+#define STATE_PG ((void *)1)
+#define STATE_OTHER ((void *)2)
+
+static uint64_t hash_bin(const void *k)
+{
+	const struct bin_key *b = k;
+
+	return hm_hash_bytes(b, offsetof(struct bin_key, path)) ^ hm_hash_str(b->path);
+}
+
+static bool equal_bin(const void *a, const void *b)
+{
+	const struct bin_key *x = a, *y = b;
+
+	return x->dev == y->dev && x->inode == y->inode && !strcmp(x->path, y->path);
+}
+
+int pg_attach_new(struct sampler *s, struct symbolizer *sym, struct pg_attach **out)
+{
+	struct pg_attach *pa = calloc(1, sizeof(*pa));
+
+	if (!pa)
+		return -ENOMEM;
+	pa->s = s;
+	pa->sym = sym;
+	pa->bins = hm_new(hash_bin, equal_bin);
+	pa->procs = hm_new_u64();
+	if (!pa->bins || !pa->procs) {
+		pg_attach_free(pa);
+		return -ENOMEM;
+	}
+	*out = pa;
+	return 0;
+}
+
+void pg_attach_free(struct pg_attach *pa)
+{
+	const void *k;
+	void *v;
+
+	if (!pa)
+		return;
+	for (size_t it = 0; pa->bins && hm_next(pa->bins, &it, &k, &v);) {
+		struct pg_binary *b = v;
+
+		if (b->elf)
+			sym_elf_put(pa->sym, b->elf);
+		free((char *)b->key.path);
+		free(b);
+	}
+	hm_free(pa->bins);
+	hm_free(pa->procs);
+	free(pa);
+}
+
+/* The PgBackendStatus layout of a PostgreSQL binary: DWARF's offsets
+ * where it has them, the version's otherwise. */
+static void layout_of(struct pg_binary *b, const char *path)
+{
+	char version[128];
+	const char *v;
+	uint64_t be, state, qid;
+	int major = 0;
+
+	if (sym_elf_symbol(b->elf, "MyBEEntry", &be))
+		return; /* before 14: statements only */
+	if (!sym_elf_find_string(b->elf, "postgres (PostgreSQL) ", version, sizeof(version))) {
+		v = version + strlen("postgres (PostgreSQL) ");
+		major = atoi(v);
+	}
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		const struct pg_layout *l = &layouts[i];
+
+		if (major < l->major_min || major > l->major_max)
+			continue;
+		b->proc.be_entry = be;
+		b->proc.state_off = l->state_off;
+		b->proc.query_id_off = l->query_id_off;
+		b->proc.state_running = l->running;
+		if (!sym_elf_member_offset(b->elf, "PgBackendStatus", "st_state", &state) &&
+		    !sym_elf_member_offset(b->elf, "PgBackendStatus", "st_query_id", &qid) &&
+		    state < UINT16_MAX && qid < UINT16_MAX) {
+			b->proc.state_off = (uint16_t)state;
+			b->proc.query_id_off = (uint16_t)qid;
+		}
+		log_debug("%s: PostgreSQL %d, st_state at %u, st_query_id at %u", path, major,
+			  b->proc.state_off, b->proc.query_id_off);
+		return;
+	}
+	log_info("%s: PostgreSQL %s: no known PgBackendStatus layout, no query ids", path,
+		 major ? version + strlen("postgres (PostgreSQL) ") : "of unknown version");
+}
+
+/* What a binary is, looked up once. */
+static struct pg_binary *binary(struct pg_attach *pa, uint32_t pid, const struct map_entry *e)
+{
+	struct bin_key key = { e->dev, e->inode, e->path };
+	struct sym_binary bin = { e->path, (int)pid, e->start, e->end, e->dev, e->inode };
+	struct pg_binary *b;
+	uint64_t dqs;
+	void *v;
+
+	if (!hm_find(pa->bins, &key, &v))
+		return v;
+	b = calloc(1, sizeof(*b));
+	if (!b || !(b->key.path = strdup(e->path))) {
+		free(b);
+		return NULL;
+	}
+	b->key.dev = e->dev;
+	b->key.inode = e->inode;
+	if (!sym_elf_get(pa->sym, &bin, &b->elf)) {
+		b->pg = !sym_elf_symbol(b->elf, "debug_query_string", &dqs);
+		if (b->pg) {
+			b->proc.query_string = dqs;
+			layout_of(b, e->path);
+			if (!b->proc.be_entry)
+				pa->st.no_layout++;
+		} else {
+			sym_elf_put(pa->sym, b->elf);
+			b->elf = NULL;
+		}
+	}
+	if (hm_set(pa->bins, &b->key, b, NULL)) {
+		if (b->elf)
+			sym_elf_put(pa->sym, b->elf);
+		free((char *)b->key.path);
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+static int mark(struct pg_attach *pa, uint32_t pid, void *state)
+{
+	return hm_set_u64(pa->procs, pid, state);
+}
+
+int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps)
+{
+	for (size_t i = 0; maps && i < maps->n; i++) {
+		const struct map_entry *e = &maps->entries[i];
+		struct ebprof_pg_proc proc;
+		struct pg_binary *b;
+		uint64_t vaddr;
+		int err;
+
+		if (e->kind != MAPPING_FILE ||
+		    (i && maps->entries[i - 1].path && !strcmp(maps->entries[i - 1].path, e->path)))
+			continue;
+		b = binary(pa, pid, e);
+		if (!b)
+			return -ENOMEM;
+		if (!b->pg)
+			continue;
+		/* the process's address = ELF vaddr + (where a mapping of the
+		 * file starts - the vaddr of its file offset) */
+		if (sym_elf_offset_vaddr(b->elf, e->offset, &vaddr))
+			continue;
+		proc = b->proc;
+		proc.query_string += e->start - vaddr;
+		if (proc.be_entry)
+			proc.be_entry += e->start - vaddr;
+		err = sampler_set_pg_proc(pa->s, pid, &proc);
+		if (err) {
+			log_debug("cannot label the statements of pid %u: %s", pid, strerror(-err));
+			return err;
+		}
+		pa->st.processes++;
+		return mark(pa, pid, STATE_PG) ?: 1;
+	}
+	pa->st.others++;
+	return mark(pa, pid, STATE_OTHER);
+}
+
+bool pg_attach_known(struct pg_attach *pa, uint32_t pid)
+{
+	return !hm_find_u64(pa->procs, pid, NULL);
+}
+
+void pg_attach_on_fork(struct pg_attach *pa, uint32_t child, uint32_t parent)
+{
+	void *state;
+
+	if (!hm_find_u64(pa->procs, parent, &state))
+		mark(pa, child, state);
+}
+
+void pg_attach_forget(struct pg_attach *pa, uint32_t pid)
+{
+	uint64_t key = pid;
+
+	hm_remove(pa->procs, &key, NULL, NULL);
+}
+
+void pg_attach_get_stats(const struct pg_attach *pa, struct pg_attach_stats *out)
+{
+	*out = pa->st;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Statement capture's userspace half: finds out whether a process runs
+ * PostgreSQL (a mapped binary exporting debug_query_string) and tells the
+ * BPF program where it keeps its statement, its PgBackendStatus and the
+ * layout of that (sampler_set_pg_proc()). One lookup per binary, through
+ * the symbolizer's ELF reader: the symbols' addresses, the major version
+ * from the version string in .rodata, the member offsets from DWARF when
+ * there is debug information, else from a table per major version.
+ *
+ * The BPF program copies a PostgreSQL process's entry to the children it
+ * forks, so backends are labelled from their first sample; this module
+ * mirrors which processes have an entry so that only those it cannot
+ * have inherited one (processes already running, new executables) are
+ * looked at. Borrows the sampler and the symbolizer.
+ */
+#ifndef EBPROF_PG_ATTACH_H
+#define EBPROF_PG_ATTACH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ebprof/symbolizer.h"
+#include "process/procmaps.h"
+#include "sampler.h"
+
+struct pg_attach;
+
+struct pg_attach_stats {
+	uint64_t processes; /* PostgreSQL processes given an entry */
+	uint64_t others;    /* processes looked at that are not PostgreSQL */
+	uint64_t no_layout; /* PostgreSQL binaries without a known PgBackendStatus
+			     * layout: statements, no query id */
+};
+
+int pg_attach_new(struct sampler *s, struct symbolizer *sym, struct pg_attach **out);
+void pg_attach_free(struct pg_attach *pa);
+
+/* Look at a process that cannot have inherited an entry, with the maps
+ * it has: 1 when it is PostgreSQL (its entry is set), 0 when not,
+ * negative errno. */
+int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps);
+
+/* Whether pid is known (had an entry set or inherited, or was found not
+ * to be PostgreSQL): the session looks at unknown ones. */
+bool pg_attach_known(struct pg_attach *pa, uint32_t pid);
+
+/* Process events, mirroring the BPF program: a child inherits its
+ * parent's state; an exec or exit forgets. */
+void pg_attach_on_fork(struct pg_attach *pa, uint32_t child, uint32_t parent);
+void pg_attach_forget(struct pg_attach *pa, uint32_t pid);
+
+void pg_attach_get_stats(const struct pg_attach *pa, struct pg_attach_stats *out);
+
+#endif /* EBPROF_PG_ATTACH_H */
