@@ -1,0 +1,81 @@
+#!/bin/bash
+# Cost of statement capture (query-labels) on PostgreSQL under pgbench -S,
+# where every transaction sends a new text (the worst case for sending
+# and normalizing):
+#  1. BPF: the sampler's nanoseconds per run (kernel bpf_stats) of
+#     `ebprof record` with --query-labels off and normalized, alternated
+#     RUNS times each, RECORD seconds per recording, at 99 Hz.
+#  2. Userspace: an agent at 19 Hz (its defaults) for AGENT seconds: its
+#     CPU per wall second and /metrics' statement figures (texts read and
+#     sent, normalizations, shape-cache hits, time per normalization).
+# Writes bench/results/query-capture-<date>.md. Run as root.
+set -eu
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+RUNS=${RUNS:-3} RECORD=${RECORD:-15} AGENT=${AGENT:-60}
+bin=build/ebprof
+make -s all
+bench_cluster qcap 5
+pgbench -n -S -c 2 -j 2 -T $((RUNS * 2 * (RECORD + 5) + AGENT + 30)) -h "$pgdir" -p "$port" \
+	-U postgres postgres >"$work/pgbench.log" 2>&1 &
+bench_pid=$!
+sleep 2
+sysctl -qw kernel.bpf_stats_enabled=1
+out=bench/results/query-capture-$(date +%Y%m%d-%H%M).md
+ns_per_run() { # the do_sample program's run_time_ns / run_cnt, while $1 runs
+	local id
+	sleep $((RECORD - 2))
+	id=$(bpftool prog show | awk '/perf_event/ && /name do_sample/ {sub(":","",$1); print $1}' | tail -1)
+	bpftool prog show id "$id" | awk '{for (i = 1; i < NF; i++) {
+		if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }}
+		END { if (c) printf "%.0f %d\n", t / c, c; else print "0 0" }'
+}
+{
+	echo "# Statement capture cost, $(date -u +%FT%TZ)"
+	echo
+	echo "pgbench -S -c 2 on a 2-CPU host, scale 5; kernel $(uname -r); $(nproc) CPUs."
+	echo "Host load at start: $(cut -d' ' -f1-3 /proc/loadavg)."
+	echo
+	echo "## BPF: ns per sample (bpf_stats), record -F 99 for ${RECORD} s each"
+	echo
+	echo "| run | query-labels | ns/run | runs |"
+	echo "| --- | --- | --- | --- |"
+} >"$out"
+for r in $(seq 1 "$RUNS"); do
+	for mode in off normalized; do
+		$bin record -F 99 -d "$RECORD" -p "$(head -1 "$pgdir/data/postmaster.pid")" \
+			--query-labels "$mode" -o "$work/$mode.pb.gz" 2>/dev/null &
+		rec=$!
+		res=$(ns_per_run)
+		wait $rec
+		echo "| $r | $mode | ${res% *} | ${res#* } |" >>"$out"
+	done
+done
+sysctl -qw kernel.bpf_stats_enabled=0
+listen=127.0.0.1:$((20000 + RANDOM % 10000))
+$bin agent --config /dev/null --output-dir "$work/store" --http-listen "$listen" \
+	--pid "$(head -1 "$pgdir/data/postmaster.pid")" 2>"$work/agent.log" &
+agent_pid=$!
+sleep 5
+t0=$(cpu_ticks $agent_pid)
+sleep "$AGENT"
+t1=$(cpu_ticks $agent_pid)
+curl -s "http://$listen/metrics" | grep '^ebprof_statement' >"$work/metrics.txt"
+hz=$(getconf CLK_TCK)
+{
+	echo
+	echo "## Agent at 19 Hz for ${AGENT} s"
+	echo
+	awk -v t=$((t1 - t0)) -v hz="$hz" -v s="$AGENT" \
+		'BEGIN { printf "CPU: %.3f%% of one CPU\n\n", 100 * t / hz / s }'
+	echo '```'
+	cat "$work/metrics.txt"
+	echo '```'
+	awk '/normalizations_total/ {n = $2} /shape_hits_total/ {h = $2}
+		/normalize_seconds_total/ {s = $2} /texts_sent_total/ {t = $2}
+		END { if (n) printf "\n%.1f us per normalization; %.1f%% of texts sent needed none (shape cache)\n",
+			1e6 * s / n, t ? 100 * h / t : 0 }' "$work/metrics.txt"
+} >>"$out"
+kill $bench_pid 2>/dev/null || true
+echo "wrote $out"
+cat "$out"
