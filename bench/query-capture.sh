@@ -5,9 +5,11 @@
 #  1. BPF: the sampler's nanoseconds per run (kernel bpf_stats) of
 #     `ebprof record` with --query-labels off and normalized, alternated
 #     RUNS times each, RECORD seconds per recording, at 99 Hz.
-#  2. Userspace: an agent at 19 Hz (its defaults) for AGENT seconds: its
-#     CPU per wall second and /metrics' statement figures (texts read and
-#     sent, normalizations, shape-cache hits, time per normalization).
+#  2. Userspace: the agent at 19 Hz (its defaults), AGENT seconds per run,
+#     with query-labels off and normalized alternated RUNS times: its CPU
+#     per wall second (after a 5 s start), and /metrics' statement figures
+#     (texts read and sent, normalizations, shape-cache hits, time per
+#     normalization).
 # Writes bench/results/query-capture-<date>.md. Run as root.
 set -eu
 cd "$(dirname "$0")/.."
@@ -16,7 +18,7 @@ RUNS=${RUNS:-3} RECORD=${RECORD:-15} AGENT=${AGENT:-60}
 bin=build/ebprof
 make -s all
 bench_cluster qcap 5
-pgbench -n -S -c 2 -j 2 -T $((RUNS * 2 * (RECORD + 5) + AGENT + 30)) -h "$pgdir" -p "$port" \
+pgbench -n -S -c 2 -j 2 -T $((RUNS * 2 * (RECORD + AGENT + 10) + 30)) -h "$pgdir" -p "$port" \
 	-U postgres postgres >"$work/pgbench.log" 2>&1 &
 bench_pid=$!
 sleep 2
@@ -52,22 +54,37 @@ for r in $(seq 1 "$RUNS"); do
 	done
 done
 sysctl -qw kernel.bpf_stats_enabled=0
-listen=127.0.0.1:$((20000 + RANDOM % 10000))
-$bin agent --config /dev/null --output-dir "$work/store" --http-listen "$listen" \
-	--pid "$(head -1 "$pgdir/data/postmaster.pid")" 2>"$work/agent.log" &
-agent_pid=$!
-sleep 5
-t0=$(cpu_ticks $agent_pid)
-sleep "$AGENT"
-t1=$(cpu_ticks $agent_pid)
-curl -s "http://$listen/metrics" | grep '^ebprof_statement' >"$work/metrics.txt"
 hz=$(getconf CLK_TCK)
 {
 	echo
-	echo "## Agent at 19 Hz for ${AGENT} s"
+	echo "## Agent at 19 Hz, ${AGENT} s per run, query-labels off and normalized alternated"
 	echo
-	awk -v t=$((t1 - t0)) -v hz="$hz" -v s="$AGENT" \
-		'BEGIN { printf "CPU: %.3f%% of one CPU\n\n", 100 * t / hz / s }'
+	echo "| run | query-labels | agent CPU, % of one CPU |"
+	echo "| --- | --- | --- |"
+} >>"$out"
+for r in $(seq 1 "$RUNS"); do
+	for mode in off normalized; do
+		listen=127.0.0.1:$((20000 + RANDOM % 10000))
+		$bin agent --config /dev/null --output-dir "$work/store-$mode" --http-listen "$listen" \
+			--query-labels "$mode" --pid "$(head -1 "$pgdir/data/postmaster.pid")" \
+			2>"$work/agent-$mode.log" &
+		agent_pid=$!
+		sleep 5
+		t0=$(cpu_ticks $agent_pid)
+		sleep "$AGENT"
+		t1=$(cpu_ticks $agent_pid)
+		[ "$mode" = off ] || curl -s "http://$listen/metrics" | grep '^ebprof_statement' >"$work/metrics.txt"
+		kill $agent_pid
+		wait $agent_pid || true
+		awk -v r="$r" -v m="$mode" -v t=$((t1 - t0)) -v hz="$hz" -v s="$AGENT" \
+			'BEGIN { printf "| %d | %s | %.3f |\n", r, m, 100 * t / hz / s }' >>"$out"
+	done
+done
+agent_pid=""
+{
+	echo
+	echo "Statement figures of the last normalized run:"
+	echo
 	echo '```'
 	cat "$work/metrics.txt"
 	echo '```'
