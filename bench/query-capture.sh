@@ -4,7 +4,8 @@
 # and normalizing):
 #  1. BPF: the sampler's nanoseconds per run (kernel bpf_stats) of
 #     `ebprof record` with --query-labels off and normalized, alternated
-#     RUNS times each, RECORD seconds per recording, at 99 Hz.
+#     RUNS times each, RECORD seconds per recording, at 99 Hz; with
+#     PostgreSQL's compute_query_id off, then on.
 #  2. Userspace: the agent at 19 Hz (its defaults), AGENT seconds per run,
 #     with query-labels off and normalized alternated RUNS times: its CPU
 #     per wall second (after a 5 s start), and /metrics' statement figures
@@ -18,7 +19,7 @@ RUNS=${RUNS:-3} RECORD=${RECORD:-15} AGENT=${AGENT:-60}
 bin=build/ebprof
 make -s all
 bench_cluster qcap 5
-pgbench -n -S -c 2 -j 2 -T $((RUNS * 2 * (RECORD + AGENT + 10) + 30)) -h "$pgdir" -p "$port" \
+pgbench -n -S -c 2 -j 2 -T $((RUNS * 2 * (2 * RECORD + AGENT + 15) + 30)) -h "$pgdir" -p "$port" \
 	-U postgres postgres >"$work/pgbench.log" 2>&1 &
 bench_pid=$!
 sleep 2
@@ -40,17 +41,26 @@ ns_per_run() { # the do_sample program's run_time_ns / run_cnt, while $1 runs
 	echo
 	echo "## BPF: ns per sample (bpf_stats), record -F 99 for ${RECORD} s each"
 	echo
-	echo "| run | query-labels | ns/run | runs |"
-	echo "| --- | --- | --- | --- |"
+	echo "Every pgbench -S transaction sends a new text (its literal changes). With"
+	echo "compute_query_id on, a sample whose statement pointer and query id are those"
+	echo "of the backend's last sample reads no text."
+	echo
+	echo "| run | compute_query_id | query-labels | ns/run | runs |"
+	echo "| --- | --- | --- | --- | --- |"
 } >"$out"
-for r in $(seq 1 "$RUNS"); do
-	for mode in off normalized; do
-		$bin record -F 99 -d "$RECORD" -p "$(head -1 "$pgdir/data/postmaster.pid")" \
-			--query-labels "$mode" -o "$work/$mode.pb.gz" 2>/dev/null &
-		rec=$!
-		res=$(ns_per_run)
-		wait $rec
-		echo "| $r | $mode | ${res% *} | ${res#* } |" >>"$out"
+pm=$(head -1 "$pgdir/data/postmaster.pid")
+for qid in off on; do
+	psql -X -q -h "$pgdir" -p "$port" -U postgres -c "ALTER SYSTEM SET compute_query_id = $qid" \
+		-c "SELECT pg_reload_conf()" postgres >/dev/null
+	for r in $(seq 1 "$RUNS"); do
+		for mode in off normalized; do
+			$bin record -F 99 -d "$RECORD" -p "$pm" --query-labels "$mode" \
+				-o "$work/$mode.pb.gz" 2>/dev/null &
+			rec=$!
+			res=$(ns_per_run)
+			wait $rec
+			echo "| $r | $qid | $mode | ${res% *} | ${res#* } |" >>"$out"
+		done
 	done
 done
 sysctl -qw kernel.bpf_stats_enabled=0

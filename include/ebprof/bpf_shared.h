@@ -35,7 +35,8 @@ struct sample_key {
 
 /* Value of the `pg_procs` map, keyed by tgid: where a PostgreSQL process
  * keeps what it runs, set by userspace from the executable's symbols and
- * copied to forked children. Addresses are in the process; 0: absent. */
+ * copied to forked children. Addresses are in the process; 0: absent
+ * (query_string 0: not a PostgreSQL process). */
 struct ebprof_pg_proc {
 	__u64 query_string;  /* &debug_query_string (const char *) */
 	__u64 be_entry;	     /* &MyBEEntry (PgBackendStatus *), PostgreSQL 14+ */
@@ -110,7 +111,8 @@ struct ebprof_title {
 
 /* EVENT_QUERY: the statement a backend thread runs, sent when it differs
  * from the last one sampled in that thread. Raw text with its literals:
- * userspace normalizes it at once and keeps only the normalized form. */
+ * userspace normalizes it at once and keeps only the normalized form.
+ * The record ends after the text's NUL (len + 1 bytes of text). */
 struct ebprof_query {
 	struct ebprof_event h;
 	__u64 hash;	 /* the sample keys' `query` */

@@ -219,6 +219,8 @@ int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps
 		return mark(pa, pid, STATE_PG) ?: 1;
 	}
 	pa->st.others++;
+	/* an entry without addresses: the BPF program stops asking */
+	sampler_set_pg_proc(pa->s, pid, &(struct ebprof_pg_proc){ 0 });
 	return mark(pa, pid, STATE_OTHER);
 }
 

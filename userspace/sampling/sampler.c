@@ -98,8 +98,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (((struct ebprof_event *)data)->type == EVENT_TITLE &&
 	    size < sizeof(struct ebprof_title))
 		return 0;
+	/* a statement's record ends with its text (and NUL) */
 	if (((struct ebprof_event *)data)->type == EVENT_QUERY &&
-	    size < sizeof(struct ebprof_query))
+	    (size < offsetof(struct ebprof_query, text) ||
+	     ((struct ebprof_query *)data)->len >= size - offsetof(struct ebprof_query, text)))
 		return 0;
 	if (s->on_event)
 		s->on_event(data, s->event_ctx);
