@@ -6,7 +6,8 @@
 #     `ebprof record` with --query-labels off and normalized, alternated
 #     RUNS times each, RECORD seconds per recording, at 99 Hz; with
 #     PostgreSQL's compute_query_id off, then on.
-#  2. Userspace: the agent at 19 Hz (its defaults), AGENT seconds per run,
+#  2. Userspace: the agent at 19 Hz, interval 10 s (a few flushes in every
+#     run, so each pays for symbolization alike), AGENT seconds per run,
 #     with query-labels off and normalized alternated RUNS times: its CPU
 #     per wall second (after a 5 s start), and /metrics' statement figures
 #     (texts read and sent, normalizations, shape-cache hits, time per
@@ -39,11 +40,12 @@ ns_per_run() { # the do_sample program's run_time_ns / run_cnt, while $1 runs
 	echo "pgbench -S -c 2 on a 2-CPU host, scale 5; kernel $(uname -r); $(nproc) CPUs."
 	echo "Host load at start: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
-	echo "## BPF: ns per sample (bpf_stats), record -F 99 for ${RECORD} s each"
+	echo "## BPF: ns per sample (bpf_stats), record -F 99 --no-kernel for ${RECORD} s each"
 	echo
 	echo "Every pgbench -S transaction sends a new text (its literal changes). With"
 	echo "compute_query_id on, a sample whose statement pointer and query id are those"
-	echo "of the backend's last sample reads no text."
+	echo "of the backend's last sample reads no text. Kernel stacks are left out: their"
+	echo "walk varies by microseconds from run to run and hides the difference."
 	echo
 	echo "| run | compute_query_id | query-labels | ns/run | runs |"
 	echo "| --- | --- | --- | --- | --- |"
@@ -54,7 +56,7 @@ for qid in off on; do
 		-c "SELECT pg_reload_conf()" postgres >/dev/null
 	for r in $(seq 1 "$RUNS"); do
 		for mode in off normalized; do
-			$bin record -F 99 -d "$RECORD" -p "$pm" --query-labels "$mode" \
+			$bin record -F 99 -d "$RECORD" -p "$pm" --query-labels "$mode" --no-kernel \
 				-o "$work/$mode.pb.gz" 2>/dev/null &
 			rec=$!
 			res=$(ns_per_run)
@@ -64,7 +66,8 @@ for qid in off on; do
 	done
 done
 sysctl -qw kernel.bpf_stats_enabled=0
-hz=$(getconf CLK_TCK)
+# CPU time of a process in ns, all its threads (schedstat: no tick rounding)
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ t += $1 } END { print t }'; }
 {
 	echo
 	echo "## Agent at 19 Hz, ${AGENT} s per run, query-labels off and normalized alternated"
@@ -75,19 +78,20 @@ hz=$(getconf CLK_TCK)
 for r in $(seq 1 "$RUNS"); do
 	for mode in off normalized; do
 		listen=127.0.0.1:$((20000 + RANDOM % 10000))
-		$bin agent --config /dev/null --output-dir "$work/store-$mode" --http-listen "$listen" \
+		$bin agent --config /dev/null --interval 10 --output-dir "$work/store-$mode" \
+			--http-listen "$listen" \
 			--query-labels "$mode" --pid "$(head -1 "$pgdir/data/postmaster.pid")" \
 			2>"$work/agent-$mode.log" &
 		agent_pid=$!
 		sleep 5
-		t0=$(cpu_ticks $agent_pid)
+		t0=$(cpu_ns $agent_pid)
 		sleep "$AGENT"
-		t1=$(cpu_ticks $agent_pid)
+		t1=$(cpu_ns $agent_pid)
 		[ "$mode" = off ] || curl -s "http://$listen/metrics" | grep '^ebprof_statement' >"$work/metrics.txt"
 		kill $agent_pid
 		wait $agent_pid || true
-		awk -v r="$r" -v m="$mode" -v t=$((t1 - t0)) -v hz="$hz" -v s="$AGENT" \
-			'BEGIN { printf "| %d | %s | %.3f |\n", r, m, 100 * t / hz / s }' >>"$out"
+		awk -v r="$r" -v m="$mode" -v t=$((t1 - t0)) -v s="$AGENT" \
+			'BEGIN { printf "| %d | %s | %.4f |\n", r, m, 100 * t / 1e9 / s }' >>"$out"
 	done
 done
 agent_pid=""

@@ -53,55 +53,6 @@ struct {
 	__type(value, __u8);
 } target_cgroups SEC(".maps");
 
-/* What was last announced of each sampled tgid (EVENT_FIRST since its
- * last exec, then EVENT_TITLE and EVENT_MAPS when these change). */
-struct seen_state {
-	__u64 title_head; /* first 8 bytes of its argv area, 0: unread */
-	__u64 exec_pages; /* mm->exec_vm */
-	/* Statement capture: the process's pg_procs entry, copied once
-	 * userspace set it (query_string 0: not PostgreSQL), and what it ran
-	 * at its last sample, so that the text is read only when it may have
-	 * changed and sent only when it did. Kept per process, not per
-	 * thread: a PostgreSQL backend has one. */
-	struct ebprof_pg_proc pg;
-	__u32 pg_known;	/* pg is pg_procs' answer */
-	__u32 gen;	/* query_gen when the text was sent */
-	__u64 be;	/* MyBEEntry (set once per backend), 0: not read */
-	__u64 hash;	/* of the text last read, 0: none */
-	__u64 str;	/* debug_query_string then */
-	__s64 query_id; /* the query id then */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
-	__type(value, struct seen_state);
-} seen SEC(".maps");
-
-/* Targets looked at by userspace: where a PostgreSQL process keeps what
- * it runs, an entry of zeros for any other process. Copied to forked
- * children (a backend is labelled from its first tick) and into the
- * process's `seen` entry at its first sample after it is set. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32); /* tgid */
-	__type(value, struct ebprof_pg_proc);
-} pg_procs SEC(".maps");
-
-/* Bytes of PgBackendStatus read at once from st_state on. */
-#define STATUS_SPAN 256
-
-/* Where a statement's text is read and hashed before it is known to be
- * new (a ring buffer record is reserved only then). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ebprof_query);
-} query_scratch SEC(".maps");
-
 /* Stacks by the hash of their frames. Unlike a stack-trace map, whose
  * buckets make two different stacks evict each other (losing a share of
  * stacks that grows with their number), distinct stacks here only ever
@@ -172,6 +123,23 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_p
 	bpf_get_current_comm(&e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
+
+#include "statement.bpf.h"
+
+/* What was last announced of each sampled tgid (EVENT_FIRST since its
+ * last exec, then EVENT_TITLE and EVENT_MAPS when these change). */
+struct seen_state {
+	__u64 title_head;	/* first 8 bytes of its argv area, 0: unread */
+	__u64 exec_pages;	/* mm->exec_vm */
+	struct stmt_state stmt; /* statement.bpf.h */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct seen_state);
+} seen SEC(".maps");
 
 /*
  * Take the current kernel or user stack, store it under the hash of its
@@ -328,143 +296,6 @@ static __always_inline struct seen_state *note_sampled(struct task_struct *task,
 	return last;
 }
 
-/* FNV-1a over the text, a word at a time, bytes after its NUL masked
- * (the ring buffer record is not cleared). len counts the NUL. */
-static __always_inline __u64 hash_text(const char *text, long len)
-{
-	__u64 h = 14695981039346656037ULL;
-
-	for (__u32 i = 0; i < EBPROF_QUERY_LEN / 8; i++) {
-		long left = len - (long)i * 8;
-		__u64 w;
-
-		if (left <= 0)
-			break;
-		w = *(const __u64 *)(text + i * 8);
-		if (left < 8)
-			w &= (1ULL << (left * 8)) - 1;
-		h ^= w;
-		h *= 1099511628211ULL;
-		h ^= h >> 32;
-	}
-	return h ? h : 1; /* 0 means "no statement" */
-}
-
-/* Send the text in the scratch record (len bytes with its NUL); false
- * when the ring buffer is full. */
-static __always_inline bool send_text(struct ebprof_query *q, __u32 tgid, __u32 tid, __u64 hash,
-				      long len)
-{
-	__u64 size;
-
-	q->h.type = EVENT_QUERY;
-	q->h.pid = tgid;
-	q->h.ppid = tid;
-	q->h.pad = 0;
-	q->h.ktime_ns = bpf_ktime_get_ns();
-	q->h.exec_pages = 0;
-	bpf_get_current_comm(&q->h.comm, sizeof(q->h.comm));
-	q->hash = hash;
-	q->len = len - 1;
-	q->truncated = len == sizeof(q->text);
-	/* the header and the text: a short statement is a short record */
-	size = offsetof(struct ebprof_query, text) + (__u64)len;
-	if (size > sizeof(*q))
-		size = sizeof(*q);
-	if (bpf_ringbuf_output(&events, q, size, BPF_RB_NO_WAKEUP)) {
-		stat_inc(STAT_QUERY_LOST);
-		return false;
-	}
-	stat_inc(STAT_QUERY_SENT);
-	return true;
-}
-
-/*
- * Label the sample of a PostgreSQL backend with what it runs: the text
- * at debug_query_string (NULL when idle, and between the messages of the
- * extended protocol), and, from 14 on, the query id in its
- * PgBackendStatus, trusted only while its state is "running".
- *
- * Reading user memory is the cost (a few hundred ns a read), so a sample
- * reads as little as it can: MyBEEntry once per thread; the text not at
- * all while the pointer and a non-zero query id are those of the last
- * sample (PostgreSQL's query id ignores constants: the same statement);
- * otherwise the text is read into a per-CPU scratch record and hashed,
- * and sent only when its hash differs from the thread's last one.
- */
-static __always_inline void read_query(struct seen_state *last, __u32 tgid, __u32 tid,
-				       struct sample_key *key)
-{
-	struct ebprof_pg_proc *pg = &last->pg;
-	struct ebprof_query *q;
-	__u32 zero = 0, gen = query_gen;
-	__u64 str = 0, hash;
-	__s32 state = -1;
-	long len;
-
-	if (!last->pg_known) { /* until userspace has looked at the process */
-		struct ebprof_pg_proc *p = bpf_map_lookup_elem(&pg_procs, &tgid);
-
-		if (!p)
-			return;
-		last->pg = *p;
-		last->pg_known = 1;
-	}
-	if (!pg->query_string) /* not PostgreSQL */
-		return;
-	q = bpf_map_lookup_elem(&query_scratch, &zero);
-	if (!q)
-		return;
-	if (pg->be_entry && !last->be)
-		bpf_probe_read_user(&last->be, sizeof(last->be), (void *)pg->be_entry);
-	if (last->be) {
-		/* st_state and st_query_id in one read, when they are close */
-		__u32 d = pg->query_id_off - pg->state_off;
-
-		if (pg->query_id_off > pg->state_off && d <= STATUS_SPAN - 8) {
-			if (!bpf_probe_read_user(q->text, STATUS_SPAN,
-						 (void *)(last->be + pg->state_off))) {
-				state = *(__s32 *)q->text;
-				if (state == pg->state_running)
-					key->query_id = *(__s64 *)(q->text + (d & (STATUS_SPAN - 1)));
-			}
-		} else {
-			bpf_probe_read_user(&state, sizeof(state),
-					    (void *)(last->be + pg->state_off));
-			if (state == pg->state_running && pg->query_id_off)
-				bpf_probe_read_user(&key->query_id, sizeof(key->query_id),
-						    (void *)(last->be + pg->query_id_off));
-		}
-	}
-	if (bpf_probe_read_user(&str, sizeof(str), (void *)pg->query_string) || !str) {
-		if (state == pg->state_running)
-			key->flags |= SAMPLE_QUERY_GAP;
-		return;
-	}
-	if (last->hash && str == last->str && key->query_id && key->query_id == last->query_id &&
-	    last->gen == gen) {
-		key->query = last->hash; /* the same statement */
-		return;
-	}
-	stat_inc(STAT_QUERY_READS);
-	len = bpf_probe_read_user_str(q->text, sizeof(q->text), (void *)str);
-	if (len <= 1) { /* unreadable or empty */
-		if (state == pg->state_running)
-			key->flags |= SAMPLE_QUERY_GAP;
-		return;
-	}
-	hash = hash_text(q->text, len);
-	key->query = hash;
-	if ((hash != last->hash || last->gen != gen) && !send_text(q, tgid, tid, hash, len)) {
-		key->flags |= SAMPLE_QUERY_LOST;
-		hash = 0; /* sent again at the next sample */
-	}
-	last->hash = hash;
-	last->str = str;
-	last->query_id = key->query_id;
-	last->gen = gen;
-}
-
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
@@ -499,7 +330,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	}
 	seen = note_sampled(task, tgid);
 	if (want_queries && seen)
-		read_query(seen, tgid, tid, &key);
+		read_query(&seen->stmt, tgid, tid, &key);
 
 	counts = active_counts ? (void *)&counts1 : (void *)&counts0;
 	count = bpf_map_lookup_elem(counts, &key);
