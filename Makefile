@@ -9,6 +9,9 @@
 BUILD ?= build
 CC ?= gcc
 CLANG ?= clang
+# Extra -D for the BPF program: bench/query-capture.sh builds with
+# -DEBPROF_QUERY_TIMING (the cost of statement capture, to the ns).
+BPF_DEFINES ?=
 BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
@@ -87,7 +90,7 @@ $(BUILD)/vmlinux.h:
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/ebprof/bpf_shared.h $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(BUILD) -c $< -o $@.tmp
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(BPF_DEFINES) -Iinclude -I$(BUILD) -c $< -o $@.tmp
 	llvm-strip -g $@.tmp && mv $@.tmp $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o

@@ -9,7 +9,7 @@
 #  2. Userspace: the agent at 19 Hz, interval 10 s (a few flushes in every
 #     run, so each pays for symbolization alike), AGENT seconds per run,
 #     with query-labels off and normalized alternated RUNS times: its CPU
-#     per wall second (after a 5 s start), and /metrics' statement figures
+#     per wall second (after its first flush), and /metrics' statement figures
 #     (texts read and sent, normalizations, shape-cache hits, time per
 #     normalization).
 # Writes bench/results/query-capture-<date>.md. Run as root.
@@ -20,7 +20,7 @@ RUNS=${RUNS:-3} RECORD=${RECORD:-15} AGENT=${AGENT:-60}
 bin=build/ebprof
 make -s all
 bench_cluster qcap 5
-pgbench -n -S -c 2 -j 2 -T $((RUNS * 2 * (2 * RECORD + AGENT + 15) + 30)) -h "$pgdir" -p "$port" \
+pgbench -n -S -c 2 -j 2 -T $((RUNS * 2 * (3 * RECORD + AGENT + 25) + 200)) -h "$pgdir" -p "$port" \
 	-U postgres postgres >"$work/pgbench.log" 2>&1 &
 bench_pid=$!
 sleep 2
@@ -66,6 +66,55 @@ for qid in off on; do
 	done
 done
 sysctl -qw kernel.bpf_stats_enabled=0
+
+# 1b. The capture itself, timed inside the BPF program (a build with
+# -DEBPROF_QUERY_TIMING: bpf_ktime_get_ns around it, per PostgreSQL sample).
+tbin=build/bench-timing/ebprof
+make -s BUILD=build/bench-timing BPF_DEFINES=-DEBPROF_QUERY_TIMING build/bench-timing/ebprof
+stat_of() { # the sampler's stats map, summed over CPUs: "NS CALLS READ SENT"
+	local id
+	id=$(bpftool map show | awk '/ name stats / {sub(":","",$1); print $1}' | tail -1)
+	bpftool map dump id "$id" -j | python3 -c '
+import json, sys
+tot = {}
+for e in json.load(sys.stdin):
+    k = e["key"]
+    k = k if isinstance(k, int) else int.from_bytes(bytes(int(x, 16) for x in k), "little")
+    s = 0
+    for v in e["values"]:
+        x = v["value"]
+        s += x if isinstance(x, int) else int.from_bytes(bytes(int(b, 16) for b in x), "little")
+    tot[k] = s
+print(tot.get('"$1"', 0), tot.get('"$2"', 0), tot.get('"$3"', 0), tot.get('"$4"', 0))'
+}
+idx() { # the value of a stats index, from the shared header
+	printf '#include <stdio.h>\n#include <linux/types.h>\n#include "ebprof/bpf_shared.h"\nint main(void) { printf("%%d", %s); return 0; }\n' "$1" |
+		cc -Iinclude -x c -o "$work/idx" - && "$work/idx"
+}
+{
+	echo
+	echo "## The capture itself, timed inside BPF (ns per PostgreSQL sample)"
+	echo
+	echo "A build with -DEBPROF_QUERY_TIMING: bpf_ktime_get_ns() around the capture"
+	echo "(two calls, included). record -F 99 for ${RECORD} s each."
+	echo
+	echo "| run | compute_query_id | ns per sample | samples | texts read | texts sent |"
+	echo "| --- | --- | --- | --- | --- | --- |"
+} >>"$out"
+for qid in off on; do
+	psql -X -q -h "$pgdir" -p "$port" -U postgres -c "ALTER SYSTEM SET compute_query_id = $qid" \
+		-c "SELECT pg_reload_conf()" postgres >/dev/null
+	for r in $(seq 1 "$RUNS"); do
+		$tbin record -F 99 -d "$RECORD" -p "$pm" -o "$work/t.pb.gz" 2>/dev/null &
+		rec=$!
+		sleep $((RECORD - 2))
+		set -- $(stat_of "$(idx STAT_QUERY_NS)" "$(idx STAT_QUERY_CALLS)" "$(idx STAT_QUERY_READS)" \
+			"$(idx STAT_QUERY_SENT)")
+		wait $rec
+		awk -v r="$r" -v q="$qid" -v ns="$1" -v n="$2" -v rd="$3" -v sn="$4" \
+			'BEGIN { printf "| %d | %s | %.0f | %d | %d | %d |\n", r, q, n ? ns / n : 0, n, rd, sn }' >>"$out"
+	done
+done
 # CPU time of a process in ns, all its threads (schedstat: no tick rounding)
 cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ t += $1 } END { print t }'; }
 {
@@ -83,7 +132,7 @@ for r in $(seq 1 "$RUNS"); do
 			--query-labels "$mode" --pid "$(head -1 "$pgdir/data/postmaster.pid")" \
 			2>"$work/agent-$mode.log" &
 		agent_pid=$!
-		sleep 5
+		sleep 15 # past the first flush, which opens and indexes the binaries
 		t0=$(cpu_ns $agent_pid)
 		sleep "$AGENT"
 		t1=$(cpu_ns $agent_pid)

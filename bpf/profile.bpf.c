@@ -98,12 +98,17 @@ struct {
 	__uint(max_entries, 1024 * 1024);
 } events SEC(".maps");
 
-static __always_inline void stat_inc(__u32 idx)
+static __always_inline void stat_add(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
 
 	if (v)
-		(*v)++;
+		*v += n;
+}
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	stat_add(idx, 1);
 }
 
 static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages)
@@ -329,8 +334,19 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		key.flags |= lost ? SAMPLE_USTACK_LOST : 0;
 	}
 	seen = note_sampled(task, tgid);
-	if (want_queries && seen)
+	if (want_queries && seen) {
+#ifdef EBPROF_QUERY_TIMING /* bench/query-capture.sh: the cost, to the ns */
+		__u64 t0 = bpf_ktime_get_ns();
+
 		read_query(&seen->stmt, tgid, tid, &key);
+		if (seen->stmt.pg.query_string) {
+			stat_add(STAT_QUERY_NS, bpf_ktime_get_ns() - t0);
+			stat_inc(STAT_QUERY_CALLS);
+		}
+#else
+		read_query(&seen->stmt, tgid, tid, &key);
+#endif
+	}
 
 	counts = active_counts ? (void *)&counts1 : (void *)&counts0;
 	count = bpf_map_lookup_elem(counts, &key);

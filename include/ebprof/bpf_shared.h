@@ -69,6 +69,8 @@ enum ebprof_stat {
 	STAT_LOSS_END,			  /* the losses end here; what follows are counts */
 	STAT_QUERY_READS = STAT_LOSS_END, /* statement texts read */
 	STAT_QUERY_SENT,		  /* ... of which changed and were sent */
+	STAT_QUERY_NS,			  /* bench builds (EBPROF_QUERY_TIMING): ns spent */
+	STAT_QUERY_CALLS,		  /* ... over this many samples of PostgreSQL */
 	STAT_MAX,
 };
 

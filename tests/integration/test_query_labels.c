@@ -7,7 +7,8 @@
  * backend sample with the normalized statements, split 3:1 between the
  * two costed ones, with PostgreSQL's own query id (pg_stat_activity's),
  * one fingerprint for the long statement, no label on processes that
- * run no statement; and the literals must appear nowhere: not in the
+ * run no statement, each backend's type and database beside them; and
+ * the literals must appear nowhere: not in the
  * profiles, the SVG, `ebprof top`, the agent's store, log or metrics.
  */
 #include <criterion/criterion.h>
@@ -129,6 +130,7 @@ Test(query_labels, statements_query_ids_and_no_literals, .timeout = 400, .fini =
 	char script[512], out[512], svg[512], args[2048], pm[16], agent_dir[512], cfg_dir[512];
 	char *ids = NULL, *top = NULL, *cmd_out = NULL;
 	int64_t heavy = 0, light = 0, longs = 0, other_pg = 0, total = 0, idle_labelled = 0;
+	int64_t unidentified = 0;
 	const char *long_fp = NULL, *heavy_id = NULL;
 	bool long_one_fp = true, heavy_id_matches = false;
 	struct gp_profile *p;
@@ -179,6 +181,11 @@ Test(query_labels, statements_query_ids_and_no_literals, .timeout = 400, .fini =
 		if (!q)
 			continue;
 		if (!strcmp(q, HEAVY)) {
+			const char *bt = label(s, "backend_type"), *db = label(s, "pg_database");
+
+			/* a profile of several processes: their identity per sample */
+			if (!bt || strcmp(bt, "client backend") || !db || strcmp(db, "postgres"))
+				unidentified += v;
 			heavy += v;
 			if (id && !heavy_id)
 				heavy_id = id;
@@ -211,6 +218,7 @@ Test(query_labels, statements_query_ids_and_no_literals, .timeout = 400, .fini =
 	cr_expect_gt(longs, 0, "the long statement is labelled");
 	cr_expect(long_one_fp, "one fingerprint for the cut statement");
 	cr_expect_eq(idle_labelled, 0, "the postmaster's samples carry no statement");
+	cr_expect_eq(unidentified, 0, "client backend samples carry backend_type and pg_database");
 	cr_expect(heavy_id_matches, "query_id %s of pg_stat_activity is in the profile (first: %s)",
 		  ids, heavy_id ? heavy_id : "none");
 	gp_free(p);

@@ -20,6 +20,25 @@
 
 #define MAX_LABELS 8
 
+/* A sampled process's PostgreSQL title, for the labels of a profile of
+ * several processes: from its EVENT_TITLE, else read once from /proc. */
+static const struct pg_title *sample_title(void *ctx, uint32_t pid)
+{
+	struct session *s = ctx;
+	struct session_proc *sp = session_proc(s, pid);
+	const struct proc_info *pi;
+
+	if (!sp)
+		return NULL;
+	if (!sp->is_pg && !sp->title_read) {
+		sp->title_read = true;
+		pi = procs_get(s->procs, pid);
+		if (pi && !pi->exited)
+			session_read_title(s, sp);
+	}
+	return sp->is_pg ? &sp->pg : NULL;
+}
+
 int session_new_builder(struct session *s, int64_t start_ns, struct builder **out)
 {
 	struct builder_opts bo = { 0 };
@@ -30,6 +49,10 @@ int session_new_builder(struct session *s, int64_t start_ns, struct builder **ou
 	bo.time_nanos = start_ns;
 	bo.queries = s->queries;
 	bo.query_labels = s->o.query_labels;
+	if (s->o.split == SESSION_ONE_PROFILE) { /* per process, they label the profile */
+		bo.pg_title = sample_title;
+		bo.pg_title_ctx = s;
+	}
 	return builder_new(&bo, out);
 }
 

@@ -21,7 +21,6 @@
 static void handle_event(const struct ebprof_event *e, void *ctx)
 {
 	struct session *s = ctx;
-	bool per_process = s->o.split == SESSION_PER_PROCESS;
 	struct session_proc *sp;
 	struct proc_info *pi;
 	int err;
@@ -47,7 +46,7 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 	case EVENT_TITLE: { /* at its first sample, changed, or at its exit */
 		const struct ebprof_title *t = (const struct ebprof_title *)e;
 
-		if (per_process && (sp = session_proc(s, e->pid)))
+		if ((sp = session_proc(s, e->pid)))
 			session_parse_title(s, sp, t->title,
 					    t->len < sizeof(t->title) ? t->len : sizeof(t->title));
 		break;
@@ -71,7 +70,7 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		if (s->pg)
 			pg_attach_forget(s->pg, e->pid);
 		procs_on_exec(s->procs, e->pid, e->ktime_ns);
-		if (per_process && (sp = session_proc(s, e->pid))) {
+		if ((sp = session_proc(s, e->pid))) {
 			sp->build_id_done = false;
 			sp->is_pg = false;
 		}
@@ -130,7 +129,7 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 		ret = sym_new(&(struct sym_opts){ 0 }, &s->sym);
 		s->own_sym = !ret;
 	}
-	if (!ret && o->split == SESSION_PER_PROCESS)
+	if (!ret) /* titles in any case; a profile per process too */
 		ret = (s->by_pid = hm_new(hm_hash_u32, hm_equal_u32)) ? 0 : -ENOMEM;
 	if (ret) {
 		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));

@@ -344,11 +344,28 @@ static size_t query_labels(struct builder *b, const struct raw_sample *s, struct
 	return n;
 }
 
+/* The PostgreSQL identity of the sample's process, after labels[n]. */
+static size_t pg_labels(struct builder *b, const struct raw_sample *s, struct pf_label *labels,
+			size_t n)
+{
+	const struct pg_title *t = b->opts.pg_title ? b->opts.pg_title(b->opts.pg_title_ctx, s->pid)
+						    : NULL;
+
+	if (!t)
+		return n;
+	labels[n++] = profile_label_str(b->p, "backend_type", t->backend_type);
+	if (t->user[0])
+		labels[n++] = profile_label_str(b->p, "pg_user", t->user);
+	if (t->database[0])
+		labels[n++] = profile_label_str(b->p, "pg_database", t->database);
+	return n;
+}
+
 int builder_add(const struct raw_sample *s, void *ctx)
 {
 	struct builder *b = ctx;
 	uint64_t locs[MAX_FRAMES];
-	struct pf_label labels[6];
+	struct pf_label labels[9];
 	size_t nlabels;
 	int64_t values[2], id;
 	size_t n = 0;
@@ -398,6 +415,7 @@ int builder_add(const struct raw_sample *s, void *ctx)
 	labels[1] = profile_label_num(b->p, "tid", s->tid, NULL);
 	labels[2] = profile_label_str(b->p, "thread_name", s->comm);
 	nlabels = query_labels(b, s, labels, 3);
+	nlabels = pg_labels(b, s, labels, nlabels);
 	values[0] = (int64_t)s->count;
 	values[1] = (int64_t)s->count * b->period;
 	b->stats.samples += s->count;

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "ebprof/symbolizer.h"
+#include "process/pgmeta.h"
 #include "process/processes.h"
 #include "profile.h"
 #include "query/table.h"
@@ -29,6 +30,11 @@ struct builder_opts {
 	int64_t time_nanos;	     /* start of the profile (wall clock) */
 	struct query_table *queries; /* statements by hash; NULL: no query labels */
 	enum query_labels query_labels;
+	/* Sample labels backend_type, pg_user and pg_database from the
+	 * PostgreSQL title of a sample's process (a profile of several
+	 * processes); NULL: none, or not PostgreSQL. */
+	const struct pg_title *(*pg_title)(void *ctx, uint32_t pid);
+	void *pg_title_ctx;
 };
 
 struct builder_stats {

@@ -582,6 +582,8 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_PG_FULL] = "backends not labelled (pg_procs map full)",
 		[STAT_QUERY_READS] = "statement texts read",
 		[STAT_QUERY_SENT] = "statement texts sent",
+		[STAT_QUERY_NS] = "ns in statement capture (bench builds)",
+		[STAT_QUERY_CALLS] = "samples timed (bench builds)",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";
