@@ -80,9 +80,9 @@ static __always_inline bool send_text(struct ebprof_query *q, __u32 tgid, __u32 
 	q->h.pid = tgid;
 	q->h.ppid = tid;
 	q->h.pad = 0;
-	q->h.ktime_ns = bpf_ktime_get_ns();
+	q->h.ktime_ns = 0; /* neither time nor name: userspace needs the text only */
 	q->h.exec_pages = 0;
-	bpf_get_current_comm(&q->h.comm, sizeof(q->h.comm));
+	q->h.comm[0] = '\0';
 	q->hash = hash;
 	q->len = len - 1;
 	q->truncated = len == sizeof(q->text);
