@@ -4,7 +4,8 @@
 #   make test     install missing packages, build, run every test (root needed)
 #   make deps     install missing Debian packages only
 #   make bench    perf/bpftrace/bcc comparison (bench/compare.sh); bench-record,
-#                 bench-agent, bench-adhoc, bench-churn: the focused benchmarks
+#                 bench-agent, bench-adhoc, bench-churn, bench-query: the focused
+#                 benchmarks
 
 BUILD ?= build
 CC ?= gcc
@@ -57,7 +58,7 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn clean format
+.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query clean format
 all: $(BUILD)/ebprof
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
@@ -182,6 +183,10 @@ bench-adhoc: deps
 bench-churn: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/churn.sh
+
+bench-query: deps
+	$(MAKE) --no-print-directory all
+	BUILD=$(BUILD) ./bench/query-capture.sh
 
 # Install the Debian packages that are missing (needs root; prints the
 # command otherwise).

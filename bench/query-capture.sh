@@ -17,7 +17,7 @@ set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 RUNS=${RUNS:-3} RECORD=${RECORD:-15} AGENT=${AGENT:-60}
-bin=build/ebprof
+bin=${BUILD:-build}/ebprof
 make -s all
 bench_cluster qcap 5
 pgbench -n -S -c 2 -j 2 -T $((RUNS * 2 * (3 * RECORD + AGENT + 25) + 200)) -h "$pgdir" -p "$port" \
@@ -69,8 +69,9 @@ sysctl -qw kernel.bpf_stats_enabled=0
 
 # 1b. The capture itself, timed inside the BPF program (a build with
 # -DEBPROF_QUERY_TIMING: bpf_ktime_get_ns around it, per PostgreSQL sample).
-tbin=build/bench-timing/ebprof
-make -s BUILD=build/bench-timing BPF_DEFINES=-DEBPROF_QUERY_TIMING build/bench-timing/ebprof
+tbuild=${BUILD:-build}/bench-timing
+tbin=$tbuild/ebprof
+make -s BUILD="$tbuild" BPF_DEFINES=-DEBPROF_QUERY_TIMING "$tbin"
 stat_of() { # the sampler's stats map, summed over CPUs: "NS CALLS READ SENT"
 	local id
 	id=$(bpftool map show | awk '/ name stats / {sub(":","",$1); print $1}' | tail -1)
