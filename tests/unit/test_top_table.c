@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* CPU by statement for `ebprof top` (userspace/cli/top_table.c): shares,
+ * backends, the one database/user/query id or "(several)", and each
+ * statement's functions, self and total, recursion counted once. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "cli/top_table.h"
+#include "profile/profile.h"
+#include "testlib.h"
+
+struct fx {
+	struct profile *p;
+	uint64_t l_main, l_exec, l_cmp, l_wait;
+};
+
+static struct fx make(void)
+{
+	struct fx f = { .p = profile_new() };
+	uint64_t m;
+
+	cr_assert_not_null(f.p);
+	cr_assert_eq(profile_add_sample_type(f.p, "samples", "count"), 0);
+	cr_assert_eq(profile_add_sample_type(f.p, "cpu", "nanoseconds"), 0);
+	m = tl_mapping(f.p, 0x400000, 0x900000, "/usr/lib/postgresql/15/bin/postgres");
+	f.l_main = tl_loc(f.p, m, 0x401000, "PostgresMain");
+	f.l_exec = tl_loc(f.p, m, 0x402000, "ExecScan");
+	f.l_cmp = tl_loc(f.p, m, 0x403000, "btint4cmp");
+	f.l_wait = tl_loc(f.p, m, 0x404000, "WaitEventSetWait");
+	return f;
+}
+
+/* A sample of cpu ns over a stack (leaf first) with a query label (NULL:
+ * none) and a query_id label (NULL: none). */
+static void sample(struct fx *f, const uint64_t *stack, size_t n, int64_t ns, const char *query,
+		   const char *qid, int pid)
+{
+	struct pf_label lab[3];
+	int64_t v[2] = { 1, ns };
+	size_t nl = 0;
+
+	lab[nl++] = profile_label_num(f->p, "pid", pid, NULL);
+	if (query)
+		lab[nl++] = profile_label_str(f->p, "query", query);
+	if (qid)
+		lab[nl++] = profile_label_str(f->p, "query_id", qid);
+	cr_assert_eq(profile_add_sample(f->p, stack, n, v, lab, nl), 0);
+}
+
+static void add(struct top_table *t, struct fx *f, const char *db, const char *user)
+{
+	struct kv labels[2] = { { "pg_database", db }, { "pg_user", user } };
+	struct sink_profile r = { .profile = f->p, .labels = labels, .nlabels = 2 };
+
+	cr_assert_eq(top_table_add(t, &r), 0);
+	profile_free(f->p);
+}
+
+Test(top_table, shares_backends_identity_and_functions)
+{
+	struct top_table *t;
+	const struct top_row *rows;
+	size_t n;
+	int64_t total;
+	struct fx a = make(), b = make();
+	/* recursion: ExecScan twice in one stack counts once in its total */
+	uint64_t heavy[] = { a.l_cmp, a.l_exec, a.l_exec, a.l_main };
+	uint64_t light[] = { a.l_exec, a.l_main };
+	uint64_t idle[] = { a.l_wait, a.l_main };
+	uint64_t heavy_b[] = { b.l_cmp, b.l_exec, b.l_main };
+
+	cr_assert_eq(top_table_new(&t), 0);
+	sample(&a, heavy, 4, 600, "SELECT $1", "42", 10);
+	sample(&a, light, 2, 200, "UPDATE t SET x = $1", "7", 10);
+	sample(&a, idle, 2, 100, NULL, NULL, 10);
+	add(t, &a, "shop", "alice");
+	sample(&b, heavy_b, 3, 100, "SELECT $1", NULL, 11); /* no id yet: says nothing */
+	add(t, &b, "shop", "bob");
+
+	cr_assert_eq(top_table_rows(t, &rows, &n, &total), 0);
+	cr_assert_eq(n, 3);
+	cr_expect_eq(total, 1000);
+	cr_expect_str_eq(rows[0].query, "SELECT $1");
+	cr_expect_eq(rows[0].cpu_ns, 700);
+	cr_expect_eq(rows[0].backends, 2);
+	cr_expect_str_eq(rows[0].query_id, "42");
+	cr_expect_str_eq(rows[0].database, "shop");
+	cr_expect_str_eq(rows[0].user, "(several)");
+	cr_assert_geq(rows[0].nfuncs, 3);
+	cr_expect_str_eq(rows[0].funcs[0].name, "btint4cmp");
+	cr_expect_eq(rows[0].funcs[0].self_ns, 700);
+	for (size_t i = 0; i < rows[0].nfuncs; i++)
+		if (!strcmp(rows[0].funcs[i].name, "ExecScan")) {
+			cr_expect_eq(rows[0].funcs[i].total_ns, 700, "recursion counted once");
+			cr_expect_eq(rows[0].funcs[i].self_ns, 0);
+		}
+	cr_expect_str_eq(rows[1].query, "UPDATE t SET x = $1");
+	cr_expect_eq(rows[1].backends, 1);
+	cr_expect_str_eq(rows[2].query, "(no statement)");
+	cr_expect_str_eq(rows[2].query_id, "");
+
+	top_table_reset(t);
+	cr_assert_eq(top_table_rows(t, &rows, &n, &total), 0);
+	cr_expect_eq(n, 0);
+	cr_expect_eq(total, 0);
+	top_table_free(t);
+}
