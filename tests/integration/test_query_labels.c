@@ -181,7 +181,7 @@ Test(query_labels, statements_query_ids_and_no_literals, .timeout = 400, .fini =
 		if (!q)
 			continue;
 		if (!strcmp(q, HEAVY)) {
-			const char *bt = label(s, "backend_type"), *db = label(s, "pg_database");
+			const char *bt = label(s, "backend_type"), *db = label(s, "database");
 
 			/* a profile of several processes: their identity per sample */
 			if (!bt || strcmp(bt, "client backend") || !db || strcmp(db, "postgres"))
@@ -218,7 +218,7 @@ Test(query_labels, statements_query_ids_and_no_literals, .timeout = 400, .fini =
 	cr_expect_gt(longs, 0, "the long statement is labelled");
 	cr_expect(long_one_fp, "one fingerprint for the cut statement");
 	cr_expect_eq(idle_labelled, 0, "the postmaster's samples carry no statement");
-	cr_expect_eq(unidentified, 0, "client backend samples carry backend_type and pg_database");
+	cr_expect_eq(unidentified, 0, "client backend samples carry backend_type and database");
 	cr_expect(heavy_id_matches, "query_id %s of pg_stat_activity is in the profile (first: %s)",
 		  ids, heavy_id ? heavy_id : "none");
 	gp_free(p);

@@ -26,7 +26,8 @@ void cmd_merge_usage(void)
 {
 	printf("Usage: ebprof merge [OPTIONS] -o OUT\n"
 	       "Merge the stored profiles selected into one profile. Every sample keeps the\n"
-	       "identity of its process as labels pid, comm and backend_type, so\n"
+	       "identity of its process as labels pid, comm, backend_type, database and\n"
+	       "user, so\n"
 	       "  go tool pprof -tagfocus backend_type=checkpointer OUT\n"
 	       "still works. Unreadable profiles are skipped with a warning.\n"
 	       "\n"
@@ -106,8 +107,10 @@ static void types_str(const struct profile *p, char *buf, size_t len)
 static int merge_one(struct profile *dst, const struct store_entry *e)
 {
 	const char *comm = store_entry_label(e, "comm"), *bt = store_entry_label(e, "backend_type");
+	const char *db = store_entry_label(e, "pg_database"),
+		   *user = store_entry_label(e, "pg_user");
 	struct profile *src = NULL;
-	struct pf_label extra[3];
+	struct pf_label extra[5];
 	size_t nextra = 0;
 	char msg[512];
 	int err;
@@ -136,6 +139,10 @@ static int merge_one(struct profile *dst, const struct store_entry *e)
 		extra[nextra++] = profile_label_str(dst, "comm", comm);
 	if (bt && *bt)
 		extra[nextra++] = profile_label_str(dst, "backend_type", bt);
+	if (db && *db)
+		extra[nextra++] = profile_label_str(dst, "database", db);
+	if (user && *user)
+		extra[nextra++] = profile_label_str(dst, "user", user);
 	err = profile_merge(dst, src, extra, nextra);
 	profile_free(src);
 	if (err)

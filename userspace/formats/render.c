@@ -29,24 +29,16 @@ static const struct {
 	{ "svg", "profile.svg", RENDER_SVG },
 };
 
-static const char *const group_keys[][2] = {
-	{ "query", "query" },
-	{ "query_fingerprint", "query_fingerprint" },
-	{ "query_id", "query_id" },
-	{ "pid", "pid" },
-	{ "tid", "tid" },
-	{ "thread_name", "thread_name" },
-	{ "backend_type", "backend_type" },
-	{ "database", "pg_database" },
-	{ "user", "pg_user" },
-	{ "comm", "comm" },
+static const char *const group_keys[] = {
+	"query", "query_fingerprint", "query_id", "pid",  "tid",
+	"thread_name", "backend_type", "database", "user", "comm",
 };
 
 const char *render_group_by_key(const char *name, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < sizeof(group_keys) / sizeof(group_keys[0]); i++)
-		if (!strcmp(name, group_keys[i][0]))
-			return group_keys[i][1];
+		if (!strcmp(name, group_keys[i]))
+			return group_keys[i];
 	snprintf(err, errlen,
 		 "cannot group by '%.64s': use query, query_fingerprint, query_id, pid, tid, "
 		 "thread_name, backend_type, database, user or comm",

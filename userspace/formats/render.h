@@ -30,10 +30,10 @@ struct render_opts {
 				  * stack's root frame (folded.h); NULL: none */
 };
 
-/* The label key a group_by name stands for: query, query_fingerprint,
- * query_id, pid, tid, thread_name, backend_type, comm as themselves,
- * database and user as the labels pg_database and pg_user. NULL (with a
- * one-line reason listing the names in err) for any other name. */
+/* The sample label a group_by may name (query, query_fingerprint,
+ * query_id, pid, tid, thread_name, backend_type, database, user or comm),
+ * as a static string; NULL, with a one-line reason listing them in err,
+ * for any other name. */
 const char *render_group_by_key(const char *name, char *err, size_t errlen);
 
 /* "pprof" (gzip), "folded" or "svg"; -EINVAL otherwise. */

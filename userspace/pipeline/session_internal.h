@@ -25,7 +25,7 @@ struct session_proc {
 	bool is_pg;
 	char build_id[128]; /* of the main executable, "" if unknown */
 	bool build_id_done;
-	bool title_read; /* /proc/PID/cmdline read once (SESSION_ONE_PROFILE) */
+	bool title_read;	     /* /proc/PID/cmdline read once (SESSION_ONE_PROFILE) */
 	uint64_t grouped_at;	     /* flushes + 1 of the flush that grouped it */
 	struct session_group *group; /* its group at that flush */
 };

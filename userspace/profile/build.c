@@ -318,7 +318,6 @@ static size_t query_labels(struct builder *b, const struct raw_sample *s, struct
 {
 	const struct query_info *q = NULL;
 	bool text = b->opts.query_labels == QUERY_LABELS_NORMALIZED;
-	char id[24];
 
 	if (!b->opts.queries || b->opts.query_labels == QUERY_LABELS_OFF)
 		return n;
@@ -337,10 +336,8 @@ static size_t query_labels(struct builder *b, const struct raw_sample *s, struct
 		labels[n++] = profile_label_str(b->p, "query", "(between statements)");
 		b->stats.query_gap += s->count;
 	}
-	if (s->query_id) {
-		snprintf(id, sizeof(id), "%lld", (long long)s->query_id);
-		labels[n++] = profile_label_str(b->p, "query_id", id);
-	}
+	if (s->query_id)
+		labels[n++] = profile_label_num(b->p, "query_id", s->query_id, NULL);
 	return n;
 }
 
@@ -348,16 +345,16 @@ static size_t query_labels(struct builder *b, const struct raw_sample *s, struct
 static size_t pg_labels(struct builder *b, const struct raw_sample *s, struct pf_label *labels,
 			size_t n)
 {
-	const struct pg_title *t = b->opts.pg_title ? b->opts.pg_title(b->opts.pg_title_ctx, s->pid)
-						    : NULL;
+	const struct pg_title *t =
+		b->opts.pg_title ? b->opts.pg_title(b->opts.pg_title_ctx, s->pid) : NULL;
 
 	if (!t)
 		return n;
 	labels[n++] = profile_label_str(b->p, "backend_type", t->backend_type);
 	if (t->user[0])
-		labels[n++] = profile_label_str(b->p, "pg_user", t->user);
+		labels[n++] = profile_label_str(b->p, "user", t->user);
 	if (t->database[0])
-		labels[n++] = profile_label_str(b->p, "pg_database", t->database);
+		labels[n++] = profile_label_str(b->p, "database", t->database);
 	return n;
 }
 

@@ -30,7 +30,7 @@ struct builder_opts {
 	int64_t time_nanos;	     /* start of the profile (wall clock) */
 	struct query_table *queries; /* statements by hash; NULL: no query labels */
 	enum query_labels query_labels;
-	/* Sample labels backend_type, pg_user and pg_database from the
+	/* Sample labels backend_type, user and database from the
 	 * PostgreSQL title of a sample's process (a profile of several
 	 * processes); NULL: none, or not PostgreSQL. */
 	const struct pg_title *(*pg_title)(void *ctx, uint32_t pid);
