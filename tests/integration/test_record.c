@@ -408,6 +408,35 @@ Test(record, no_kernel_and_no_user, .timeout = 60)
 	gp_free(p);
 }
 
+/* ebprof top: bad options get one line and exit status 2, before any
+ * BPF is loaded. */
+Test(record, top_bad_input_is_rejected_with_one_line)
+{
+	static const char *const cases[][2] = {
+		{ "--once -d 0", "delay must be between 1 and 60, got 0" },
+		{ "--once -F 1001", "frequency must be between 1 and 1000, got 1001" },
+		{ "--rows many", "rows must be an integer" },
+		{ "--once extra", "extra" },
+		{ "--bogus", "unknown option '--bogus'" },
+		{ "--once -p 12,ab", "malformed pid list '12,ab'" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char cmd[512], *text = NULL;
+		int rc;
+
+		snprintf(cmd, sizeof(cmd), "%s top %s 2>&1 >/dev/null", tl_path("ebprof"),
+			 cases[i][0]);
+		rc = tl_sh(cmd, &text);
+		cr_expect_eq(rc, 2, "'top %s' exited %d: %s", cases[i][0], rc, text);
+		cr_expect(text && strstr(text, cases[i][1]), "'top %s': '%s' lacks '%s'",
+			  cases[i][0], text, cases[i][1]);
+		cr_expect(text && strchr(text, '\n') - text + 1 == (long)strlen(text),
+			  "'top %s': not one line: %s", cases[i][0], text);
+		free(text);
+	}
+}
+
 Test(record, bad_input_is_rejected_with_one_line, .timeout = 60)
 {
 	char args[256];
@@ -434,6 +463,13 @@ Test(record, bad_input_is_rejected_with_one_line, .timeout = 60)
 	rec_expect_rejected("-a -d 1 --format xml", 2,
 			    "unknown format 'xml': use pprof, folded or svg");
 	rec_expect_rejected("-a -d 1 -o /", 2, "is a directory");
+	rec_expect_rejected("-a -d 1 --query-labels full", 2,
+			    "unknown query-labels 'full': use normalized, fingerprint or off");
+	rec_expect_rejected("-a -d 1 --format svg --group-by sql", 2,
+			    "cannot group by 'sql': use query, query_fingerprint, query_id");
+	rec_expect_rejected("-a -d 1 --group-by query", 2,
+			    "--group-by needs --format folded or svg");
+
 	rec_expect_rejected("-d 1 --comm nosuchproc9x", 2, "no target process found");
 	rec_expect_rejected("-d 1 --comm a-name-longer-than-15", 2, "names are 1 to 15 characters");
 	rec_expect_rejected("-d 1 -o x.pb.gz -F", 2, "option -F needs a value");

@@ -268,6 +268,28 @@ Test(config, grouping_keys)
 	config_free(&c);
 }
 
+Test(config, query_labels)
+{
+	struct agent_config c;
+	char path[64], err[512];
+
+	cr_assert_eq(config_defaults(&c), 0);
+	cr_expect_eq(c.query_labels, QUERY_LABELS_NORMALIZED);
+	config_free(&c);
+
+	write_tmp(path, sizeof(path), "query-labels = fingerprint\n");
+	cr_assert_eq(config_defaults(&c), 0);
+	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(c.query_labels, QUERY_LABELS_FINGERPRINT);
+	config_free(&c);
+	unlink(path);
+
+	cr_assert_eq(config_defaults(&c), 0);
+	cr_assert_eq(parse(&c, err, "--query-labels", "off"), 0, "%s", err);
+	cr_expect_eq(c.query_labels, QUERY_LABELS_OFF);
+	config_free(&c);
+}
+
 Test(config, flags_override_file)
 {
 	struct agent_config c;
@@ -446,6 +468,10 @@ static const struct bad_value bad_values[] = {
 	{ "group-min-samples", "-1", "%s must be between 0 and 1000000, got -1" },
 	{ "group-min-samples", "1000001", "%s must be between 0 and 1000000, got 1000001" },
 	{ "group-min-samples", "few", INT_MSG("few", 0, 1000000) },
+	{ "query-labels", "full", "%s must be normalized, fingerprint or off, got 'full'" },
+	{ "query-labels", "", "%s must be normalized, fingerprint or off, got ''" },
+	{ "query-labels", "Normalized",
+	  "%s must be normalized, fingerprint or off, got 'Normalized'" },
 	{ "no-kernel", "maybe", BOOL_MSG("maybe") },
 	{ "no-user", "2", BOOL_MSG("2") },
 	{ "no-user", "", BOOL_MSG("") },

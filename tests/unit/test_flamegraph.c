@@ -864,6 +864,7 @@ Test(go_pprof, command_errors)
 	const char *unknown[] = { "flamegraph", "--sample-type", "cpu", in_dir("heap.pb.gz") };
 	const char *width[] = { "flamegraph", "--width", "ten", in_dir("cpu.pb.gz") };
 	const char *width2[] = { "flamegraph", "--width", "5", in_dir("cpu.pb.gz") };
+	const char *group[] = { "flamegraph", "--group-by", "sql", in_dir("cpu.pb.gz") };
 	const char *missing[] = { "flamegraph", in_dir("missing.pb.gz") };
 	const char *corrupt[] = { "flamegraph", in_dir("prog.go") };
 	const char *noarg[] = { "flamegraph" };
@@ -875,6 +876,7 @@ Test(go_pprof, command_errors)
 	cr_assert_eq(run_cmd(4, unknown), 2);
 	cr_assert_eq(run_cmd(4, width), 2);
 	cr_assert_eq(run_cmd(4, width2), 2);
+	cr_assert_eq(run_cmd(4, group), 2);
 	cr_assert_eq(run_cmd(2, missing), 2);
 	cr_assert_eq(run_cmd(2, corrupt), 2);
 	f = fopen(in_dir("truncated.pb.gz"), "w");

@@ -463,6 +463,32 @@ Test(params_query, comm_names)
 		      { "comm", NULL });
 }
 
+Test(params_query, group_by_and_query_labels)
+{
+	struct adhoc_request r = defaults();
+	char msg[HTTP_MSG_LEN];
+	const struct http_arg ok[] = { { "format", "svg" },
+				       { "group_by", "database" },
+				       { "query_labels", "fingerprint" } };
+
+	cr_assert_eq(query(ok, 3, true, &r, msg, sizeof(msg)), 0, "%s", msg);
+	cr_expect_str_eq(r.group_by, "database");
+	cr_expect(r.has_query_labels);
+	cr_expect_eq(r.query_labels, QUERY_LABELS_FINGERPRINT);
+	adhoc_request_free(&r);
+
+	query_refused("group_by: cannot group by 'sql': use query, query_fingerprint, query_id, "
+		      "pid, tid, thread_name, backend_type, database, user or comm",
+		      { "format", "svg" }, { "group_by", "sql" });
+	query_refused("group_by: needs a label (query, query_fingerprint, ...)",
+		      { "format", "svg" }, { "group_by", NULL });
+	query_refused("group_by needs format=svg", { "group_by", "query" });
+	query_refused("query_labels must be normalized, fingerprint or off, got 'all'",
+		      { "query_labels", "all" });
+	query_refused("query_labels must be normalized, fingerprint or off, got ''",
+		      { "query_labels", NULL });
+}
+
 Test(params_query, a_parameter_twice)
 {
 	struct adhoc_request r = defaults();
