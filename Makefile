@@ -35,7 +35,8 @@ LDLIBS := -lbpf -ldw -lelf -lpg_query -lprotobuf-c -lz -liberty -lcurl -lmicroht
 DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcriterion-dev libiberty-dev pkg-config \
 	libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev libpg-query-dev chromium libxml2-utils \
-	elfutils binutils golang-go postgresql postgresql-client procps util-linux
+	elfutils binutils golang-go postgresql postgresql-client procps util-linux \
+	debuginfod xz-utils
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -146,7 +147,7 @@ $(BUILD)/bench/pprofutil: bench/pprofutil.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
 
 $(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty
+	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
 
 test: deps
 	$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES) $(TEST_PREREQS)

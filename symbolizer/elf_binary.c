@@ -140,6 +140,8 @@ static void scan_sections(Elf *elf, struct elf_ident *id)
 		name = section_name(elf, shstrndx, &sh);
 		if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
 			id->has_dwarf = true;
+		if (name && !strcmp(name, ".gnu_debugdata"))
+			id->has_debugdata = true;
 	}
 }
 

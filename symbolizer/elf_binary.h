@@ -30,9 +30,10 @@ struct elf_ident {
 	size_t build_id_len;	/* 0 = none */
 	struct elf_load *loads; /* owned; freed by elfbin_ident_release() */
 	size_t nloads;
-	bool has_dwarf;	 /* .debug_info in the file itself */
-	bool has_symtab; /* .symtab in the file itself */
-	char *debuglink; /* owned; .gnu_debuglink file name or NULL */
+	bool has_dwarf;	    /* .debug_info in the file itself */
+	bool has_symtab;    /* .symtab in the file itself */
+	bool has_debugdata; /* .gnu_debugdata: MiniDebugInfo (xz'd .symtab) */
+	char *debuglink;    /* owned; .gnu_debuglink file name or NULL */
 	uint32_t debuglink_crc;
 };
 

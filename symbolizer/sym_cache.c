@@ -230,6 +230,8 @@ struct sym_elf *symc_entry_find(struct symbolizer *sym, const unsigned char *key
 
 void symc_entry_destroy(struct symbolizer *sym, struct sym_elf *e)
 {
+	if (e->stale)
+		sym->nstale--;
 	while (e->aliases)
 		symc_alias_drop(sym, e->aliases);
 	htab_remove_elt_with_hash(sym->by_key, &(struct bytes_key){ e->key, e->key_len },
@@ -298,6 +300,7 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 {
 	struct sym_elf *e;
 	char *debug = NULL;
+	bool from_di = false;
 	struct stat dst;
 	int err;
 
@@ -318,11 +321,21 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 	elfbin_hex(id->build_id, id->build_id_len, e->build_id);
 	if (!id->has_dwarf) {
 		err = elfbin_find_debug(sym->debug_dirs, bin, id, st, &debug);
+		if (!debug && err != -ENOMEM && sym->di && id->build_id_len) {
+			err = symdi_lookup(sym->di, e->build_id, sym->di_wait, &debug);
+			from_di = debug != NULL;
+		}
 		if (err == -ENOMEM) {
 			close(fd);
 			goto fail;
 		}
 	}
+	e->source = id->has_dwarf	? SRC_DWARF
+		    : from_di		? SRC_DEBUGINFOD
+		    : debug		? SRC_DEBUG_FILE
+		    : id->has_symtab	? SRC_SYMTAB
+		    : id->has_debugdata ? SRC_MINIDEBUGINFO
+					: SRC_DYNSYM;
 	err = symdw_open(fd, bin->path, debug, &e->dw);
 	if (err) {
 		free(debug);
@@ -354,4 +367,45 @@ fail:
 		htab_delete(e->strs);
 	free(e);
 	return err;
+}
+
+/* --- debug files arriving from debuginfod -------------------------------- */
+
+static int unhex(char c)
+{
+	return c <= '9' ? c - '0' : c - 'a' + 10;
+}
+
+static void mark_stale(void *ctx, const char *hex)
+{
+	unsigned char key[KEY_MAX];
+	struct symbolizer *sym = ctx;
+	size_t n = strlen(hex) / 2;
+	struct sym_elf *e;
+
+	if (n > ELFBIN_MAX_BUILD_ID)
+		return;
+	key[0] = KEY_BUILD_ID;
+	for (size_t i = 0; i < n; i++)
+		key[1 + i] = (unsigned char)(unhex(hex[2 * i]) << 4 | unhex(hex[2 * i + 1]));
+	e = symc_entry_find(sym, key, 1 + n);
+	if (e && !e->stale) {
+		sym_debug("symbolizer: debug file of %s arrived", hex);
+		e->stale = true;
+		sym->nstale++;
+	}
+}
+
+void symc_refresh(struct symbolizer *sym)
+{
+	struct sym_elf *e, *prev;
+
+	if (!sym->di)
+		return;
+	symdi_arrivals(sym->di, mark_stale, sym);
+	for (e = sym->lru_tail; e && sym->nstale; e = prev) {
+		prev = e->lru_prev;
+		if (e->stale && !e->pins)
+			symc_entry_destroy(sym, e);
+	}
 }

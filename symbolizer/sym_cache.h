@@ -16,6 +16,7 @@
 
 #include <libiberty/hashtab.h>
 
+#include "debuginfod.h"
 #include "dwarf_resolve.h"
 #include "ebprof/symbolizer.h"
 #include "elf_binary.h"
@@ -63,6 +64,16 @@ struct sym_alias {
 	struct sym_alias *next; /* the entry's aliases, or the negative list */
 };
 
+/* Where an entry's names come from (sym_elf_debug_source()). */
+enum sym_source {
+	SRC_DWARF,
+	SRC_DEBUG_FILE,
+	SRC_DEBUGINFOD,
+	SRC_MINIDEBUGINFO,
+	SRC_SYMTAB,
+	SRC_DYNSYM,
+};
+
 struct sym_elf {
 	uint64_t hash; /* in symbolizer.by_key */
 	unsigned char key[KEY_MAX];
@@ -79,6 +90,8 @@ struct sym_elf {
 	size_t str_bytes;
 	size_t file_bytes;
 	size_t bytes; /* this entry's share of cache_bytes */
+	enum sym_source source;
+	bool stale; /* its debug file arrived: reopen when unpinned */
 };
 
 struct symbolizer {
@@ -95,7 +108,10 @@ struct symbolizer {
 	struct ksyms *ksyms;
 	int ksyms_err;
 	bool ksyms_tried;
-	char *kname; /* last demangled kernel name */
+	char *kname;	  /* last demangled kernel name */
+	struct symdi *di; /* debuginfod client; NULL = none */
+	bool di_wait;	  /* ask debuginfod synchronously */
+	size_t nstale;	  /* entries marked stale */
 };
 
 /* Keys of the tables: the bytes of an entry key. */
@@ -115,6 +131,10 @@ int symc_alias_eq(const void *elem, const void *key);
 int symc_entry_eq(const void *elem, const void *key);
 uint64_t symc_hash_bytes(const void *data, size_t len);
 uint64_t symc_hash_u64(uint64_t v);
+
+/* Drop the entries whose debug file arrived from debuginfod since the
+ * last call (those pinned wait for a later call). */
+void symc_refresh(struct symbolizer *sym);
 
 /* The memory estimate of e, after its memo or files changed. */
 void symc_account(struct symbolizer *sym, struct sym_elf *e);

@@ -6,6 +6,7 @@
  * memoises its resolved offsets; kernel addresses go to kallsyms.c.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -41,6 +42,20 @@ int sym_new(const struct sym_opts *opts, struct symbolizer **out)
 			goto nomem;
 		if (opts->kallsyms_path && !(sym->kallsyms_path = strdup(opts->kallsyms_path)))
 			goto nomem;
+		if (opts->debuginfod_urls &&
+		    opts->debuginfod_urls[strspn(opts->debuginfod_urls, " \t\n")]) {
+			struct symdi_opts dopts = {
+				.urls = opts->debuginfod_urls,
+				.cache_dir = opts->debuginfod_cache,
+				.cache_bytes = opts->debuginfod_cache_bytes,
+				.timeout_ms = opts->debuginfod_timeout_ms,
+			};
+			/* Unusable URLs or cache: warned about; names come
+			 * from local files only. */
+			if (symdi_new(&dopts, &sym->di) == -ENOMEM)
+				goto nomem;
+			sym->di_wait = opts->debuginfod_wait;
+		}
 	}
 	sym->by_key = symc_table_new(symc_entry_eq);
 	sym->aliases = symc_table_new(symc_alias_eq);
@@ -53,6 +68,7 @@ nomem:
 		htab_delete(sym->by_key);
 	if (sym->aliases)
 		htab_delete(sym->aliases);
+	symdi_free(sym->di);
 	free(sym->debug_dirs);
 	free(sym->kallsyms_path);
 	free(sym);
@@ -69,6 +85,7 @@ void sym_free(struct symbolizer *sym)
 	htab_delete(sym->by_key);
 	htab_delete(sym->aliases);
 	ksyms_free(sym->ksyms);
+	symdi_free(sym->di);
 	free(sym->kname);
 	free(sym->debug_dirs);
 	free(sym->kallsyms_path);
@@ -117,6 +134,8 @@ int sym_elf_get(struct symbolizer *sym, const struct sym_binary *bin, struct sym
 	if (!sym || !bin)
 		return -EINVAL;
 
+	if (sym->nstale || sym->di)
+		symc_refresh(sym);
 	a = warm_lookup(sym, bin, &err);
 	if (a) {
 		if (!a->elf)
@@ -175,6 +194,68 @@ const char *sym_elf_build_id(const struct sym_elf *elf)
 bool sym_elf_has_lines(const struct sym_elf *elf)
 {
 	return elf && symdw_has_lines(elf->dw);
+}
+
+const char *sym_elf_debug_source(const struct sym_elf *elf)
+{
+	static const char *const names[] = {
+		[SRC_DWARF] = "dwarf",		 [SRC_DEBUG_FILE] = "debug-file",
+		[SRC_DEBUGINFOD] = "debuginfod", [SRC_MINIDEBUGINFO] = "minidebuginfo",
+		[SRC_SYMTAB] = "symtab",	 [SRC_DYNSYM] = "dynsym",
+	};
+
+	return elf ? names[elf->source] : "none";
+}
+
+/* Open path as a binary and keep it when it carries build_id. */
+static int get_if_build_id(struct symbolizer *sym, const char *path, const char *build_id,
+			   struct sym_elf **out)
+{
+	struct sym_binary bin = { .path = path };
+	int err = sym_elf_get(sym, &bin, out);
+
+	if (err)
+		return err;
+	if (!strcmp((*out)->build_id, build_id))
+		return 0;
+	sym_elf_put(sym, *out);
+	*out = NULL;
+	return -ENOENT;
+}
+
+int sym_elf_get_by_build_id(struct symbolizer *sym, const char *build_id, const char *path,
+			    struct sym_elf **out)
+{
+	const char *dirs = sym->debug_dirs ? sym->debug_dirs : "/usr/lib/debug";
+	size_t n = strlen(build_id);
+	char *p = NULL;
+	int err;
+
+	*out = NULL;
+	if (n < 4 || n > 2 * ELFBIN_MAX_BUILD_ID || strspn(build_id, "0123456789abcdef") != n)
+		return -EINVAL;
+	if (path && path[0] == '/' && !get_if_build_id(sym, path, build_id, out))
+		return 0;
+	while (*dirs) {
+		size_t len = strcspn(dirs, ":");
+
+		if (len && asprintf(&p, "%.*s/.build-id/%.2s/%s.debug", (int)len, dirs, build_id,
+				    build_id + 2) >= 0) {
+			err = get_if_build_id(sym, p, build_id, out);
+			free(p);
+			if (!err)
+				return 0;
+		}
+		dirs += len + (dirs[len] == ':');
+	}
+	if (!sym->di)
+		return -ENOENT;
+	err = symdi_lookup(sym->di, build_id, sym->di_wait, &p);
+	if (err)
+		return err == -EAGAIN ? -ENOENT : err;
+	err = get_if_build_id(sym, p, build_id, out);
+	free(p);
+	return err;
 }
 
 static struct memo_rec *memo_find(struct sym_elf *e, uint64_t offset)
@@ -323,4 +404,15 @@ void sym_get_stats(const struct symbolizer *sym, struct sym_stats *out)
 		return;
 	}
 	*out = sym->stats;
+	if (sym->di) {
+		struct symdi_stats ds;
+
+		symdi_get_stats(sym->di, &ds);
+		out->debuginfod_requests = ds.requests;
+		out->debuginfod_found = ds.found;
+		out->debuginfod_missing = ds.missing;
+		out->debuginfod_errors = ds.errors;
+		out->debuginfod_queued = ds.queued;
+		out->debuginfod_cache_bytes = ds.cache_bytes;
+	}
 }

@@ -6,7 +6,9 @@
  * Backed by elfutils (libdwfl/libdw/libelf): DWARF when present, else
  * .symtab, else .dynsym. Separate debug files are found through
  * .gnu_debuglink and /usr/lib/debug/.build-id/xx/yyyy.debug (and the
- * configured debug directories). Binaries are opened through
+ * configured debug directories), else from debuginfod servers when
+ * configured (fetched in the background: a binary first symbolizes without
+ * its debug file, and with it once it has arrived). Binaries are opened through
  * /proc/PID/map_files/START-END first, then /proc/PID/root/PATH, then PATH,
  * so deleted/upgraded binaries and other mount namespaces resolve.
  *
@@ -38,6 +40,17 @@ struct sym_opts {
 	const char *kallsyms_path;
 	/* Do not demangle C++/Rust names when true. */
 	bool no_demangle;
+	/* Space-separated debuginfod server URLs; NULL or "" = none (the
+	 * symbolizer then never touches the network). */
+	const char *debuginfod_urls;
+	/* Its cache directory (NULL = /var/cache/ebprof/debuginfod), bound
+	 * (bytes, 0 = 1 GiB) and timeout per request (ms, 0 = 10 s). */
+	const char *debuginfod_cache;
+	uint64_t debuginfod_cache_bytes;
+	int debuginfod_timeout_ms;
+	/* Wait for debuginfod answers in sym_elf_get() (ebprof symbolize)
+	 * instead of fetching in the background (the agent). */
+	bool debuginfod_wait;
 };
 
 /*
@@ -72,6 +85,13 @@ struct sym_stats {
 	uint64_t cache_bytes; /* current estimate */
 	uint64_t resolve_calls;
 	uint64_t resolve_failures; /* addresses with no symbol at all */
+	/* debuginfod, when configured */
+	uint64_t debuginfod_requests; /* HTTP requests made */
+	uint64_t debuginfod_found;    /* debug files downloaded */
+	uint64_t debuginfod_missing;  /* build-ids no server has */
+	uint64_t debuginfod_errors;   /* failed lookups (network, 5xx, bad file) */
+	uint64_t debuginfod_queued;   /* lookups waiting or in flight now */
+	uint64_t debuginfod_cache_bytes;
 };
 
 /* Returns 0 or a negative errno; *out is freed with sym_free(). */
@@ -93,6 +113,24 @@ const char *sym_elf_build_id(const struct sym_elf *elf);
 
 /* Has this binary DWARF line info (itself or through a debug file)? */
 bool sym_elf_has_lines(const struct sym_elf *elf);
+
+/*
+ * Where the binary's names come from, best first: "dwarf" (in the binary),
+ * "debug-file" (a separate one found locally), "debuginfod",
+ * "minidebuginfo" (.gnu_debugdata), "symtab", "dynsym", or "none".
+ * A static string.
+ */
+const char *sym_elf_debug_source(const struct sym_elf *elf);
+
+/*
+ * Find a binary by its build-id (lower-case hex), for symbolizing a stored
+ * profile: path (may be NULL) when it exists and carries that build-id,
+ * else DIR/.build-id/xx/yyyy.debug under the debug directories, else
+ * debuginfod. Returns 0 and a pinned handle (sym_elf_put()), -ENOENT, or
+ * a negative errno.
+ */
+int sym_elf_get_by_build_id(struct symbolizer *sym, const char *build_id, const char *path,
+			    struct sym_elf **out);
 
 /*
  * Resolve a file offset (address - map_start + map_offset) inside the

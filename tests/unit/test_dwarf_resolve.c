@@ -19,21 +19,9 @@
 #include <unistd.h>
 
 #include "dwarf_resolve.h"
+#include "symfix.h"
 
 #define MAXF 8
-
-static const char *fx(const char *name)
-{
-	static char bufs[8][512];
-	static int next;
-	const char *build = getenv("BUILD");
-	char *b = bufs[next++ % 8];
-
-	snprintf(b, sizeof(bufs[0]), "%s/fixtures/%s", build && *build ? build : "build", name);
-	cr_assert_eq(access(b, F_OK), 0, "fixture %s missing: make BUILD=%s symbolizer-fixtures", b,
-		     build && *build ? build : "build");
-	return b;
-}
 
 /* st_value and st_size of a symbol of path's .symtab or .dynsym. */
 static uint64_t sym(const char *path, const char *name, uint64_t *size)
@@ -74,39 +62,6 @@ static uint64_t sym(const char *path, const char *name, uint64_t *size)
 	close(fd);
 	cr_assert_neq(v, 0, "%s not in %s", name, path);
 	return v;
-}
-
-/* Line of the first line of tests/fixtures/src holding marker. */
-static int source_line(const char *src, const char *marker)
-{
-	char path[256], line[512];
-	int n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "tests/fixtures/%s", src);
-	f = fopen(path, "r");
-	cr_assert_not_null(f, "%s (run the tests from the repository root)", path);
-	while (fgets(line, sizeof(line), f)) {
-		n++;
-		if (strstr(line, marker)) {
-			fclose(f);
-			return n;
-		}
-	}
-	fclose(f);
-	cr_assert_fail("marker %s not in %s", marker, path);
-	return 0;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t a, b;
-
-	if (!s)
-		return false;
-	a = strlen(s);
-	b = strlen(suffix);
-	return a >= b && !strcmp(s + a - b, suffix);
 }
 
 static struct sym_dwarf *open_dw(const char *path, const char *debug)
