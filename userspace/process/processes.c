@@ -17,11 +17,28 @@
 
 #include "util/fileio.h"
 #include "util/hashmap.h"
+#include "util/timeutil.h"
+#include "jitsyms.h"
 #include "processes.h"
 
 struct proc_registry {
 	struct hashmap *by_pid; /* &proc_info.pid (as uint32) -> proc_info */
 };
+
+/* What procs_jit_name() knows of a process's JIT code. */
+struct jit_cache {
+	struct jit_syms *js; /* last table read, NULL if none */
+	uint64_t stamp;	     /* jitsyms_stamp() of the files js was read from */
+	uint64_t checked_ns; /* last look at the files (CLOCK_MONOTONIC), 0: never */
+	bool gone;	     /* the process was found gone: nothing more to read */
+};
+
+static void jit_cache_free(struct jit_cache *jc)
+{
+	if (jc)
+		jitsyms_free(jc->js);
+	free(jc);
+}
 
 int procs_new(struct proc_registry **out)
 {
@@ -42,6 +59,7 @@ static void proc_info_free(struct proc_info *pi)
 {
 	free(pi->exe);
 	procmaps_free(pi->maps);
+	jit_cache_free(pi->jit);
 	free(pi);
 }
 
@@ -146,6 +164,8 @@ int proc_read_exec_pages(uint32_t pid, uint64_t *pages)
 	return 0;
 }
 
+static void jit_cache_refresh(struct jit_cache *jc, uint32_t pid);
+
 int procs_snapshot(struct proc_registry *reg, uint32_t pid, bool force)
 {
 	struct proc_info *pi = procs_add(reg, pid);
@@ -165,6 +185,13 @@ int procs_snapshot(struct proc_registry *reg, uint32_t pid, bool force)
 	procmaps_free(pi->maps);
 	pi->maps = maps;
 	pi->snapshot_err = 0;
+	/* JIT code (new code was mapped): read its names while the process
+	 * runs; a parallel worker is gone by the time its profile is built. */
+	if ((pi->jit || jitsyms_mapped(maps)) &&
+	    (pi->jit || (pi->jit = calloc(1, sizeof(*pi->jit))))) {
+		pi->jit->checked_ns = (uint64_t)mono_ns();
+		jit_cache_refresh(pi->jit, pid);
+	}
 	pi->exec_pages = 0;
 	proc_read_exec_pages(pid, &pi->exec_pages);
 	proc_read_comm(pid, pi->comm, sizeof(pi->comm));
@@ -187,6 +214,7 @@ static void proc_info_reset(struct proc_registry *reg, struct proc_info *pi)
 		pp->nchildren--;
 	free(pi->exe);
 	procmaps_free(pi->maps);
+	jit_cache_free(pi->jit);
 	memset(pi, 0, sizeof(*pi));
 	pi->pid = pid;
 	pi->nchildren = nchildren; /* the old one's children still name it */
@@ -232,6 +260,8 @@ void procs_on_exec(struct proc_registry *reg, uint32_t pid, uint64_t time_ns)
 	pi->exec_pages = 0;
 	free(pi->exe);
 	pi->exe = NULL;
+	jit_cache_free(pi->jit);
+	pi->jit = NULL;
 }
 
 /* Nothing will ask for it: never sampled, exited, no children named. */
@@ -304,6 +334,49 @@ uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid)
 		return pid;
 	owner = maps_owner(reg, pid);
 	return owner && !owner->exited ? owner->pid : pid;
+}
+
+/* Read pid's JIT files again if they changed since; a zombie (no
+ * mappings left) keeps what was read while it ran. */
+static void jit_cache_refresh(struct jit_cache *jc, uint32_t pid)
+{
+	struct proc_maps *maps = NULL;
+	struct jit_syms *js;
+	uint64_t stamp;
+	int err;
+
+	err = procmaps_read((int)pid, true, &maps);
+	if (!err && maps->n)
+		err = jitsyms_stamp(pid, maps, &stamp);
+	if (!err && maps->n && (!jc->js || stamp != jc->stamp)) {
+		err = jitsyms_load(pid, maps, &js);
+		if (!err) {
+			jitsyms_free(jc->js);
+			jc->js = js;
+			jc->stamp = stamp;
+		}
+	}
+	if (err == -ESRCH || err == -ENOENT)
+		jc->gone = true;
+	procmaps_free(maps);
+}
+
+const char *procs_jit_name(struct proc_registry *reg, uint32_t pid, uint64_t addr)
+{
+	struct proc_info *pi = procs_get(reg, pid);
+	uint64_t now = (uint64_t)mono_ns();
+	struct jit_cache *jc;
+
+	if (!pi || (!pi->jit && pi->exited))
+		return NULL;
+	if (!pi->jit && !(pi->jit = calloc(1, sizeof(*pi->jit))))
+		return NULL;
+	jc = pi->jit;
+	if (!pi->exited && !jc->gone && (!jc->checked_ns || now - jc->checked_ns >= NSEC_PER_SEC)) {
+		jc->checked_ns = now;
+		jit_cache_refresh(jc, pid);
+	}
+	return jitsyms_find(jc->js, addr);
 }
 
 void procs_remove(struct proc_registry *reg, uint32_t pid)

@@ -31,6 +31,7 @@ struct proc_info {
 	char comm[16];		/* process (main thread) name */
 	char *exe;		/* readlink of /proc/PID/exe, NULL if unknown */
 	struct proc_maps *maps; /* own snapshot, NULL if none yet */
+	struct jit_cache *jit;	/* procs_jit_name()'s, NULL until asked */
 	bool exited;
 	bool execd;	     /* exec'd after the fork we saw: don't inherit maps */
 	bool sampled;	     /* procs_on_sampled() since its fork or exec */
@@ -85,6 +86,17 @@ const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid);
  * living owner of the snapshot it shares (same mappings), else its own. A
  * backend gone by the flush is symbolized through its postmaster. */
 uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid);
+
+/*
+ * The name of the JIT-compiled function (PostgreSQL's LLVM JIT writing a
+ * jitdump, or a /tmp/perf-PID.map) holding addr in pid's memory, or NULL
+ * when nothing is known. pid's files are read on its first lookup and
+ * read again when they changed (checked at most once a second, while the
+ * process lives; an exited one keeps what was read last). The name stays
+ * valid until the next procs_jit_name() for pid, its exec, its removal or
+ * procs_free().
+ */
+const char *procs_jit_name(struct proc_registry *reg, uint32_t pid, uint64_t addr);
 
 /* Forget a process (e.g. exited and flushed); an exited parent never
  * sampled goes with its last child. Children that inherited its snapshot
