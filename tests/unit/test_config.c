@@ -290,6 +290,37 @@ Test(config, query_labels)
 	config_free(&c);
 }
 
+Test(config, debuginfod)
+{
+	struct agent_config c;
+	char path[64], err[512];
+
+	cr_assert_eq(config_defaults(&c), 0);
+	cr_expect_null(c.debuginfod_urls, "unset: $DEBUGINFOD_URLS decides");
+	cr_expect_str_eq(c.debuginfod_cache, "/var/cache/ebprof/debuginfod");
+	cr_expect_eq(c.debuginfod_cache_size, 1LL << 30);
+	cr_expect_eq(c.debuginfod_timeout, 10);
+	cr_expect_not(c.offline);
+	config_free(&c);
+
+	write_tmp(path, sizeof(path),
+		  "debuginfod-urls = http://a:8002 https://debuginfod.debian.net/\n"
+		  "debuginfod-timeout = 3\noffline = yes\n");
+	cr_assert_eq(config_defaults(&c), 0);
+	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(c.debuginfod_urls, "http://a:8002 https://debuginfod.debian.net/");
+	cr_expect_eq(c.debuginfod_timeout, 3);
+	cr_expect(c.offline);
+	config_free(&c);
+	unlink(path);
+
+	/* "" is kept: it turns $DEBUGINFOD_URLS off */
+	cr_assert_eq(config_defaults(&c), 0);
+	cr_assert_eq(parse(&c, err, "--debuginfod-urls", ""), 0, "%s", err);
+	cr_expect_str_eq(c.debuginfod_urls, "");
+	config_free(&c);
+}
+
 Test(config, flags_override_file)
 {
 	struct agent_config c;
@@ -389,6 +420,7 @@ struct bad_value {
 #define RANGE_MSG(v) "%s must be greater than 0 and fit in 64 bits, got '" v "'"
 #define URL_MSG(v)                                                                                 \
 	"%s must be an http:// or https:// URL with a host and no query, or \"\", got '" v "'"
+#define URLS_MSG(v) "%s must be http:// or https:// URLs separated by spaces, or \"\", got '" v "'"
 #define LISTEN_MSG(v)                                                                              \
 	"%s must be ADDR:PORT (IPv4 address, [IPv6 address] or localhost; port 1..65535) or "      \
 	"\"\", got '" v "'"
@@ -442,6 +474,13 @@ static const struct bad_value bad_values[] = {
 	{ "push-pyroscope", "https://u@", URL_MSG("https://u@") },
 	{ "push-pyroscope", "https://[]:80", URL_MSG("https://[]:80") },
 	{ "push-pyroscope", "http://a b", URL_MSG("http://a b") },
+	{ "debuginfod-urls", "ftp://x", URLS_MSG("ftp://x") },
+	{ "debuginfod-urls", "http://a:1 debuginfod.debian.net",
+	  URLS_MSG("debuginfod.debian.net") },
+	{ "debuginfod-timeout", "0", "%s must be between 1 and 600, got 0" },
+	{ "debuginfod-cache-size", "lots", SIZE_MSG("lots") },
+	{ "debuginfod-cache", "cache", "%s must be an absolute path, got 'cache'" },
+	{ "offline", "maybe", BOOL_MSG("maybe") },
 	{ "service", "my service", SERVICE_MSG("my service") },
 	{ "service", S200, SERVICE_MSG(S200) },
 	{ "service", "", SERVICE_MSG("") },

@@ -119,7 +119,7 @@ static void check_format(const char *text)
 Test(metrics, a_fresh_agent)
 {
 	struct agent_metrics m;
-	char *text, want[4096];
+	char *text, want[8192];
 	size_t off = 0;
 
 	agent_metrics_init(&m);
@@ -157,6 +157,37 @@ Test(metrics, a_fresh_agent)
 		 "# HELP ebprof_symbolizer_binaries Binaries in the symbolizer cache.\n"
 		 "# TYPE ebprof_symbolizer_binaries gauge\n"
 		 "ebprof_symbolizer_binaries 0\n"
+		 "# HELP ebprof_symbol_samples_total Samples with a frame in the binary, by "
+		 "where its names come from.\n"
+		 "# TYPE ebprof_symbol_samples_total counter\n"
+		 "# HELP ebprof_symbol_samples_resolved_total ... of which the frame resolved to "
+		 "a function.\n"
+		 "# TYPE ebprof_symbol_samples_resolved_total counter\n"
+		 "# HELP ebprof_symbol_leaf_samples_total Samples whose user leaf is in the "
+		 "binary.\n"
+		 "# TYPE ebprof_symbol_leaf_samples_total counter\n"
+		 "# HELP ebprof_symbol_leaf_samples_resolved_total ... of which the leaf resolved "
+		 "to a function.\n"
+		 "# TYPE ebprof_symbol_leaf_samples_resolved_total counter\n"
+		 "# HELP ebprof_debuginfod_requests_total Requests to debuginfod servers.\n"
+		 "# TYPE ebprof_debuginfod_requests_total counter\n"
+		 "ebprof_debuginfod_requests_total 0\n"
+		 "# HELP ebprof_debuginfod_found_total Debug files downloaded from debuginfod.\n"
+		 "# TYPE ebprof_debuginfod_found_total counter\n"
+		 "ebprof_debuginfod_found_total 0\n"
+		 "# HELP ebprof_debuginfod_missing_total Build-ids no debuginfod server has.\n"
+		 "# TYPE ebprof_debuginfod_missing_total counter\n"
+		 "ebprof_debuginfod_missing_total 0\n"
+		 "# HELP ebprof_debuginfod_errors_total Failed debuginfod lookups (network, server "
+		 "error, wrong file).\n"
+		 "# TYPE ebprof_debuginfod_errors_total counter\n"
+		 "ebprof_debuginfod_errors_total 0\n"
+		 "# HELP ebprof_debuginfod_queued debuginfod lookups waiting or in flight.\n"
+		 "# TYPE ebprof_debuginfod_queued gauge\n"
+		 "ebprof_debuginfod_queued 0\n"
+		 "# HELP ebprof_debuginfod_cache_bytes Size of the debuginfod cache.\n"
+		 "# TYPE ebprof_debuginfod_cache_bytes gauge\n"
+		 "ebprof_debuginfod_cache_bytes 0\n"
 		 "# HELP ebprof_statement_texts_read_total Statement texts the BPF program read "
 		 "from backends.\n"
 		 "# TYPE ebprof_statement_texts_read_total counter\n"
@@ -384,4 +415,37 @@ Test(metrics, symbolizer_figures)
 	free(text);
 	agent_metrics_destroy(&m);
 	sym_free(sym);
+}
+
+Test(metrics, symbolization_by_binary)
+{
+	struct session_interval iv = { 0 };
+	struct agent_metrics m;
+	struct symreport r = { 0 };
+	char *text, *lines;
+	size_t a, b;
+
+	cr_assert_eq(symreport_row(&r, "/usr/lib/postgresql/15/bin/postgres", "dynsym", &a), 0);
+	cr_assert_eq(symreport_row(&r, "/tmp/evil\"\\\nname", "none", &b), 0);
+	r.rows[a] = (struct symreport_row){ r.rows[a].binary, "dynsym", 100, 78, 40, 30 };
+	r.rows[b].samples = 5;
+	iv.symbols = &r;
+	agent_metrics_init(&m);
+	agent_metrics_interval(&m, &iv);
+	agent_metrics_interval(&m, &iv);
+	text = page(&m);
+	check_format(text);
+	lines = lines_with(text, "ebprof_symbol_samples_resolved_total{");
+	cr_expect_str_eq(lines,
+			 "ebprof_symbol_samples_resolved_total{binary=\"/usr/lib/postgresql/"
+			 "15/bin/postgres\",source=\"dynsym\"} 156\n"
+			 "ebprof_symbol_samples_resolved_total{binary=\"/tmp/evil\\\"\\\\\\nname\","
+			 "source=\"none\"} 0\n");
+	free(lines);
+	lines = lines_with(text, "ebprof_symbol_leaf_samples_total{");
+	cr_expect(strstr(lines, "source=\"dynsym\"} 80\n"), "%s", lines);
+	free(lines);
+	free(text);
+	agent_metrics_destroy(&m);
+	symreport_clear(&r);
 }

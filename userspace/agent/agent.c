@@ -177,6 +177,34 @@ static void stop(struct agent *a, double drain_s)
 
 /* SIGHUP: the configuration again, from the file and the same flags. 0 to
  * go on with the new one, 1 to go on with the old one. */
+/* The symbolizer of a configuration: debuginfod-* keys, else
+ * $DEBUGINFOD_URLS, unless offline. */
+static int new_symbolizer(const struct agent_config *c, struct symbolizer **out)
+{
+	const char *urls = c->debuginfod_urls ? c->debuginfod_urls : getenv("DEBUGINFOD_URLS");
+	struct sym_opts o = {
+		.debuginfod_urls = c->offline ? NULL : urls,
+		.debuginfod_cache = c->debuginfod_cache,
+		.debuginfod_cache_bytes = (uint64_t)c->debuginfod_cache_size,
+		.debuginfod_timeout_ms = c->debuginfod_timeout * 1000,
+	};
+
+	return sym_new(&o, out);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_symbols(const struct agent_config *a, const struct agent_config *b)
+{
+	return same_str(a->debuginfod_urls, b->debuginfod_urls) &&
+	       same_str(a->debuginfod_cache, b->debuginfod_cache) &&
+	       a->debuginfod_cache_size == b->debuginfod_cache_size &&
+	       a->debuginfod_timeout == b->debuginfod_timeout && a->offline == b->offline;
+}
+
 static int reread(struct agent *a, struct agent_config *fresh)
 {
 	char err[512];
@@ -223,7 +251,7 @@ int agent_run(struct agent_config *cfg, int argc, char **argv)
 	a.run.on_interval = on_interval;
 	a.run.ctx = &a;
 	agent_metrics_init(&a.metrics);
-	ret = sym_new(&(struct sym_opts){ 0 }, &a.sym);
+	ret = new_symbolizer(&a.cfg, &a.sym);
 	if (ret) {
 		log_error("cannot initialize: %s", strerror(-ret));
 		rc = EXIT_RUNTIME;
@@ -248,6 +276,15 @@ int agent_run(struct agent_config *cfg, int argc, char **argv)
 			continue;
 		log_info("reloading the configuration");
 		stop(&a, RELOAD_DRAIN_S); /* flushes the running interval: nothing is lost */
+		if (!same_symbols(&a.cfg, &fresh)) {
+			struct symbolizer *sym;
+
+			/* a cold cache, but the new servers */
+			if (!new_symbolizer(&fresh, &sym)) {
+				sym_free(a.sym);
+				a.sym = sym;
+			}
+		}
 		config_free(&a.cfg);
 		a.cfg = fresh;
 		rc = start(&a);

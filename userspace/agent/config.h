@@ -55,18 +55,23 @@ struct agent_config {
 	size_t npids;
 	char **cgroups; /* cgroup: cgroup v2 paths (comma-separated list) */
 	size_t ncgroups;
-	char *service;		  /* service: default the host name */
-	char *push_profefe;	  /* push-profefe: base URL, NULL = off */
-	char *push_pyroscope;	  /* push-pyroscope: base URL, NULL = off */
-	char *pyroscope_user;	  /* pyroscope-user: basic auth user */
-	char *pyroscope_password; /* pyroscope-password */
-	char *pyroscope_tenant;	  /* pyroscope-tenant: X-Scope-OrgID */
-	char *queue_dir;	  /* queue-dir: default /var/lib/ebprof/queue */
-	int64_t queue_size;	  /* queue-size: bytes per remote, default 256M */
-	char *http_listen;	  /* http-listen: ADDR:PORT, default 127.0.0.1:3080, "" = off */
-	bool no_kernel;		  /* no-kernel: true/false */
-	bool no_user;		  /* no-user */
-	char *btf;		  /* btf: vmlinux BTF file, NULL = /sys/kernel/btf/vmlinux */
+	char *service;		       /* service: default the host name */
+	char *push_profefe;	       /* push-profefe: base URL, NULL = off */
+	char *push_pyroscope;	       /* push-pyroscope: base URL, NULL = off */
+	char *pyroscope_user;	       /* pyroscope-user: basic auth user */
+	char *pyroscope_password;      /* pyroscope-password */
+	char *pyroscope_tenant;	       /* pyroscope-tenant: X-Scope-OrgID */
+	char *queue_dir;	       /* queue-dir: default /var/lib/ebprof/queue */
+	int64_t queue_size;	       /* queue-size: bytes per remote, default 256M */
+	char *debuginfod_urls;	       /* debuginfod-urls: NULL = $DEBUGINFOD_URLS, "" = none */
+	char *debuginfod_cache;	       /* debuginfod-cache: default /var/cache/ebprof/debuginfod */
+	int64_t debuginfod_cache_size; /* debuginfod-cache-size: bytes, default 1G */
+	int debuginfod_timeout;	       /* debuginfod-timeout: seconds, 1..600, default 10 */
+	bool offline;		       /* offline: no debuginfod */
+	char *http_listen; /* http-listen: ADDR:PORT, default 127.0.0.1:3080, "" = off */
+	bool no_kernel;	   /* no-kernel: true/false */
+	bool no_user;	   /* no-user */
+	char *btf;	   /* btf: vmlinux BTF file, NULL = /sys/kernel/btf/vmlinux */
 	int log_level;	   /* log-level: error|warn|info|debug -> enum log_level, default info */
 	char *config_path; /* --config: the file read, NULL if none */
 };

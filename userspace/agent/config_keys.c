@@ -171,6 +171,38 @@ const struct key_def config_keys[] = {
 	  .arg = "SIZE",
 	  .def = "256M",
 	  .help = "queue at most SIZE per remote" },
+	{ .name = "debuginfod-urls",
+	  .type = T_URLS,
+	  .off = F(debuginfod_urls),
+	  .arg = "URL[ URL]",
+	  .section = "Symbols",
+	  .help = "fetch missing debug files by build-id from\n"
+		  "these debuginfod servers, in the background\n"
+		  "(default: $DEBUGINFOD_URLS; \"\" = none)" },
+	{ .name = "debuginfod-cache",
+	  .type = T_PATH,
+	  .off = F(debuginfod_cache),
+	  .arg = "DIR",
+	  .def = "/var/cache/ebprof/debuginfod",
+	  .help = "debug files fetched are kept here" },
+	{ .name = "debuginfod-cache-size",
+	  .type = T_SIZE,
+	  .off = F(debuginfod_cache_size),
+	  .arg = "SIZE",
+	  .def = "1G",
+	  .help = "keep at most SIZE of them" },
+	{ .name = "debuginfod-timeout",
+	  .type = T_INT,
+	  .off = F(debuginfod_timeout),
+	  .min = 1,
+	  .max = 600,
+	  .arg = "SECS",
+	  .def = "10",
+	  .help = "seconds a server may take, 1..600" },
+	{ .name = "offline",
+	  .type = T_BOOL,
+	  .off = F(offline),
+	  .help = "never ask debuginfod servers" },
 	{ .name = "http-listen",
 	  .type = T_LISTEN,
 	  .off = F(http_listen),
@@ -441,6 +473,25 @@ int config_key_apply(struct agent_config *c, const struct key_def *k, const char
 		*FIELD(c, k, char *) = copy;
 		return 0;
 	}
+	case T_URLS: {
+		char *copy = strdup(v), *save = NULL;
+
+		if (!copy)
+			return no_memory(err, errlen);
+		for (char *u = strtok_r(copy, " \t", &save); u; u = strtok_r(NULL, " \t", &save)) {
+			if (remote_check_url(u)) {
+				ret = args_fail(err, errlen,
+						"%s must be http:// or https:// URLs separated by "
+						"spaces, or \"\", got '%s'",
+						what, u);
+				free(copy);
+				return ret;
+			}
+		}
+		free(copy);
+		/* "" is kept: it turns $DEBUGINFOD_URLS off */
+		return config_set_str(FIELD(c, k, char *), v, err, errlen);
+	}
 	case T_TEXT:
 		if (has_control_chars(v))
 			return args_fail(err, errlen, "%s must not contain control characters",
@@ -520,6 +571,8 @@ void config_free(struct agent_config *c)
 	free(c->pyroscope_password);
 	free(c->pyroscope_tenant);
 	free(c->queue_dir);
+	free(c->debuginfod_urls);
+	free(c->debuginfod_cache);
 	free(c->btf);
 	free(c->http_listen);
 	free(c->config_path);

@@ -25,6 +25,7 @@ enum key_type {
 	T_CGROUPS,     /* char ** + size_t count, resolved cgroup v2 directories */
 	T_SERVICE,     /* char *, [A-Za-z0-9._-]{1,128} */
 	T_URL,	       /* char *, http(s) base URL; "" = NULL */
+	T_URLS,	       /* char *, space-separated http(s) URLs; "" kept */
 	T_TEXT,	       /* char *, any printable text; "" = NULL */
 	T_LISTEN,      /* char *, ADDR:PORT or "" */
 	T_LOGLEVEL,    /* int, enum log_level */

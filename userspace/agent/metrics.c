@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <stddef.h>
 #include <string.h>
 
 #include "metrics.h"
@@ -15,6 +16,7 @@ void agent_metrics_init(struct agent_metrics *m)
 
 void agent_metrics_destroy(struct agent_metrics *m)
 {
+	symreport_clear(&m->symbols);
 	pthread_mutex_destroy(&m->lock);
 }
 
@@ -28,6 +30,8 @@ void agent_metrics_interval(struct agent_metrics *m, const struct session_interv
 	for (int i = 0; i < STAT_MAX; i++)
 		m->lost[i] += iv->lost[i];
 	m->queries = iv->queries;
+	if (iv->symbols && !symreport_merge(&m->symbols, iv->symbols))
+		symreport_sort(&m->symbols);
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -90,6 +94,63 @@ static void sink_families(FILE *out, const struct agent_metrics *m)
 	}
 }
 
+/* A label value as the text format wants it: \\, \" and \n escaped. */
+static void label_value(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', out);
+		if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+/* The symbolization report: one family per figure, a series per binary. */
+static void symbol_family(FILE *out, const struct symreport *r, const char *name, const char *help,
+			  size_t field)
+{
+	head(out, name, "counter", help);
+	for (size_t i = 0; i < r->n && i < AGENT_MAX_SYMBOL_ROWS; i++) {
+		const struct symreport_row *row = &r->rows[i];
+
+		fprintf(out, "%s{binary=\"", name);
+		label_value(out, row->binary);
+		fprintf(out, "\",source=\"%s\"} %llu\n", row->source,
+			(unsigned long long)*(const uint64_t *)((const char *)row + field));
+	}
+}
+
+static void symbol_metrics(FILE *out, const struct agent_metrics *m)
+{
+	symbol_family(out, &m->symbols, "ebprof_symbol_samples_total",
+		      "Samples with a frame in the binary, by where its names come from.",
+		      offsetof(struct symreport_row, samples));
+	symbol_family(out, &m->symbols, "ebprof_symbol_samples_resolved_total",
+		      "... of which the frame resolved to a function.",
+		      offsetof(struct symreport_row, resolved));
+	symbol_family(out, &m->symbols, "ebprof_symbol_leaf_samples_total",
+		      "Samples whose user leaf is in the binary.",
+		      offsetof(struct symreport_row, leaf));
+	symbol_family(out, &m->symbols, "ebprof_symbol_leaf_samples_resolved_total",
+		      "... of which the leaf resolved to a function.",
+		      offsetof(struct symreport_row, leaf_resolved));
+	metric(out, "ebprof_debuginfod_requests_total", "counter",
+	       "Requests to debuginfod servers.", m->sym.debuginfod_requests);
+	metric(out, "ebprof_debuginfod_found_total", "counter",
+	       "Debug files downloaded from debuginfod.", m->sym.debuginfod_found);
+	metric(out, "ebprof_debuginfod_missing_total", "counter",
+	       "Build-ids no debuginfod server has.", m->sym.debuginfod_missing);
+	metric(out, "ebprof_debuginfod_errors_total", "counter",
+	       "Failed debuginfod lookups (network, server error, wrong file).",
+	       m->sym.debuginfod_errors);
+	metric(out, "ebprof_debuginfod_queued", "gauge", "debuginfod lookups waiting or in flight.",
+	       m->sym.debuginfod_queued);
+	metric(out, "ebprof_debuginfod_cache_bytes", "gauge", "Size of the debuginfod cache.",
+	       m->sym.debuginfod_cache_bytes);
+}
+
 int agent_metrics_write(FILE *out, void *ctx)
 {
 	struct agent_metrics *m = ctx;
@@ -114,6 +175,7 @@ int agent_metrics_write(FILE *out, void *ctx)
 	       m->sym.cache_bytes);
 	metric(out, "ebprof_symbolizer_binaries", "gauge", "Binaries in the symbolizer cache.",
 	       m->sym.binaries_cached);
+	symbol_metrics(out, m);
 	metric(out, "ebprof_statement_texts_read_total", "counter",
 	       "Statement texts the BPF program read from backends.", m->lost[STAT_QUERY_READS]);
 	metric(out, "ebprof_statement_texts_sent_total", "counter",

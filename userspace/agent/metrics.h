@@ -14,6 +14,7 @@
 
 #include "ebprof/symbolizer.h"
 #include "pipeline/session.h"
+#include "profile/symreport.h"
 #include "sinks/sink.h"
 
 #define AGENT_MAX_SINK_METRICS (4 * SINK_MAX_METRICS)
@@ -30,6 +31,7 @@ struct agent_metrics {
 	struct sym_stats sym;
 	int64_t last_flush_ns;
 	struct query_table_stats queries;
+	struct symreport symbols; /* per binary, over the agent's life */
 };
 
 void agent_metrics_init(struct agent_metrics *m);
@@ -40,6 +42,9 @@ void agent_metrics_interval(struct agent_metrics *m, const struct session_interv
  * symbolizer's, the end of the last flush (0: none yet). */
 void agent_metrics_snapshot(struct agent_metrics *m, uint64_t processes, struct sink *const *sinks,
 			    size_t nsinks, const struct symbolizer *sym, int64_t last_flush_ns);
+/* Binaries named on the page (most samples first). */
+#define AGENT_MAX_SYMBOL_ROWS 64
+
 /* Write the page; an http_opts.metrics callback (ctx: the metrics). */
 int agent_metrics_write(FILE *out, void *ctx);
 

@@ -92,13 +92,8 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 			return cli_option_end(c, argv, "flamegraph", cmd_flamegraph_usage);
 		}
 	}
-	if (optind >= argc) {
-		snprintf(err, sizeof(err), "flamegraph needs a profile (IN.pb.gz, '-' for stdin)");
-		goto bad;
-	}
-	if (cli_operands(argc, argv, 1, "flamegraph"))
+	if (cli_profile_operand(argc, argv, "flamegraph", &o->input))
 		return -EINVAL;
-	o->input = argv[optind];
 	if (!o->output)
 		o->output = "-";
 	if (args_check_output(o->output, err, sizeof(err)))

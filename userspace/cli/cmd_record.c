@@ -35,6 +35,7 @@ struct record_opts {
 	const char *btf_path;
 	enum query_labels query_labels;
 	const char *group_by;
+	bool offline;
 	int verbose;
 };
 
@@ -69,6 +70,10 @@ void cmd_record_usage(void)
 	       "      --query-labels MODE  statements of PostgreSQL backends as sample labels:\n"
 	       "                         normalized (query, query_fingerprint, query_id;\n"
 	       "                         default), fingerprint (no text) or off\n"
+	       "      --offline          never ask the debuginfod servers of $DEBUGINFOD_URLS\n"
+	       "                         for missing debug files (fetched while sampling,\n"
+	       "                         kept in $DEBUGINFOD_CACHE_PATH, by default\n"
+	       "                         /var/cache/ebprof/debuginfod)\n"
 	       "\n"
 	       "Output:\n"
 	       "  -o, --output PATH      output file, '-' for stdout (default profile.pb.gz,\n"
@@ -97,6 +102,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_VERSION,
 		OPT_QUERY_LABELS,
 		OPT_GROUP_BY,
+		OPT_OFFLINE,
 	};
 	static const struct option longopts[] = {
 		{ "frequency", required_argument, NULL, 'F' },
@@ -112,6 +118,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "btf", required_argument, NULL, OPT_BTF },
 		{ "query-labels", required_argument, NULL, OPT_QUERY_LABELS },
 		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
+		{ "offline", no_argument, NULL, OPT_OFFLINE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -189,6 +196,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			if (!(o->group_by = render_group_by_key(optarg, err, sizeof(err))))
 				goto bad;
 			break;
+		case OPT_OFFLINE:
+			o->offline = true;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -255,6 +265,25 @@ static void session_options(const struct record_opts *o, const char *comment, st
 	so->nsinks = 1;
 }
 
+/* Binaries shown in the summary (most samples first). */
+#define SUMMARY_BINARIES 12
+
+/* Per binary: how much resolved, and from which debug source. */
+static void symbols_summary(const struct symreport *r)
+{
+	for (size_t i = 0; r && i < r->n && i < SUMMARY_BINARIES; i++) {
+		const struct symreport_row *x = &r->rows[i];
+
+		fprintf(stderr,
+			"ebprof:   %5.1f%% of %llu frames symbolized (leaf %.1f%%) by %s: %s\n",
+			x->samples ? 100.0 * x->resolved / x->samples : 0.0,
+			(unsigned long long)x->samples,
+			x->leaf ? 100.0 * x->leaf_resolved / x->leaf : 0.0, x->source, x->binary);
+	}
+	if (r && r->n > SUMMARY_BINARIES)
+		fprintf(stderr, "ebprof:   ... and %zu other binaries\n", r->n - SUMMARY_BINARIES);
+}
+
 /* The summary line on a terminal or with -v. */
 static void summary(const struct record_opts *o, const struct session_stats *st)
 {
@@ -274,6 +303,7 @@ static void summary(const struct record_opts *o, const struct session_stats *st)
 		(unsigned long long)st->built.samples, st->processes, st->elapsed_s,
 		(unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
 		st->last_flush_ms, counted, st->lost_text[0] ? "; lost: " : "", st->lost_text);
+	symbols_summary(st->symbols);
 	if (st->built.query_samples + st->built.query_gap + st->built.query_lost)
 		fprintf(stderr,
 			"ebprof: %llu samples ran a statement, %llu between statements, %llu of "
@@ -293,6 +323,8 @@ int cmd_record(int argc, char **argv)
 	struct session *s = NULL;
 	struct sink *file = NULL;
 	struct sigaction sa = { 0 };
+	struct sym_opts syo = { 0 };
+	struct symbolizer *sym = NULL;
 	bool tty = isatty(STDERR_FILENO);
 	char err[512] = "", comment[128];
 	int rc = EXIT_RUNTIME, ret;
@@ -317,6 +349,16 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	session_options(&o, comment, &file, &so);
+	/* Debug files missing locally come from debuginfod, as perf does,
+	 * fetched while sampling (the session prewarms the symbolizer). */
+	syo.debuginfod_urls = o.offline ? NULL : getenv("DEBUGINFOD_URLS");
+	syo.debuginfod_cache = getenv("DEBUGINFOD_CACHE_PATH");
+	ret = sym_new(&syo, &sym);
+	if (ret) {
+		log_error("cannot initialize the symbolizer: %s", strerror(-ret));
+		goto out;
+	}
+	so.sym = sym;
 	ret = session_open(&so, &s, err, sizeof(err));
 	if (ret) {
 		log_error("%s", err);
@@ -348,6 +390,7 @@ int cmd_record(int argc, char **argv)
 	rc = EXIT_OK;
 out:
 	session_close(s);
+	sym_free(sym);
 	sink_close(file, 0);
 	free(o.pids);
 	args_free_list(o.comms, o.ncomms);

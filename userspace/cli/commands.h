@@ -32,4 +32,8 @@ void cmd_top_usage(void);
 int cmd_flamegraph(int argc, char **argv);
 void cmd_flamegraph_usage(void);
 
+/* `ebprof symbolize`: name the frames a stored profile left unnamed. */
+int cmd_symbolize(int argc, char **argv);
+void cmd_symbolize_usage(void);
+
 #endif /* EBPROF_COMMANDS_H */

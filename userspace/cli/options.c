@@ -27,3 +27,15 @@ int cli_operands(int argc, char *const argv[], int max, const char *cmd)
 	log_error("unexpected argument '%s' (see ebprof %s --help)", argv[optind + max], cmd);
 	return -EINVAL;
 }
+
+int cli_profile_operand(int argc, char *const argv[], const char *cmd, const char **input)
+{
+	if (optind >= argc) {
+		log_error("%s needs a profile (IN.pb.gz, '-' for stdin)", cmd);
+		return -EINVAL;
+	}
+	if (cli_operands(argc, argv, 1, cmd))
+		return -EINVAL;
+	*input = argv[optind];
+	return 0;
+}

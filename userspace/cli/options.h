@@ -22,4 +22,8 @@ int cli_option_end(int c, char *const argv[], const char *cmd, void (*usage)(voi
  * extra one; else 0. */
 int cli_operands(int argc, char *const argv[], int max, const char *cmd);
 
+/* After the options: exactly one profile to read (IN.pb.gz, '-' for
+ * stdin) into *input, else -EINVAL (logged). */
+int cli_profile_operand(int argc, char *const argv[], const char *cmd, const char **input);
+
 #endif /* EBPROF_CLI_OPTIONS_H */

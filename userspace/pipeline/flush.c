@@ -229,9 +229,10 @@ struct profile *session_finish_builder(struct session *s, struct builder *b, int
 	struct profile *p = NULL;
 	int err;
 
-	(void)s;
 	builder_get_stats(b, &st);
 	add_builder_stats(&iv->built, &st);
+	if (symreport_merge(&s->iv_symbols, builder_report(b)))
+		log_debug("symbolization report: out of memory");
 	err = builder_finish(b, duration_ns, &p);
 	builder_free(b);
 	if (err) {
@@ -338,6 +339,8 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 	int ret;
 
 	memset(iv, 0, sizeof(*iv));
+	symreport_clear(&s->iv_symbols);
+	iv->symbols = &s->iv_symbols;
 	iv->start_ns = s->interval_start_ns;
 	iv->end_ns = end_ns;
 	s->flush_mono_ns = t0;
@@ -404,5 +407,9 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 	s->total.failed += iv->failed;
 	s->total.last_flush_ms = iv->flush_ms;
 	add_builder_stats(&s->total.built, &iv->built);
+	symreport_sort(&s->iv_symbols);
+	if (symreport_merge(&s->total_symbols, &s->iv_symbols))
+		log_debug("symbolization report: out of memory");
+	symreport_sort(&s->total_symbols);
 	return 0;
 }

@@ -284,6 +284,7 @@ void session_get_stats(const struct session *s, struct session_stats *out)
 	out->processes = s->processes_sampled;
 	sampler_read_stats(s->sampler, &out->bpf);
 	sampler_loss_text(out->bpf.v, out->lost_text, sizeof(out->lost_text));
+	out->symbols = &s->total_symbols;
 }
 
 size_t session_nprocs(const struct session *s)
@@ -316,5 +317,7 @@ void session_close(struct session *s)
 	procs_free(s->procs);
 	if (s->own_sym)
 		sym_free(s->sym);
+	symreport_clear(&s->iv_symbols);
+	symreport_clear(&s->total_symbols);
 	free(s);
 }

@@ -81,6 +81,8 @@ struct session_interval {
 	struct builder_stats built;	  /* summed over the profiles */
 	double flush_ms;		  /* drain to the last sink */
 	struct query_table_stats queries; /* statement table, since the start */
+	const struct symreport *symbols;  /* per binary, this interval; owned by
+					   * the session, valid in on_interval */
 };
 
 struct session_progress {
@@ -116,6 +118,8 @@ struct session_stats {
 	uint64_t intervals, written, failed;
 	char lost_text[256]; /* everything lost, "" if nothing */
 	double last_flush_ms;
+	const struct symreport *symbols; /* per binary, since the start; owned by
+					  * the session, valid until it closes */
 };
 
 struct session;

@@ -53,6 +53,8 @@ struct session {
 	uint64_t flushes;
 	uint64_t flush_mono_ns; /* CLOCK_MONOTONIC of this flush's start */
 	struct session_stats total;
+	struct symreport iv_symbols;	/* this interval's symbolization */
+	struct symreport total_symbols; /* since the start */
 };
 
 /* seed.c: the target rules of the options. */

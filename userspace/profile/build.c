@@ -30,6 +30,7 @@ struct bmap {
 	struct bmap_key key;
 	uint64_t mapping_id;
 	struct sym_elf *elf; /* pinned, NULL if it could not be opened */
+	size_t row;	     /* in the builder's report */
 };
 
 /* (mapping id, address) -> location id */
@@ -53,6 +54,7 @@ struct builder {
 	int64_t period;
 	bool kallsyms_failed;
 	struct builder_stats stats;
+	struct symreport report;
 };
 
 static uint64_t hash_bmap(const void *k)
@@ -162,6 +164,12 @@ static struct bmap *user_mapping(struct builder *b, uint32_t pid, const struct m
 		}
 	}
 	name = e->path ? e->path : "[anon]";
+	if (symreport_row(&b->report, name,
+			  bm->elf		    ? sym_elf_debug_source(bm->elf)
+			  : e->kind == MAPPING_ANON ? "jit"
+						    : "none",
+			  &bm->row))
+		goto fail;
 	m.start = e->start;
 	m.limit = e->end;
 	m.offset = e->offset;
@@ -270,8 +278,21 @@ static int64_t kernel_location(struct builder *b, uint64_t addr, bool leaf, bool
 	return intern_location(b, (uint64_t)mid, addr, &f, n > 0 ? 1 : 0, resolved);
 }
 
+/* JIT code: a name from the process's perf map or jitdump. */
+static int jit_frame(struct builder *b, uint32_t pid, uint64_t addr, struct sym_frame *f)
+{
+	const char *name = procs_jit_name(b->opts.procs, pid, addr);
+
+	if (!name)
+		return 0;
+	memset(f, 0, sizeof(*f));
+	f->function = name;
+	return 1;
+}
+
+/* The location of a user address; *row: the report row it counts in. */
 static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, bool leaf,
-			     bool *resolved)
+			     bool *resolved, size_t *row)
 {
 	const struct proc_maps *maps = procs_maps(b->opts.procs, pid);
 	const struct map_entry *e = procmaps_find(maps, addr);
@@ -280,14 +301,25 @@ static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, boo
 	int64_t id;
 	int n = 0;
 
+	*row = SIZE_MAX;
 	if (!e) {
+		/* JIT code mapped after the process's maps snapshot */
 		b->stats.no_mapping++;
 		id = cached_location(b, 0, addr, resolved);
-		return id ? id : intern_location(b, 0, addr, NULL, 0, resolved);
+		if (id) {
+			if (*resolved && symreport_row(&b->report, "[anon]", "jit", row))
+				*row = SIZE_MAX;
+			return id;
+		}
+		n = jit_frame(b, pid, addr, frames);
+		if (n && symreport_row(&b->report, "[anon]", "jit", row))
+			*row = SIZE_MAX;
+		return intern_location(b, 0, addr, frames, n, resolved);
 	}
 	bm = user_mapping(b, procs_open_via(b->opts.procs, pid), e);
 	if (!bm)
 		return -ENOMEM;
+	*row = bm->row;
 	id = cached_location(b, bm->mapping_id, addr, resolved);
 	if (id)
 		return id;
@@ -297,8 +329,26 @@ static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, boo
 		n = sym_elf_resolve(b->opts.sym, bm->elf, off, frames, MAX_INLINE);
 		if (n < 0)
 			n = 0;
+	} else if (e->kind == MAPPING_ANON) {
+		n = jit_frame(b, pid, addr, frames);
 	}
 	return intern_location(b, bm->mapping_id, addr, frames, n, resolved);
+}
+
+/* One sample's frame in the report. */
+static void report_frame(struct builder *b, size_t row, bool leaf, bool resolved, uint64_t count)
+{
+	struct symreport_row *r;
+
+	if (row >= b->report.n)
+		return;
+	r = &b->report.rows[row];
+	r->samples += count;
+	r->resolved += resolved ? count : 0;
+	if (leaf) {
+		r->leaf += count;
+		r->leaf_resolved += resolved ? count : 0;
+	}
 }
 
 static int64_t synthetic_location(struct builder *b, const char *name)
@@ -393,9 +443,12 @@ int builder_add(const struct raw_sample *s, void *ctx)
 		 * sample hit user mode (no kernel frames). */
 		bool leaf = i == 0 && s->nkernel == 0;
 
-		id = user_location(b, s->pid, s->user[i], leaf, &resolved);
+		size_t row;
+
+		id = user_location(b, s->pid, s->user[i], leaf, &resolved, &row);
 		if (id < 0)
 			return (int)id;
+		report_frame(b, row, i == 0, resolved, s->count);
 		locs[n++] = (uint64_t)id;
 		b->stats.user_frames++;
 		b->stats.user_frames_resolved += resolved;
@@ -440,6 +493,11 @@ void builder_get_stats(const struct builder *b, struct builder_stats *out)
 	*out = b->stats;
 }
 
+const struct symreport *builder_report(const struct builder *b)
+{
+	return &b->report;
+}
+
 void builder_free(struct builder *b)
 {
 	const void *k;
@@ -464,5 +522,6 @@ void builder_free(struct builder *b)
 		hm_free(b->locs);
 	}
 	profile_free(b->p);
+	symreport_clear(&b->report);
 	free(b);
 }

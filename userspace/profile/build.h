@@ -22,6 +22,7 @@
 #include "profile.h"
 #include "query/table.h"
 #include "sampling/stack_source.h"
+#include "symreport.h"
 
 struct builder_opts {
 	int frequency;		     /* Hz, for period and cpu/nanoseconds */
@@ -69,6 +70,8 @@ int builder_finish(struct builder *b, int64_t duration_nanos, struct profile **o
 /* Add a profile-level comment (copied). */
 int builder_comment(struct builder *b, const char *comment);
 void builder_get_stats(const struct builder *b, struct builder_stats *out);
+/* Symbolization per binary so far (owned by the builder). */
+const struct symreport *builder_report(const struct builder *b);
 void builder_free(struct builder *b);
 
 #endif /* EBPROF_BUILDER_H */
