@@ -59,7 +59,7 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query clean format
+.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols clean format
 all: $(BUILD)/ebprof
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
@@ -188,6 +188,10 @@ bench-churn: deps
 bench-query: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/query-capture.sh
+
+bench-symbols: deps
+	$(MAKE) --no-print-directory all
+	BUILD=$(BUILD) ./bench/symbols.sh
 
 # Install the Debian packages that are missing (needs root; prints the
 # command otherwise).

@@ -15,6 +15,10 @@
  *   pprofutil count FILE...
  *       one line over all files: samples=N with_pid=N (samples carrying a
  *       numeric pid label > 0) files=N.
+ *   pprofutil leafshare FILE...
+ *       of the samples whose stack has a user frame, how many have that
+ *       leaf (the first user frame) named: user_leaf=N named=N share=P,
+ *       then the same per mapping file, most samples first.
  *   pprofutil encode FILE SECONDS
  *       decode FILE once, then encode it (gzip and raw) again and again
  *       for about SECONDS each; prints one line of key=value figures.
@@ -118,6 +122,68 @@ static int cmd_count(int argc, char **argv)
 		profile_free(p);
 	}
 	printf("samples=%" PRId64 " with_pid=%" PRId64 " files=%d\n", samples, with_pid, argc);
+	return 0;
+}
+
+/* The first location of s not in the kernel mapping nor synthetic. */
+static const struct pf_location *user_leaf(const struct profile *p, const struct pf_sample *s)
+{
+	for (size_t i = 0; i < s->nlocations; i++) {
+		const struct pf_location *l = &p->locations[s->location_ids[i] - 1];
+		const struct pf_mapping *m;
+
+		if (!l->mapping_id)
+			continue; /* [lost ...] markers, addresses outside any mapping */
+		m = &p->mappings[l->mapping_id - 1];
+		if (!strcmp(profile_string(p, m->filename), "[kernel.kallsyms]"))
+			continue;
+		return l;
+	}
+	return NULL;
+}
+
+struct leaf_row {
+	char file[256];
+	int64_t n, named;
+};
+
+static int cmd_leafshare(int argc, char **argv)
+{
+	struct leaf_row rows[64] = { 0 };
+	int64_t n = 0, named = 0;
+	size_t nrows = 0;
+
+	for (int i = 0; i < argc; i++) {
+		struct profile *p = load(argv[i]);
+
+		for (size_t k = 0; k < p->nsamples; k++) {
+			const struct pf_sample *s = &p->samples[k];
+			const struct pf_location *l = user_leaf(p, s);
+			const char *file;
+			size_t r;
+
+			if (!l)
+				continue;
+			file = profile_string(p, p->mappings[l->mapping_id - 1].filename);
+			for (r = 0; r < nrows && strcmp(rows[r].file, file); r++)
+				;
+			if (r == nrows && nrows < 64)
+				snprintf(rows[nrows++].file, sizeof(rows[0].file), "%s", file);
+			n += s->values[0];
+			named += l->nlines ? s->values[0] : 0;
+			if (r < nrows) {
+				rows[r].n += s->values[0];
+				rows[r].named += l->nlines ? s->values[0] : 0;
+			}
+		}
+		profile_free(p);
+	}
+	printf("user_leaf=%" PRId64 " named=%" PRId64 " share=%.1f\n", n, named,
+	       n ? 100.0 * named / n : 0.0);
+	for (size_t r = 0; r < nrows; r++)
+		if (rows[r].n * 100 >= n) /* 1% or more */
+			printf("  %s: %" PRId64 " named=%" PRId64 " share=%.1f\n", rows[r].file,
+			       rows[r].n, rows[r].named, 100.0 * rows[r].named / rows[r].n);
 	return 0;
 }
 
@@ -254,6 +320,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "stacks"))
 		return cmd_stacks(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[1], "leafshare"))
+		return cmd_leafshare(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[1], "count"))
 		return cmd_count(argc - 2, argv + 2);
 	if (argc >= 4 && !strcmp(argv[1], "offsets"))
@@ -261,7 +329,8 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "encode"))
 		return cmd_encode(argv[2], atof(argv[3]));
 	fprintf(stderr,
-		"usage: pprofutil stacks FILE... | count FILE... | offsets SUFFIX FILE... |\n"
+		"usage: pprofutil stacks FILE... | count FILE... | leafshare FILE... |\n"
+		"       offsets SUFFIX FILE... |\n"
 		"       encode FILE SECONDS\n");
 	return 2;
 }
