@@ -41,6 +41,9 @@ struct symdi {
 	struct symdi_server servers[SYMDI_MAX_URLS];
 	size_t nservers;
 	char *dir;
+	/* Suffix of "no server has it" markers: "SERVERS.missing", SERVERS a
+	 * hash of the server list, so other servers are asked afresh. */
+	char missing[32];
 	uint64_t cache_bytes;
 	long timeout_ms;
 
@@ -175,16 +178,21 @@ static void count(struct symdi *d, uint64_t *counter)
 	pthread_mutex_unlock(&d->mu);
 }
 
+/* Warn when a server starts failing and when it answers again (logged
+ * outside the lock: a slow stderr must not hold up lookups). */
 static void server_state(struct symdi *d, struct symdi_server *s, const char *problem)
 {
+	bool was;
+
 	pthread_mutex_lock(&d->mu);
-	if (problem && !s->failed)
-		sym_warn("debuginfod: %s: %s (profiles keep addresses until it answers)", s->base,
-			 problem);
-	else if (!problem && s->failed)
-		sym_warn("debuginfod: %s answers again", s->base);
+	was = s->failed;
 	s->failed = problem != NULL;
 	pthread_mutex_unlock(&d->mu);
+	if (problem && !was)
+		sym_warn("debuginfod: %s: %s (profiles keep addresses until it answers)", s->base,
+			 problem);
+	else if (!problem && was)
+		sym_warn("debuginfod: %s answers again", s->base);
 }
 
 /* Ask one server: 0 stored (path set), -ENOENT it does not have it, -EIO. */
@@ -215,7 +223,9 @@ static int fetch_one(struct symdi *d, struct symdi_server *s, const char *hex, c
 		goto out;
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	/* an https server may not send us to plain http */
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR,
+			 strncmp(s->base, "https:", 6) ? "http,https" : "https");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 4L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, d->timeout_ms);
@@ -316,7 +326,7 @@ static int fetch(struct symdi *d, const char *hex, char **path)
 	}
 	count(d, &d->stats.missing);
 	sym_debug("debuginfod: no server has %s", hex);
-	char *p = symdi_cache_path(d->dir, hex, "missing");
+	char *p = symdi_cache_path(d->dir, hex, d->missing);
 
 	if (p) {
 		fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -383,6 +393,14 @@ int symdi_new(const struct symdi_opts *opts, struct symdi **out)
 	err = -EINVAL;
 	if (!d->nservers)
 		goto fail;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a of the servers */
+
+	for (size_t i = 0; i < d->nservers; i++) {
+		for (const char *c = d->servers[i].base; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+		h = (h ^ ' ') * 1099511628211ULL;
+	}
+	snprintf(d->missing, sizeof(d->missing), "%016llx.missing", (unsigned long long)h);
 	d->cache_bytes = opts->cache_bytes ? opts->cache_bytes : SYMDI_DEFAULT_BYTES;
 	d->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : SYMDI_DEFAULT_TIMEOUT_MS;
 	err = -ENOMEM;
@@ -448,7 +466,7 @@ int symdi_lookup(struct symdi *d, const char *hex, bool wait, char **path)
 	*path = NULL;
 	if (!d || !valid_hex(hex))
 		return -EINVAL;
-	err = symdi_cache_check(d->dir, hex, path);
+	err = symdi_cache_check(d->dir, hex, d->missing, path);
 	if (err != -EAGAIN)
 		return err;
 	if (failed_recently(d, hex))

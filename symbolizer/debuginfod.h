@@ -38,6 +38,8 @@ struct symdi_opts {
 #define SYMDI_DEFAULT_CACHE "/var/cache/ebprof/debuginfod"
 /* How long "no server has it" is believed (seconds). */
 #define SYMDI_MISSING_TTL (24 * 3600)
+/* A download not finished in this many seconds was left by a crash. */
+#define SYMDI_TEMP_MAX_AGE 3600
 
 struct symdi_stats {
 	uint64_t requests; /* HTTP requests made */
@@ -77,8 +79,8 @@ void symdi_get_stats(struct symdi *d, struct symdi_stats *out);
  * (malloc'd, NULL on ENOMEM). */
 char *symdi_cache_path(const char *dir, const char *hex, const char *suffix);
 /* 0 and the cached debug file (malloc'd); -ENOENT known missing (a marker
- * younger than a day); -EAGAIN not known. */
-int symdi_cache_check(const char *dir, const char *hex, char **path);
+ * HEX.MISSING younger than a day); -EAGAIN not known. */
+int symdi_cache_check(const char *dir, const char *hex, const char *missing, char **path);
 /* Remove the least recently used debug files past bound bytes, never keep
  * (a file name, NULL = none); the bytes left. */
 uint64_t symdi_cache_trim(const char *dir, uint64_t bound, const char *keep);

@@ -46,7 +46,7 @@ char *symdi_cache_path(const char *dir, const char *hex, const char *suffix)
 	return p;
 }
 
-int symdi_cache_check(const char *dir, const char *hex, char **path)
+int symdi_cache_check(const char *dir, const char *hex, const char *missing, char **path)
 {
 	char *p = symdi_cache_path(dir, hex, "debug");
 	struct stat st;
@@ -59,7 +59,7 @@ int symdi_cache_check(const char *dir, const char *hex, char **path)
 		return 0;
 	}
 	free(p);
-	p = symdi_cache_path(dir, hex, "missing");
+	p = symdi_cache_path(dir, hex, missing);
 	if (!p)
 		return -ENOMEM;
 	if (!stat(p, &st) && time(NULL) - st.st_mtime < SYMDI_MISSING_TTL) {
@@ -95,11 +95,21 @@ uint64_t symdi_cache_trim(const char *dirpath, uint64_t bound, const char *keep)
 		return 0;
 	while ((de = readdir(dir))) {
 		size_t len = strlen(de->d_name);
+		time_t age;
 		struct stat st;
 
-		if (len < 7 || strcmp(de->d_name + len - 6, ".debug") ||
-		    fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
+			continue;
+		age = time(NULL) - st.st_mtime;
+		/* downloads a crash left behind; markers past their day */
+		if ((de->d_name[0] == '.' && age > SYMDI_TEMP_MAX_AGE) ||
+		    (len > 8 && !strcmp(de->d_name + len - 8, ".missing") &&
+		     age > SYMDI_MISSING_TTL)) {
+			unlinkat(dirfd(dir), de->d_name, 0);
+			continue;
+		}
+		if (len < 7 || strcmp(de->d_name + len - 6, ".debug"))
 			continue;
 		if (keep && !strcmp(de->d_name, keep)) {
 			total += (uint64_t)st.st_size;

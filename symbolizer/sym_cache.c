@@ -228,15 +228,38 @@ struct sym_elf *symc_entry_find(struct symbolizer *sym, const unsigned char *key
 	return htab_find_with_hash(sym->by_key, &k, (hashval_t)symc_hash_bytes(key, len));
 }
 
-void symc_entry_destroy(struct symbolizer *sym, struct sym_elf *e)
+static void entry_free(struct symbolizer *sym, struct sym_elf *e);
+
+/* Out of the tables and the LRU list: no lookup finds it any more. */
+static void entry_unlink(struct symbolizer *sym, struct sym_elf *e)
 {
-	if (e->stale)
-		sym->nstale--;
 	while (e->aliases)
 		symc_alias_drop(sym, e->aliases);
 	htab_remove_elt_with_hash(sym->by_key, &(struct bytes_key){ e->key, e->key_len },
 				  (hashval_t)e->hash);
 	lru_unlink(sym, e);
+}
+
+void symc_entry_destroy(struct symbolizer *sym, struct sym_elf *e)
+{
+	if (e->stale) {
+		/* on the stale list, unlinked already */
+		struct sym_elf **pp = &sym->stale;
+
+		while (*pp && *pp != e)
+			pp = &(*pp)->lru_next;
+		if (*pp)
+			*pp = e->lru_next;
+		sym->nstale--;
+	} else {
+		entry_unlink(sym, e);
+	}
+	entry_free(sym, e);
+}
+
+/* Free an entry out of every table and list. */
+static void entry_free(struct symbolizer *sym, struct sym_elf *e)
+{
 	symc_memo_clear(e);
 	htab_delete(e->memo);
 	htab_delete(e->strs);
@@ -376,36 +399,94 @@ static int unhex(char c)
 	return c <= '9' ? c - '0' : c - 'a' + 10;
 }
 
-static void mark_stale(void *ctx, const char *hex)
+/* Its debug file arrived: new lookups open the binary afresh; the entry
+ * itself goes once nobody holds it (pg_attach pins a binary for a
+ * session). */
+static void retire(struct symbolizer *sym, struct sym_elf *e)
+{
+	if (!e->pins) {
+		symc_entry_destroy(sym, e);
+		return;
+	}
+	entry_unlink(sym, e);
+	e->stale = true;
+	e->lru_prev = NULL;
+	e->lru_next = sym->stale;
+	sym->stale = e;
+	sym->nstale++;
+}
+
+static struct sym_elf *entry_by_hex(struct symbolizer *sym, const char *hex)
 {
 	unsigned char key[KEY_MAX];
-	struct symbolizer *sym = ctx;
 	size_t n = strlen(hex) / 2;
-	struct sym_elf *e;
 
 	if (n > ELFBIN_MAX_BUILD_ID)
-		return;
+		return NULL;
 	key[0] = KEY_BUILD_ID;
 	for (size_t i = 0; i < n; i++)
 		key[1 + i] = (unsigned char)(unhex(hex[2 * i]) << 4 | unhex(hex[2 * i + 1]));
-	e = symc_entry_find(sym, key, 1 + n);
-	if (e && !e->stale) {
+	return symc_entry_find(sym, key, 1 + n);
+}
+
+/* Names from the binary alone: a debug file would do better. */
+static bool could_improve(const struct sym_elf *e)
+{
+	return e->build_id[0] && e->source >= SRC_MINIDEBUGINFO;
+}
+
+static void on_arrival(void *ctx, const char *hex)
+{
+	struct symbolizer *sym = ctx;
+	struct sym_elf *e = entry_by_hex(sym, hex);
+
+	if (e && could_improve(e)) {
 		sym_debug("symbolizer: debug file of %s arrived", hex);
-		e->stale = true;
-		sym->nstale++;
+		retire(sym, e);
+	}
+}
+
+/* Ask again for the entries still without a debug file: a lookup that
+ * failed (server down at boot), was dropped (queue full) or whose arrival
+ * was not seen. The client answers from its caches (a day for a
+ * build-id no server has, a minute for a failure) without the network. */
+static void recheck(struct symbolizer *sym)
+{
+	struct timespec now;
+	struct sym_elf *e, *next;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec < sym->di_recheck_s)
+		return;
+	sym->di_recheck_s = now.tv_sec + SYM_RECHECK_S;
+	for (e = sym->lru_head; e; e = next) {
+		char *path = NULL;
+
+		next = e->lru_next;
+		if (could_improve(e) && !symdi_lookup(sym->di, e->build_id, false, &path))
+			retire(sym, e); /* it is there now */
+		free(path);
 	}
 }
 
 void symc_refresh(struct symbolizer *sym)
 {
-	struct sym_elf *e, *prev;
+	struct sym_elf **pp;
 
 	if (!sym->di)
 		return;
-	symdi_arrivals(sym->di, mark_stale, sym);
-	for (e = sym->lru_tail; e && sym->nstale; e = prev) {
-		prev = e->lru_prev;
-		if (e->stale && !e->pins)
-			symc_entry_destroy(sym, e);
+	symdi_arrivals(sym->di, on_arrival, sym);
+	recheck(sym);
+	for (pp = &sym->stale; *pp;) {
+		struct sym_elf *e = *pp;
+
+		if (e->pins) {
+			pp = &e->lru_next;
+			continue;
+		}
+		*pp = e->lru_next;
+		e->stale = false; /* off the list now */
+		sym->nstale--;
+		entry_free(sym, e);
 	}
 }

@@ -27,6 +27,8 @@
 #define SYM_MAX_FRAMES 64
 /* Memoised offsets per binary before the memo starts over. */
 #define SYM_MEMO_MAX 65536
+/* Seconds between asking debuginfod again for binaries without debug files. */
+#define SYM_RECHECK_S 60
 /* Remembered non-ELF files before that list starts over. */
 #define SYM_NEG_MAX 1024
 
@@ -91,7 +93,7 @@ struct sym_elf {
 	size_t file_bytes;
 	size_t bytes; /* this entry's share of cache_bytes */
 	enum sym_source source;
-	bool stale; /* its debug file arrived: reopen when unpinned */
+	bool stale; /* on the stale list (its debug file arrived) */
 };
 
 struct symbolizer {
@@ -111,7 +113,11 @@ struct symbolizer {
 	char *kname;	  /* last demangled kernel name */
 	struct symdi *di; /* debuginfod client; NULL = none */
 	bool di_wait;	  /* ask debuginfod synchronously */
-	size_t nstale;	  /* entries marked stale */
+	/* Entries whose debug file arrived while pinned: out of the tables,
+	 * freed by symc_refresh() once unpinned (linked by lru_next). */
+	struct sym_elf *stale;
+	size_t nstale;
+	time_t di_recheck_s; /* next recheck (CLOCK_MONOTONIC seconds) */
 };
 
 /* Keys of the tables: the bytes of an entry key. */
@@ -132,8 +138,9 @@ int symc_entry_eq(const void *elem, const void *key);
 uint64_t symc_hash_bytes(const void *data, size_t len);
 uint64_t symc_hash_u64(uint64_t v);
 
-/* Drop the entries whose debug file arrived from debuginfod since the
- * last call (those pinned wait for a later call). */
+/* Retire the entries whose debug file arrived from debuginfod since the
+ * last call (new lookups reopen the binary; a pinned entry is freed once
+ * unpinned); every SYM_RECHECK_S, ask again for those still without one. */
 void symc_refresh(struct symbolizer *sym);
 
 /* The memory estimate of e, after its memo or files changed. */

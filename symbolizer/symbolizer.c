@@ -81,6 +81,8 @@ void sym_free(struct symbolizer *sym)
 		return;
 	while (sym->lru_head)
 		symc_entry_destroy(sym, sym->lru_head);
+	while (sym->stale)
+		symc_entry_destroy(sym, sym->stale);
 	symc_negatives_clear(sym);
 	htab_delete(sym->by_key);
 	htab_delete(sym->aliases);
@@ -134,8 +136,7 @@ int sym_elf_get(struct symbolizer *sym, const struct sym_binary *bin, struct sym
 	if (!sym || !bin)
 		return -EINVAL;
 
-	if (sym->nstale || sym->di)
-		symc_refresh(sym);
+	symc_refresh(sym);
 	a = warm_lookup(sym, bin, &err);
 	if (a) {
 		if (!a->elf)

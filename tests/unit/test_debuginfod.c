@@ -149,6 +149,34 @@ Test(debuginfod, background_lookup_names_later_binaries)
 	free(cache);
 }
 
+/* A binary pinned for a whole session (as pg_attach pins postgres): new
+ * lookups get the debug file; the old handle stays usable until put. */
+Test(debuginfod, pinned_binary_is_reopened_for_new_lookups)
+{
+	char *cache = tl_tmpdir("dbgd-cache");
+	struct symbolizer *sym = new_sym(server.url, cache, false);
+	struct sym_elf *held = get(sym, fx("sym_prog_remote")), *e;
+	int rounds = 0;
+
+	cr_expect_str_eq(sym_elf_debug_source(held), "dynsym");
+	for (e = get(sym, fx("sym_prog_remote")); strcmp(sym_elf_debug_source(e), "debuginfod");
+	     e = get(sym, fx("sym_prog_remote"))) {
+		sym_elf_put(sym, e);
+		cr_assert_lt(++rounds, 200, "the debug file never reached a new lookup");
+		usleep(50 * 1000);
+	}
+	cr_expect_neq(e, held);
+	expect_named(sym, e);
+	cr_expect_str_eq(sym_elf_debug_source(held), "dynsym");
+	cr_expect_str_eq(sym_elf_build_id(held), sym_elf_build_id(e));
+	sym_elf_put(sym, e);
+	sym_elf_put(sym, held);
+	e = get(sym, fx("sym_prog")); /* frees the old entry, now unpinned */
+	sym_elf_put(sym, e);
+	sym_free(sym);
+	free(cache);
+}
+
 Test(debuginfod, missing_build_id_is_asked_once)
 {
 	char *cache = tl_tmpdir("dbgd-cache");
