@@ -187,3 +187,22 @@ Test(builder, unresolved_frames_keep_their_address)
 	teardown(&fx);
 	munmap(anon, 4096);
 }
+
+Test(symreport, rows_are_bounded)
+{
+	struct symreport r = { 0 };
+	char name[32];
+	size_t idx;
+
+	for (int i = 0; i < 2 * SYMREPORT_MAX_ROWS; i++) {
+		snprintf(name, sizeof(name), "/bin/b%d", i);
+		cr_assert_eq(symreport_row(&r, name, "dynsym", &idx), 0);
+		r.rows[idx].samples++;
+	}
+	cr_expect_eq(r.n, SYMREPORT_MAX_ROWS);
+	cr_expect_str_eq(r.rows[idx].binary, SYMREPORT_OTHER);
+	cr_expect_eq(r.rows[idx].samples, SYMREPORT_MAX_ROWS + 1);
+	symreport_sort(&r);
+	cr_expect_str_eq(r.rows[0].binary, SYMREPORT_OTHER);
+	symreport_clear(&r);
+}

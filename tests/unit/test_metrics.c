@@ -426,7 +426,7 @@ Test(metrics, symbolization_by_binary)
 	size_t a, b;
 
 	cr_assert_eq(symreport_row(&r, "/usr/lib/postgresql/15/bin/postgres", "dynsym", &a), 0);
-	cr_assert_eq(symreport_row(&r, "/tmp/evil\"\\\nname", "none", &b), 0);
+	cr_assert_eq(symreport_row(&r, "/tmp/evil\"\\\nna\xff\x01me\xc3\xa9", "none", &b), 0);
 	r.rows[a] = (struct symreport_row){ r.rows[a].binary, "dynsym", 100, 78, 40, 30 };
 	r.rows[b].samples = 5;
 	iv.symbols = &r;
@@ -439,8 +439,8 @@ Test(metrics, symbolization_by_binary)
 	cr_expect_str_eq(lines,
 			 "ebprof_symbol_samples_resolved_total{binary=\"/usr/lib/postgresql/"
 			 "15/bin/postgres\",source=\"dynsym\"} 156\n"
-			 "ebprof_symbol_samples_resolved_total{binary=\"/tmp/evil\\\"\\\\\\nname\","
-			 "source=\"none\"} 0\n");
+			 "ebprof_symbol_samples_resolved_total{binary=\"/tmp/evil\\\"\\\\\\nna??"
+			 "me\xc3\xa9\",source=\"none\"} 0\n");
 	free(lines);
 	lines = lines_with(text, "ebprof_symbol_leaf_samples_total{");
 	cr_expect(strstr(lines, "source=\"dynsym\"} 80\n"), "%s", lines);

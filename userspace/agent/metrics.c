@@ -94,16 +94,42 @@ static void sink_families(FILE *out, const struct agent_metrics *m)
 	}
 }
 
-/* A label value as the text format wants it: \\, \" and \n escaped. */
-static void label_value(FILE *out, const char *s)
+/* Length of the valid UTF-8 sequence at s (1..4), or 0. */
+static size_t utf8_len(const unsigned char *s)
 {
-	for (; *s; s++) {
+	size_t n = s[0] < 0x80		   ? 1
+		   : (s[0] & 0xe0) == 0xc0 ? 2
+		   : (s[0] & 0xf0) == 0xe0 ? 3
+		   : (s[0] & 0xf8) == 0xf0 ? 4
+					   : 0;
+
+	if (n == 2 && s[0] < 0xc2)
+		return 0; /* overlong */
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* A label value as the text format wants it: \\, \" and \n escaped, and
+ * valid UTF-8 (a scrape with one bad byte is dropped whole): other bytes
+ * and control characters become '?'. Paths come from other users. */
+static void label_value(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	while (*s) {
+		size_t n = utf8_len(s);
+
 		if (*s == '\\' || *s == '"')
-			fputc('\\', out);
-		if (*s == '\n')
+			fprintf(out, "\\%c", *s);
+		else if (*s == '\n')
 			fputs("\\n", out);
+		else if (!n || *s < 0x20 || *s == 0x7f)
+			fputc('?', out);
 		else
-			fputc(*s, out);
+			fwrite(s, 1, n, out);
+		s += n ? n : 1;
 	}
 }
 

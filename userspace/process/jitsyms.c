@@ -55,6 +55,11 @@ size_t jitsyms_count(const struct jit_syms *js)
 	return js ? js->n : 0;
 }
 
+size_t jitsyms_bytes(const struct jit_syms *js)
+{
+	return js ? sizeof(*js) + js->n * sizeof(*js->ranges) + js->names_cap : 0;
+}
+
 size_t jitsyms_skipped(const struct jit_syms *js)
 {
 	return js ? js->skipped : 0;

@@ -74,5 +74,7 @@ const char *jitsyms_find(const struct jit_syms *js, uint64_t addr);
 size_t jitsyms_count(const struct jit_syms *js);
 /* Malformed lines and records met by the parses into js. */
 size_t jitsyms_skipped(const struct jit_syms *js);
+/* Memory the table holds, bytes. */
+size_t jitsyms_bytes(const struct jit_syms *js);
 
 #endif /* EBPROF_JITSYMS_H */

@@ -17,12 +17,14 @@
 
 #include "util/fileio.h"
 #include "util/hashmap.h"
+#include "util/log.h"
 #include "util/timeutil.h"
 #include "jitsyms.h"
 #include "processes.h"
 
 struct proc_registry {
 	struct hashmap *by_pid; /* &proc_info.pid (as uint32) -> proc_info */
+	size_t jit_bytes;	/* JIT tables of every process, against PROCS_JIT_BUDGET */
 };
 
 /* What procs_jit_name() knows of a process's JIT code. */
@@ -31,13 +33,26 @@ struct jit_cache {
 	uint64_t stamp;	     /* jitsyms_stamp() of the files js was read from */
 	uint64_t checked_ns; /* last look at the files (CLOCK_MONOTONIC), 0: never */
 	bool gone;	     /* the process was found gone: nothing more to read */
+	size_t bytes;	     /* js's size, counted in *total */
+	size_t *total;	     /* the registry's jit_bytes */
 };
 
 static void jit_cache_free(struct jit_cache *jc)
 {
-	if (jc)
+	if (jc) {
+		*jc->total -= jc->bytes;
 		jitsyms_free(jc->js);
+	}
 	free(jc);
+}
+
+static struct jit_cache *jit_cache_new(struct proc_registry *reg)
+{
+	struct jit_cache *jc = calloc(1, sizeof(*jc));
+
+	if (jc)
+		jc->total = &reg->jit_bytes;
+	return jc;
 }
 
 int procs_new(struct proc_registry **out)
@@ -187,8 +202,7 @@ int procs_snapshot(struct proc_registry *reg, uint32_t pid, bool force)
 	pi->snapshot_err = 0;
 	/* JIT code (new code was mapped): read its names while the process
 	 * runs; a parallel worker is gone by the time its profile is built. */
-	if ((pi->jit || jitsyms_mapped(maps)) &&
-	    (pi->jit || (pi->jit = calloc(1, sizeof(*pi->jit))))) {
+	if ((pi->jit || jitsyms_mapped(maps)) && (pi->jit || (pi->jit = jit_cache_new(reg)))) {
 		pi->jit->checked_ns = (uint64_t)mono_ns();
 		jit_cache_refresh(pi->jit, pid);
 	}
@@ -350,11 +364,21 @@ static void jit_cache_refresh(struct jit_cache *jc, uint32_t pid)
 		err = jitsyms_stamp(pid, maps, &stamp);
 	if (!err && maps->n && (!jc->js || stamp != jc->stamp)) {
 		err = jitsyms_load(pid, maps, &js);
+		if (!err && *jc->total - jc->bytes + jitsyms_bytes(js) > PROCS_JIT_BUDGET) {
+			/* users' files must not make the agent grow without end */
+			log_debug("pid %u: JIT names over the budget of %u MiB, not kept", pid,
+				  PROCS_JIT_BUDGET >> 20);
+			jitsyms_free(js);
+			err = -ENOSPC;
+		}
 		if (!err) {
+			*jc->total += jitsyms_bytes(js) - jc->bytes;
+			jc->bytes = jitsyms_bytes(js);
 			jitsyms_free(jc->js);
 			jc->js = js;
-			jc->stamp = stamp;
 		}
+		if (!err || err == -ENOSPC)
+			jc->stamp = stamp; /* not read again until it changes */
 	}
 	if (err == -ESRCH || err == -ENOENT)
 		jc->gone = true;
@@ -369,7 +393,7 @@ const char *procs_jit_name(struct proc_registry *reg, uint32_t pid, uint64_t add
 
 	if (!pi || (!pi->jit && pi->exited))
 		return NULL;
-	if (!pi->jit && !(pi->jit = calloc(1, sizeof(*pi->jit))))
+	if (!pi->jit && !(pi->jit = jit_cache_new(reg)))
 		return NULL;
 	jc = pi->jit;
 	if (!pi->exited && !jc->gone && (!jc->checked_ns || now - jc->checked_ns >= NSEC_PER_SEC)) {

@@ -97,6 +97,9 @@ uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid);
  * procs_free().
  */
 const char *procs_jit_name(struct proc_registry *reg, uint32_t pid, uint64_t addr);
+/* JIT names kept for all processes together, bytes; past it a process's
+ * new table is not kept (its frames stay addresses). */
+#define PROCS_JIT_BUDGET (128u << 20)
 
 /* Forget a process (e.g. exited and flushed); an exited parent never
  * sampled goes with its last child. Children that inherited its snapshot

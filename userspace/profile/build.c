@@ -23,6 +23,7 @@
 /* Identity of a mapped file region as seen in one snapshot. */
 struct bmap_key {
 	uint64_t start, end, offset, dev, inode;
+	uint64_t pid;	  /* anonymous memory: whose (JIT code differs); else 0 */
 	const char *path; /* owned by struct bmap */
 };
 
@@ -134,10 +135,14 @@ static int64_t kernel_mapping(struct builder *b)
 	return id;
 }
 
-/* Profile mapping (and pinned binary) for one maps entry. */
-static struct bmap *user_mapping(struct builder *b, uint32_t pid, const struct map_entry *e)
+/* Profile mapping (and pinned binary) for one maps entry, seen by process
+ * pid and opened through process via. */
+static struct bmap *user_mapping(struct builder *b, uint32_t pid, uint32_t via,
+				 const struct map_entry *e)
 {
-	struct bmap_key key = { e->start, e->end, e->offset, e->dev, e->inode, e->path };
+	struct bmap_key key = { e->start, e->end,   e->offset,
+				e->dev,	  e->inode, e->kind == MAPPING_ANON ? pid : 0,
+				e->path };
 	struct pf_mapping m = { 0 };
 	struct bmap *bm;
 	const char *name;
@@ -155,7 +160,7 @@ static struct bmap *user_mapping(struct builder *b, uint32_t pid, const struct m
 		goto fail;
 
 	if (e->kind == MAPPING_FILE && b->opts.sym) {
-		struct sym_binary bin = map_entry_binary(e, pid);
+		struct sym_binary bin = map_entry_binary(e, via);
 		int err = sym_elf_get(b->opts.sym, &bin, &bm->elf);
 
 		if (err) {
@@ -202,12 +207,10 @@ fail:
 
 /* Intern a location, symbolizing it the first time it is seen.
  * frames/nframes describe the inline chain (innermost first). */
-static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t address,
-			       const struct sym_frame *frames, int nframes, bool *resolved)
+static int64_t add_location(struct builder *b, uint64_t mapping_id, uint64_t address,
+			    const struct sym_frame *frames, int nframes)
 {
 	struct pf_line lines[MAX_INLINE];
-	struct loc_entry *le;
-	int64_t id;
 
 	for (int i = 0; i < nframes; i++) {
 		int64_t fid = profile_add_function(b->p, frames[i].function,
@@ -221,7 +224,15 @@ static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t 
 		lines[i].line = frames[i].line;
 		lines[i].column = frames[i].column;
 	}
-	id = profile_add_location(b->p, mapping_id, address, lines, (size_t)nframes);
+	return profile_add_location(b->p, mapping_id, address, lines, (size_t)nframes);
+}
+
+static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t address,
+			       const struct sym_frame *frames, int nframes, bool *resolved)
+{
+	struct loc_entry *le;
+	int64_t id = add_location(b, mapping_id, address, frames, nframes);
+
 	if (id < 0)
 		return id;
 	le = calloc(1, sizeof(*le));
@@ -303,20 +314,20 @@ static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, boo
 
 	*row = SIZE_MAX;
 	if (!e) {
-		/* JIT code mapped after the process's maps snapshot */
 		b->stats.no_mapping++;
-		id = cached_location(b, 0, addr, resolved);
-		if (id) {
-			if (*resolved && symreport_row(&b->report, "[anon]", "jit", row))
+		/* JIT code mapped after the process's maps snapshot: named
+		 * for this process only, so not from the shared cache */
+		n = jit_frame(b, pid, leaf ? addr : addr - 1, frames);
+		if (n) {
+			if (symreport_row(&b->report, "[anon]", "jit", row))
 				*row = SIZE_MAX;
-			return id;
+			*resolved = true;
+			return add_location(b, 0, addr, frames, n);
 		}
-		n = jit_frame(b, pid, addr, frames);
-		if (n && symreport_row(&b->report, "[anon]", "jit", row))
-			*row = SIZE_MAX;
-		return intern_location(b, 0, addr, frames, n, resolved);
+		id = cached_location(b, 0, addr, resolved);
+		return id ? id : intern_location(b, 0, addr, NULL, 0, resolved);
 	}
-	bm = user_mapping(b, procs_open_via(b->opts.procs, pid), e);
+	bm = user_mapping(b, pid, procs_open_via(b->opts.procs, pid), e);
 	if (!bm)
 		return -ENOMEM;
 	*row = bm->row;
@@ -330,7 +341,7 @@ static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, boo
 		if (n < 0)
 			n = 0;
 	} else if (e->kind == MAPPING_ANON) {
-		n = jit_frame(b, pid, addr, frames);
+		n = jit_frame(b, pid, leaf ? addr : addr - 1, frames);
 	}
 	return intern_location(b, bm->mapping_id, addr, frames, n, resolved);
 }

@@ -15,6 +15,10 @@ int symreport_row(struct symreport *r, const char *binary, const char *source, s
 			return 0;
 		}
 	}
+	if (r->n >= SYMREPORT_MAX_ROWS - 1 && strcmp(binary, SYMREPORT_OTHER)) {
+		/* the rest together: binaries come and go over an agent's life */
+		return symreport_row(r, SYMREPORT_OTHER, "various", idx);
+	}
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 16;
 		struct symreport_row *rows = realloc(r->rows, cap * sizeof(*rows));

@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Rows kept; past them, every other binary counts in one row. */
+#define SYMREPORT_MAX_ROWS 256
+#define SYMREPORT_OTHER "[other binaries]"
+
 struct symreport_row {
 	char *binary;	    /* path as mapped, "[anon]", "[vdso]", ... */
 	const char *source; /* static */
