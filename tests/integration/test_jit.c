@@ -4,7 +4,9 @@
  * jit_profiling_support on, LLVM writes a jitdump per backend and maps it;
  * `ebprof record` names the samples in the backend's JIT code
  * (evalexpr_N_M, deform_N_M) instead of bare addresses in anonymous memory.
- * Read back by go tool pprof.
+ * And a perf map (/tmp/perf-PID.map), as other JITs write: a fixture
+ * running a loop it copied into anonymous memory. Read back by go tool
+ * pprof.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -118,4 +120,35 @@ Test(jit, backend_jit_code_is_named, .timeout = 300, .fini = stop_cluster)
 	cr_expect(strstr(log, "by jit: [anon]"), "no JIT line in the summary:\n%s", log);
 	gp_free(p);
 	free(log);
+}
+
+Test(jit, perf_map_names_anonymous_code, .timeout = 60)
+{
+	char *tmp = tl_tmpdir("perfmap"), out[512], pidarg[16], *log;
+	struct tl_proc fx;
+	struct rec_run rec;
+	struct gp_profile *p;
+	int64_t total, named;
+	pid_t pid;
+
+	rec_require_root();
+	pid = rec_start_fixture(&fx,
+				(char *[]){ (char *)tl_path("fixtures/perfmap_jit"), "2", NULL });
+	snprintf(pidarg, sizeof(pidarg), "%d", pid);
+	snprintf(out, sizeof(out), "%s/perfmap.pb.gz", tmp);
+	rec_start_record(&rec, (char *[]){ "-F", "199", "-p", pidarg, "-o", out, NULL });
+	fputs("go\n", fx.in);
+	rec_work_split_cpu(&fx); /* it exits: the profile is built after */
+	cr_assert_eq(rec_finish_record(&rec, 0, 30), 0);
+	log = tl_log_text(&rec.log);
+	tl_log_free(&rec.log);
+	p = rec_read_back(out);
+	total = gp_total(p, pid, 0);
+	named = gp_with(p, "jit_counting_loop", pid, 0);
+	cr_assert_gt(total, 100, "%s", log);
+	cr_expect_geq(named * 100, total * 90, "%ld of %ld samples in jit_counting_loop:\n%s",
+		      (long)named, (long)total, log);
+	gp_free(p);
+	free(log);
+	free(tmp);
 }

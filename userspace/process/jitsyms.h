@@ -68,6 +68,8 @@ int jitsyms_load(uint32_t pid, const struct proc_maps *maps, struct jit_syms **o
 int jitsyms_stamp(uint32_t pid, const struct proc_maps *maps, uint64_t *stamp);
 /* Does the process map a jitdump file (jit-PID.dump)? */
 bool jitsyms_mapped(const struct proc_maps *maps);
+/* Has the process a perf map (/tmp/perf-NSPID.map inside its root)? */
+bool jitsyms_perfmap_exists(uint32_t pid);
 
 /* The name of the range holding addr, or NULL. O(log n). */
 const char *jitsyms_find(const struct jit_syms *js, uint64_t addr);

@@ -225,6 +225,24 @@ static int walk(uint32_t pid, const struct proc_maps *maps, struct jit_syms *js,
 	return err;
 }
 
+bool jitsyms_perfmap_exists(uint32_t pid)
+{
+	char path[64];
+	int rootfd, fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/root", pid);
+	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return false;
+	perfmap_name(pid, path, sizeof(path));
+	fd = open_in_root(rootfd, path, O_PATH);
+	close(rootfd);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 int jitsyms_load(uint32_t pid, const struct proc_maps *maps, struct jit_syms **out)
 {
 	struct jit_syms *js = jitsyms_new();

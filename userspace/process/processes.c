@@ -181,6 +181,19 @@ int proc_read_exec_pages(uint32_t pid, uint64_t *pages)
 
 static void jit_cache_refresh(struct jit_cache *jc, uint32_t pid);
 
+/* JIT code (new code was mapped, or a perf map is there): read its names
+ * while the process runs; a parallel worker, a short-lived process are gone
+ * by the time their profile is built. maps: its fresh snapshot, or NULL. */
+static void jit_check(struct proc_registry *reg, struct proc_info *pi, const struct proc_maps *maps)
+{
+	if (!pi->jit && !(maps && jitsyms_mapped(maps)) && !jitsyms_perfmap_exists(pi->pid))
+		return;
+	if (!pi->jit && !(pi->jit = jit_cache_new(reg)))
+		return;
+	pi->jit->checked_ns = (uint64_t)mono_ns();
+	jit_cache_refresh(pi->jit, pi->pid);
+}
+
 int procs_snapshot(struct proc_registry *reg, uint32_t pid, bool force)
 {
 	struct proc_info *pi = procs_add(reg, pid);
@@ -200,12 +213,7 @@ int procs_snapshot(struct proc_registry *reg, uint32_t pid, bool force)
 	procmaps_free(pi->maps);
 	pi->maps = maps;
 	pi->snapshot_err = 0;
-	/* JIT code (new code was mapped): read its names while the process
-	 * runs; a parallel worker is gone by the time its profile is built. */
-	if ((pi->jit || jitsyms_mapped(maps)) && (pi->jit || (pi->jit = jit_cache_new(reg)))) {
-		pi->jit->checked_ns = (uint64_t)mono_ns();
-		jit_cache_refresh(pi->jit, pid);
-	}
+	jit_check(reg, pi, maps);
 	pi->exec_pages = 0;
 	proc_read_exec_pages(pid, &pi->exec_pages);
 	proc_read_comm(pid, pi->comm, sizeof(pi->comm));
@@ -323,8 +331,14 @@ int procs_on_sampled(struct proc_registry *reg, uint32_t pid, uint64_t exec_page
 		return -ENOMEM;
 	pi->sampled = true;
 	owner = maps_owner(reg, pid);
-	if (owner && owner != pi && exec_pages && owner->exec_pages == exec_pages)
+	if (owner && owner != pi && exec_pages && owner->exec_pages == exec_pages) {
+		jit_check(reg, pi, NULL); /* JIT code is its own */
 		return 0; /* its ancestor's code, as the ancestor's snapshot has it */
+	}
+	if (pi->maps) { /* taken before it ran (seeded): JIT code came since */
+		jit_check(reg, pi, NULL);
+		return 0;
+	}
 	return procs_snapshot(reg, pid, false);
 }
 
