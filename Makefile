@@ -29,12 +29,12 @@ override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -MMD
 SYM_INC := -Iinclude
 US_INC := -Iinclude -Iuserspace -I$(BUILD)
 TEST_INC := $(US_INC) -Isymbolizer -Itests/lib
-LDLIBS := -lbpf -ldw -lelf -lpg_query -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljansson -lpthread -lm
+LDLIBS := -lbpf -ldw -lelf -lpg_query -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm
 
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcriterion-dev libiberty-dev pkg-config \
-	libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev libpg-query-dev chromium libxml2-utils \
+	libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev libpg-query-dev libsqlite3-dev chromium libxml2-utils \
 	elfutils binutils golang-go postgresql postgresql-client procps util-linux \
 	debuginfod xz-utils
 

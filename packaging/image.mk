@@ -37,12 +37,12 @@ IMAGE_FULL := $(IMAGE_DIR)/ebprof.full
 IMAGE_STATIC_LIBS := -lbpf -ldw -lelf -lprotobuf-c -lpg_query -liberty \
 	-lcurl -lnghttp2 -lidn2 -lrtmp -lssh2 -lpsl -lssl -lcrypto -lldap -llber -lbrotlidec -lbrotlicommon \
 	-lmicrohttpd -lgnutls -lhogweed -lnettle -lgmp -ltasn1 -lunistring \
-	-ljansson -lzstd -llzma -lbz2 -lz
+	-ljansson -lsqlite3 -lzstd -llzma -lbz2 -lz
 IMAGE_SHARED_LIBS := -l:libgssapi_krb5.so.2 -l:libsasl2.so.2 -l:libp11-kit.so.0
 IMAGE_SYSTEM_LIBS := -lpthread -lm -ldl -lresolv
 # The LDLIBS entries the lists above cover; a library added to LDLIBS must
 # be added above too (the link stops and says so).
-IMAGE_LDLIBS_COVERED := -lbpf -ldw -lelf -lpg_query -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljansson -lpthread -lm
+IMAGE_LDLIBS_COVERED := -lbpf -ldw -lelf -lpg_query -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm
 
 # The static archives the main DEB_PACKAGES list does not bring already
 # (e2fsprogs: mkfs.ext4, debugfs, e2fsck; the three shared libraries are

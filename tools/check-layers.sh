@@ -31,8 +31,9 @@ formats: util profile
 sinks: util profile formats
 pipeline: util query process sampling profile formats sinks symbolizer
 http: util query process sampling profile formats sinks pipeline symbolizer
+serve: util query process sampling profile formats sinks pipeline symbolizer
 agent: util query process sampling profile formats sinks pipeline http symbolizer
-cli: util query process sampling profile formats sinks pipeline http agent symbolizer
+cli: util query process sampling profile formats sinks pipeline http agent serve symbolizer
 '
 
 files=$(find userspace symbolizer bpf include -name '*.[ch]' 2>/dev/null | sort)
