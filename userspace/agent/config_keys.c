@@ -21,6 +21,7 @@
 #include "sinks/remote/remote.h"
 #include "util/args.h"
 #include "util/log.h"
+#include "util/netlisten.h"
 
 #define SERVICE_MAX 128
 
@@ -500,7 +501,7 @@ int config_key_apply(struct agent_config *c, const struct key_def *k, const char
 	case T_LISTEN: {
 		int port;
 
-		if (*v && http_parse_listen(v, NULL, 0, &port))
+		if (*v && net_parse_listen(v, NULL, 0, &port))
 			return args_fail(err, errlen,
 					 "%s must be ADDR:PORT (IPv4 address, [IPv6 address] or "
 					 "localhost; port 1..65535) or \"\", got '%s'",

@@ -41,7 +41,8 @@
 #include "query/table.h"
 
 struct http_opts {
-	const char *listen; /* "ADDR:PORT" as http_parse_listen() accepts, or port 0 */
+	const char *listen; /* "ADDR:PORT" as net_parse_listen() (util/netlisten.h) accepts, or port
+			       0 */
 	/* The agent's target set: what an ad hoc profile samples, narrowed by
 	 * the pid= and comm= query parameters. */
 	const char *const *comms;
@@ -60,12 +61,6 @@ struct http_opts {
 };
 
 struct http_server;
-
-/* "127.0.0.1:3080", "[::1]:3080", "localhost:3080" -> host (without the
- * brackets, copied into host unless NULL) and port 1..65535. 0 or -EINVAL.
- * What the agent's http-listen key accepts (http_start() also takes port 0
- * for a free one). */
-int http_parse_listen(const char *s, char *host, size_t hostlen, int *port);
 
 /* Listen and serve. 0, or a negative errno with a one-line reason in err
  * (e.g. "cannot listen on 127.0.0.1:3080: Address already in use"). */

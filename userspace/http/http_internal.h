@@ -2,7 +2,6 @@
 /*
  * Internals of the HTTP API (http.h), shared by its files:
  *   server.c        connections, request bodies, routing
- *   listen.c        listen addresses and the listening socket
  *   respond.c  responses: messages in either style, headers, counters
  *   params.c   validation of the JSON body and of the query
  *   adhoc_targets.c  the processes an ad hoc profile samples
@@ -22,6 +21,7 @@
 
 #include "formats/render.h"
 #include "http.h"
+#include "util/netlisten.h"
 
 #define HTTP_MAX_BODY (64 * 1024)
 #define HTTP_MSG_LEN 512
@@ -121,17 +121,6 @@ struct http_arg {
 	const char *key;
 	const char *value;
 };
-
-/* --- listen.c --- */
-
-/* The listen address of http_opts: what http_parse_listen() accepts, and
- * port 0 for a free one (tests read it back with http_port()). */
-int http_listen_socket_spec(const char *listen, char *host, size_t hostlen, int *port);
-/* A listening socket on host:port (non-blocking, close-on-exec): the fd, or
- * a negative errno with "cannot listen on WHAT: ..." in err. */
-int http_listen_on(const char *host, int port, const char *what, char *err, size_t errlen);
-/* The port a bound socket listens on, -1 if unknown. */
-int http_bound_port(int fd);
 
 /* --- respond.c --- */
 

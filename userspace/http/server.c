@@ -415,7 +415,7 @@ int http_start(const struct http_opts *opts, struct http_server **out, char *err
 	int port, ret;
 
 	*out = NULL;
-	if (http_listen_socket_spec(opts->listen, host, sizeof(host), &port)) {
+	if (net_listen_socket_spec(opts->listen, host, sizeof(host), &port)) {
 		snprintf(err, errlen,
 			 "invalid listen address '%s': expected ADDR:PORT (IPv4, [IPv6] or "
 			 "localhost)",
@@ -439,12 +439,12 @@ int http_start(const struct http_opts *opts, struct http_server **out, char *err
 		snprintf(err, errlen, "cannot start the HTTP server: %s", strerror(-ret));
 		goto fail;
 	}
-	s->listen_fd = http_listen_on(host, port, opts->listen, err, errlen);
+	s->listen_fd = net_listen_on(host, port, opts->listen, err, errlen);
 	if (s->listen_fd < 0) {
 		ret = s->listen_fd;
 		goto fail;
 	}
-	s->port = http_bound_port(s->listen_fd);
+	s->port = net_bound_port(s->listen_fd);
 	s->daemon = MHD_start_daemon(
 		MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
 		NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,

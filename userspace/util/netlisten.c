@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/*
- * Listen addresses of the HTTP API (http.h): parsing ADDR:PORT as the
- * agent's http-listen key takes it, and the listening socket.
- */
+/* Listen addresses and listening sockets (netlisten.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -11,11 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "http.h"
-#include "http_internal.h"
-#include "util/args.h"
+#include "args.h"
+#include "netlisten.h"
 
-int http_parse_listen(const char *s, char *host, size_t hostlen, int *port)
+int net_parse_listen(const char *s, char *host, size_t hostlen, int *port)
 {
 	char addr[INET6_ADDRSTRLEN + 1];
 	unsigned char buf[sizeof(struct in6_addr)];
@@ -58,10 +54,10 @@ int http_parse_listen(const char *s, char *host, size_t hostlen, int *port)
 }
 
 /*
- * The listen address: what http_parse_listen() accepts, and port 0 for
+ * The listen address: what net_parse_listen() accepts, and port 0 for
  * a free port (tests read it back with http_port()).
  */
-int http_listen_socket_spec(const char *listen, char *host, size_t hostlen, int *port)
+int net_listen_socket_spec(const char *listen, char *host, size_t hostlen, int *port)
 {
 	size_t n = listen ? strlen(listen) : 0;
 	char tmp[300];
@@ -70,15 +66,15 @@ int http_listen_socket_spec(const char *listen, char *host, size_t hostlen, int 
 		return -EINVAL;
 	if (n >= 2 && !strcmp(listen + n - 2, ":0") && (n < 3 || listen[n - 3] != ':')) {
 		snprintf(tmp, sizeof(tmp), "%.*s:1", (int)(n - 2), listen);
-		if (http_parse_listen(tmp, host, hostlen, port))
+		if (net_parse_listen(tmp, host, hostlen, port))
 			return -EINVAL;
 		*port = 0;
 		return 0;
 	}
-	return http_parse_listen(listen, host, hostlen, port);
+	return net_parse_listen(listen, host, hostlen, port);
 }
 
-int http_listen_on(const char *host, int port, const char *what, char *err, size_t errlen)
+int net_listen_on(const char *host, int port, const char *what, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC,
 				  .ai_socktype = SOCK_STREAM,
@@ -115,7 +111,7 @@ int http_listen_on(const char *host, int port, const char *what, char *err, size
 	return fd;
 }
 
-int http_bound_port(int fd)
+int net_bound_port(int fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
