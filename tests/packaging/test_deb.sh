@@ -143,7 +143,7 @@ fi
 # Every long flag the commands know, as the help of each prints them.
 zcat "$man" >"$tmp/ebprof.8"
 bad=
-for cmd in record agent ls merge flamegraph top symbolize; do
+for cmd in record agent ls merge flamegraph top symbolize serve; do
 	for flag in $("$root/usr/sbin/ebprof" help $cmd | grep -o -- '--[a-z][a-z-]*' | sort -u); do
 		esc=$(echo "$flag" | sed 's/-/\\\\-/g')
 		grep -q -- "$esc" "$tmp/ebprof.8" || bad="$bad $cmd:$flag"

@@ -32,6 +32,10 @@ void cmd_top_usage(void);
 int cmd_flamegraph(int argc, char **argv);
 void cmd_flamegraph_usage(void);
 
+/* `ebprof serve`: the profefe-compatible collector. */
+int cmd_serve(int argc, char **argv);
+void cmd_serve_usage(void);
+
 /* `ebprof symbolize`: name the frames a stored profile left unnamed. */
 int cmd_symbolize(int argc, char **argv);
 void cmd_symbolize_usage(void);

@@ -31,6 +31,8 @@ static const struct command commands[] = {
 	{ "merge", cmd_merge, cmd_merge_usage, "merge stored profiles into one pprof" },
 	{ "flamegraph", cmd_flamegraph, cmd_flamegraph_usage,
 	  "render any pprof profile as an interactive SVG flamegraph" },
+	{ "serve", cmd_serve, cmd_serve_usage,
+	  "collect profiles: profefe's API on a store with a catalog" },
 	{ "symbolize", cmd_symbolize, cmd_symbolize_usage,
 	  "name the frames a profile recorded without debug information" },
 };

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * `ebprof serve` over real HTTP: profefe's API with good and bad input,
+ * merges read back by go tool pprof, Pyroscope's /ingest, and a restart
+ * that keeps every acknowledged profile. Profiles are built here with
+ * the project's model (one known function each) and encoded as pprof.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "formats/pprof.h"
+#include "gopprof.h"
+#include "httpc.h"
+#include "testlib.h"
+
+#define DAY "from=2026-01-01T00:00:00&to=2036-01-01T00:00:00"
+
+static struct tl_proc srv;
+static struct tl_log srv_log;
+static char *dir, base[64];
+
+static void start_server(void)
+{
+	char *log;
+	const char *p;
+	int port = 0;
+
+	/* port 0: a free one, which the server names */
+	cr_assert_eq(tl_start_logged(&srv, &srv_log,
+				     (char *[]){ (char *)tl_path("ebprof"), "serve", "--listen",
+						 "127.0.0.1:0", "--store", dir, NULL },
+				     "serving", 10),
+		     0, "ebprof serve did not start");
+	log = tl_log_text(&srv_log);
+	p = strstr(log, "(port ");
+	cr_assert(p && sscanf(p, "(port %d)", &port) == 1 && port > 0, "%s", log);
+	free(log);
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d", port);
+}
+
+static void stop_server(void)
+{
+	cr_expect_eq(tl_finish_logged(&srv, &srv_log, SIGTERM, 10), 0);
+	tl_log_free(&srv_log);
+}
+
+static void setup(void)
+{
+	dir = tl_tmpdir("serve");
+	start_server();
+}
+
+static void teardown(void)
+{
+	char cmd[600];
+
+	stop_server();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+	free(dir);
+}
+
+/* A cpu profile: `count` samples in function fn. gzip'd pprof. */
+static uint8_t *make_profile(const char *fn, int64_t count, size_t *len)
+{
+	struct profile *p = profile_new();
+	struct pf_line line = { 0 };
+	uint8_t *buf = NULL;
+	int64_t values[2] = { count, count * 10000000 };
+	uint64_t loc;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(profile_add_sample_type(p, "samples", "count"), 0);
+	cr_assert_eq(profile_add_sample_type(p, "cpu", "nanoseconds"), 0);
+	cr_assert_eq(profile_set_period(p, "cpu", "nanoseconds", 10000000), 0);
+	line.function_id = (uint64_t)profile_add_function(p, fn, fn, "f.c", 0);
+	loc = (uint64_t)profile_add_location(p, 0, 0x1000, &line, 1);
+	cr_assert_eq(profile_add_sample(p, &loc, 1, values, NULL, 0), 0);
+	p->time_nanos = 1;
+	p->duration_nanos = 1000000000;
+	cr_assert_eq(pprof_encode(p, true, &buf, len), 0);
+	profile_free(p);
+	return buf;
+}
+
+static long request(const char *method, const char *path, const void *body, size_t len,
+		    struct httpc_resp *r)
+{
+	char url[2048];
+
+	snprintf(url, sizeof(url), "%s%s", base, path);
+	cr_assert_eq(httpc_request(method, url, NULL, body, len, 10, r), 0, "%s %s: %s", method,
+		     path, r->error);
+	return r->status;
+}
+
+/* POST a profile; its id into id. */
+static void post(const char *query, const char *fn, int64_t count, char *id)
+{
+	struct httpc_resp r;
+	size_t len;
+	uint8_t *pb = make_profile(fn, count, &len);
+	char path[1024];
+	const char *p;
+
+	snprintf(path, sizeof(path), "/api/0/profiles?%s", query);
+	cr_assert_eq(request("POST", path, pb, len, &r), 200, "%s", r.body);
+	p = strstr(r.body, "\"id\":\"");
+	cr_assert_not_null(p, "%s", r.body);
+	cr_assert(sscanf(p + 6, "%32[0-9a-f]", id) == 1);
+	free(pb);
+	httpc_free(&r);
+}
+
+/* A profile answer read back by go tool pprof. */
+static struct gp_profile *get_profile(const char *path)
+{
+	struct httpc_resp r;
+	struct gp_profile *p;
+
+	cr_assert_eq(request("GET", path, NULL, 0, &r), 200, "%s: %s", path, r.body);
+	p = gp_read_mem(r.body, r.len);
+	cr_assert_not_null(p, "go tool pprof cannot read %s", path);
+	httpc_free(&r);
+	return p;
+}
+
+static void expect_error(const char *method, const char *path, const void *body, size_t len,
+			 long status, const char *needle)
+{
+	struct httpc_resp r;
+	char want[32];
+
+	cr_expect_eq(request(method, path, body, len, &r), status, "%s %s: %ld %s", method, path,
+		     r.status, r.body);
+	snprintf(want, sizeof(want), "{\"code\":%ld,\"error\":", status);
+	cr_expect(r.body && !strncmp(r.body, want, strlen(want)), "%s: %s", path, r.body);
+	cr_expect(r.body && strstr(r.body, needle), "%s: %s lacks '%s'", path, r.body, needle);
+	httpc_free(&r);
+}
+
+TestSuite(serve, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(serve, push_list_merge_and_by_id)
+{
+	char a[40], b[40], c[40], path[512];
+	struct httpc_resp r;
+	struct gp_profile *p;
+
+	post("service=db1&type=cpu&labels=backend_type=client%20backend,host=a"
+	     "&created_at=2026-06-01T10:00:00",
+	     "fn_a", 10, a);
+	post("service=db1&type=cpu&labels=host=b&created_at=2026-06-01T11:00:00Z", "fn_b", 5, b);
+	post("service=db2&type=heap&created_at=2026-06-01T12:00:00%2B02:00", "fn_c", 7, c);
+
+	/* list: newest first, labels and times as pushed */
+	cr_assert_eq(request("GET", "/api/0/profiles?service=db1&" DAY, NULL, 0, &r), 200);
+	cr_expect(strstr(r.body, b) < strstr(r.body, a), "%s", r.body);
+	cr_expect(strstr(r.body, "{\"key\":\"backend_type\",\"value\":\"client backend\"}"), "%s",
+		  r.body);
+	cr_expect(strstr(r.body, "\"created_at\":\"2026-06-01T10:00:00Z\""), "%s", r.body);
+	httpc_free(&r);
+	cr_assert_eq(request("GET", "/api/0/profiles?service=db1&limit=1&" DAY, NULL, 0, &r), 200);
+	cr_expect_null(strstr(r.body, a), "limit 1: %s", r.body);
+	httpc_free(&r);
+	cr_assert_eq(request("GET",
+			     "/api/0/profiles?service=db2&from=2026-06-01T10:00:00&"
+			     "to=2026-06-01T10:00:01",
+			     NULL, 0, &r),
+		     200);
+	cr_expect(strstr(r.body, c), "12:00+02:00 is 10:00Z: %s", r.body);
+	httpc_free(&r);
+
+	/* merge: both db1 profiles; with a label, one */
+	p = get_profile("/api/0/profiles/merge?service=db1&type=cpu&" DAY);
+	cr_expect_eq(gp_with(p, "fn_a", -1, 0), 10);
+	cr_expect_eq(gp_with(p, "fn_b", -1, 0), 5);
+	gp_free(p);
+	p = get_profile("/api/0/profiles/merge?service=db1&type=cpu&labels=host=b&" DAY);
+	cr_expect_eq(gp_with(p, "fn_a", -1, 0), 0);
+	cr_expect_eq(gp_with(p, "fn_b", -1, 0), 5);
+	gp_free(p);
+
+	/* by ids, one and several */
+	snprintf(path, sizeof(path), "/api/0/profiles/%s", c);
+	p = get_profile(path);
+	cr_expect_eq(gp_with(p, "fn_c", -1, 0), 7);
+	gp_free(p);
+	snprintf(path, sizeof(path), "/api/0/profiles/%s+%s", a, b);
+	p = get_profile(path);
+	cr_expect_eq(gp_with(p, "fn_a", -1, 0) + gp_with(p, "fn_b", -1, 0), 15);
+	gp_free(p);
+
+	cr_assert_eq(request("GET", "/api/0/services", NULL, 0, &r), 200);
+	cr_expect_str_eq(r.body, "{\"code\":200,\"body\":[\"db1\",\"db2\"]}");
+	httpc_free(&r);
+	cr_assert_eq(request("GET", "/api/0/version", NULL, 0, &r), 200);
+	cr_expect(strstr(r.body, "\"version\":\""), "%s", r.body);
+	httpc_free(&r);
+
+	/* a restart keeps every acknowledged profile */
+	stop_server();
+	start_server();
+	p = get_profile("/api/0/profiles/merge?service=db1&type=cpu&" DAY);
+	cr_expect_eq(gp_with(p, "fn_a", -1, 0) + gp_with(p, "fn_b", -1, 0), 15);
+	gp_free(p);
+}
+
+Test(serve, bad_input_is_a_400_naming_the_parameter)
+{
+	char a[40], h[40], path[512];
+	size_t len;
+	uint8_t *pb = make_profile("fn", 1, &len);
+
+	expect_error("POST", "/api/0/profiles?type=cpu", pb, len, 400, "service");
+	expect_error("POST", "/api/0/profiles?service=a/b&type=cpu", pb, len, 400, "service");
+	expect_error("POST", "/api/0/profiles?service=s&type=wall", pb, len, 400, "type");
+	expect_error("POST", "/api/0/profiles?service=s", pb, len, 400, "type");
+	expect_error("POST", "/api/0/profiles?service=s&type=cpu&labels=novalue", pb, len, 400,
+		     "labels");
+	expect_error("POST", "/api/0/profiles?service=s&type=cpu&created_at=yesterday", pb, len,
+		     400, "created_at");
+	expect_error("POST", "/api/0/profiles?service=s&type=cpu", "not a profile", 13, 400,
+		     "not a pprof");
+	expect_error("POST", "/api/0/profiles?service=s&type=cpu", NULL, 0, 400, "empty body");
+	expect_error("GET", "/api/0/profiles?" DAY, NULL, 0, 400, "service");
+	expect_error("GET", "/api/0/profiles?service=s&to=2030-01-01T00:00:00", NULL, 0, 400,
+		     "from");
+	expect_error("GET",
+		     "/api/0/profiles?service=s&from=2030-01-01T00:00:00&to=2020-01-01T00:00:00",
+		     NULL, 0, 400, "to");
+	expect_error("GET", "/api/0/profiles/merge?service=s&" DAY, NULL, 0, 400, "type");
+	expect_error("GET", "/api/0/profiles?service=nobody&" DAY, NULL, 0, 404, "nothing");
+	expect_error("GET", "/api/0/profiles/0123456789abcdef0123456789abcdef", NULL, 0, 404,
+		     "no profile");
+	expect_error("GET", "/api/0/nothing", NULL, 0, 404, "no such endpoint");
+	expect_error("DELETE", "/api/0/profiles", NULL, 0, 405, "not allowed");
+	post("service=s&type=cpu", "fn_a", 1, a);
+	post("service=s&type=heap", "fn_h", 1, h);
+	snprintf(path, sizeof(path), "/api/0/profiles/%s+%s", a, h);
+	expect_error("GET", path, NULL, 0, 400, "different types");
+	free(pb);
+}
+
+/* Grafana Pyroscope's push (what `ebprof agent --push-pyroscope` sends). */
+Test(serve, pyroscope_ingest)
+{
+	struct httpc_resp r;
+	struct gp_profile *p;
+	size_t len;
+	uint8_t *pb = make_profile("fn_pyro", 3, &len);
+
+	cr_assert_eq(request("POST",
+			     "/ingest?name=app%7Bpid%3D42%2Chost%3Dx%7D&from=1780000000&until="
+			     "1780000060&format=pprof",
+			     pb, len, &r),
+		     200, "%s", r.body);
+	httpc_free(&r);
+	cr_assert_eq(request("GET", "/api/0/profiles?service=app&" DAY, NULL, 0, &r), 200);
+	cr_expect(strstr(r.body, "{\"key\":\"pid\",\"value\":\"42\"}"), "%s", r.body);
+	cr_expect(strstr(r.body, "\"type\":\"cpu\""), "%s", r.body);
+	httpc_free(&r);
+	p = get_profile("/api/0/profiles/merge?service=app&type=cpu&labels=host=x&" DAY);
+	cr_expect_eq(gp_with(p, "fn_pyro", -1, 0), 3);
+	gp_free(p);
+	expect_error("POST", "/ingest?name=app&format=jfr", pb, len, 400, "format");
+	expect_error("POST", "/ingest?name=app%7Bbroken&format=pprof", pb, len, 400, "name");
+	free(pb);
+}

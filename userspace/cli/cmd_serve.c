@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* `ebprof serve`: the profefe-compatible collector (serve/collector.h)
+ * until SIGINT or SIGTERM. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "options.h"
+#include "serve/collector.h"
+#include "util/args.h"
+#include "util/log.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+void cmd_serve_usage(void)
+{
+	printf("Usage: ebprof serve [OPTIONS]\n"
+	       "A profefe-compatible collector: takes profiles pushed by ebprof agent,\n"
+	       "profefe's agent or any Pyroscope client, keeps them in a directory store\n"
+	       "with a SQLite catalog, and answers profefe's API (list, merge, by id,\n"
+	       "services, version). `go tool pprof 'http://HOST:PORT/api/0/profiles/merge?...'`\n"
+	       "reads merged profiles.\n"
+	       "\n"
+	       "Options:\n"
+	       "      --listen ADDR:PORT  IPv4 address, [IPv6 address] or localhost and a port\n"
+	       "                          (default " COLLECTOR_DEFAULT_LISTEN ")\n"
+	       "      --store DIR         profiles and catalog (default " COLLECTOR_DEFAULT_STORE
+	       ")\n"
+	       "  -v, --verbose           more messages (repeat for debug)\n"
+	       "  -h, --help              this help\n"
+	       "\n"
+	       "Exit status: 0 stopped by SIGINT/SIGTERM, 1 runtime failure (port taken,\n"
+	       "store unwritable), 2 bad input.\n");
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	enum { OPT_LISTEN = 0x2000, OPT_STORE };
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "store", required_argument, NULL, OPT_STORE },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct collector_opts o = { COLLECTOR_DEFAULT_LISTEN, COLLECTOR_DEFAULT_STORE };
+	struct sigaction sa = { 0 };
+	sigset_t block, old;
+	struct collector *co;
+	char err[512];
+	int c, verbose = 0, ret;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_LISTEN:
+			o.listen = optarg;
+			break;
+		case OPT_STORE:
+			o.store = optarg;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		default:
+			ret = cli_option_end(c, argv, "serve", cmd_serve_usage);
+			return ret > 0 ? EXIT_OK : EXIT_USAGE;
+		}
+	}
+	if (cli_operands(argc, argv, 0, "serve"))
+		return EXIT_USAGE;
+	if (verbose)
+		log_set_level(verbose > 1 ? LOG_DEBUG : LOG_INFO);
+	/* blocked (the server's threads inherit it) until sigsuspend() */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	ret = serve_start(&o, &co, err, sizeof(err));
+	if (ret) {
+		log_error("%s", err);
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	fprintf(stderr, "ebprof: serving profefe's API on http://%s (port %d), store %s\n",
+		o.listen, serve_port(co), o.store);
+	while (!stop_requested)
+		sigsuspend(&old);
+	serve_stop(co);
+	return EXIT_OK;
+}

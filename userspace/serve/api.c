@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The collector's endpoints (collector.h): parameters checked as profefe
+ * checks them (a 400 naming the parameter), profiles decoded before they
+ * are stored, merges streamed one stored profile at a time into one
+ * interned profile (memory bounded by the distinct stacks).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "formats/pprof.h"
+#include "profile/merge.h"
+#include "serve_internal.h"
+#include "util/fileio.h"
+#include "util/log.h"
+#include "util/version.h"
+
+#define SERVICE_MAX 128
+#define LABELS_TEXT_MAX 4096
+#define MERGE_MAX 100000 /* stored profiles merged by one request */
+
+static const char *const types[] = { "cpu",	  "heap",	  "block", "mutex",
+				     "goroutine", "threadcreate", "trace", "other" };
+
+static const char *arg(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static bool valid_service(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > SERVICE_MAX || s[0] == '.')
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
+			return false;
+	return true;
+}
+
+static bool valid_type(const char *t)
+{
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (!strcmp(t, types[i]))
+			return true;
+	return false;
+}
+
+/* "k=v,k=v" (profefe's labels) into labels[] pointing into buf. The count,
+ * or -EINVAL. */
+static int parse_labels(const char *s, char *buf, size_t buflen, struct catalog_label *labels)
+{
+	int n = 0;
+	char *save = NULL;
+
+	if (!s || !*s)
+		return 0;
+	if (strlen(s) >= buflen)
+		return -EINVAL;
+	strcpy(buf, s);
+	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+
+		if (!eq || eq == kv || n == CATALOG_MAX_LABELS)
+			return -EINVAL;
+		*eq = '\0';
+		labels[n].key = kv;
+		labels[n].value = eq + 1;
+		n++;
+	}
+	return n;
+}
+
+static json_t *row_json(const struct catalog_row *r)
+{
+	json_t *labels = json_array();
+	char when[64];
+	time_t t = (time_t)(r->created_ns / 1000000000);
+	struct tm tm;
+
+	for (size_t i = 0; i < r->nlabels; i++)
+		json_array_append_new(labels, json_pack("{s:s, s:s}", "key", r->labels[i].key,
+							"value", r->labels[i].value));
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:I}", "id", r->id, "service", r->service,
+			 "type", r->type, "labels", labels, "created_at", when, "size",
+			 (json_int_t)r->size);
+}
+
+/* Decode, store and catalog one pushed profile. 0, or the HTTP status
+ * with the reason in err. */
+static unsigned store(struct collector *co, const char *service, const char *type,
+		      int64_t created_ns, const struct catalog_label *labels, size_t nlabels,
+		      const struct creq *rq, struct catalog_row *row, char *err, size_t errlen)
+{
+	struct profile *p = NULL;
+	uint8_t *gz = NULL;
+	size_t gzlen = 0;
+	char rel[256], path[4352];
+	int ret;
+
+	if (!rq->len) {
+		snprintf(err, errlen, "empty body: a pprof profile is expected");
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	ret = pprof_decode(rq->body, rq->len, &p);
+	if (ret) {
+		snprintf(err, errlen, "body is not a pprof profile (%s)", strerror(-ret));
+		return ret == -ENOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_BAD_REQUEST;
+	}
+	ret = pprof_encode(p, true, &gz, &gzlen);
+	profile_free(p);
+	if (ret) {
+		snprintf(err, errlen, "cannot encode the profile: %s", strerror(-ret));
+		return MHD_HTTP_INTERNAL_SERVER_ERROR;
+	}
+	memset(row, 0, sizeof(*row));
+	catalog_new_id(row->id);
+	snprintf(rel, sizeof(rel), "profiles/%s/%s.pb.gz", service, row->id);
+	snprintf(path, sizeof(path), "%s/profiles/%s", co->store, service);
+	ret = mkdir_p(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s", co->store, rel);
+	if (!ret)
+		ret = write_file_atomic(path, gz, gzlen); /* synced before the row */
+	free(gz);
+	if (ret) {
+		snprintf(err, errlen, "cannot store the profile: %s", strerror(-ret));
+		return ret == -ENOSPC ? MHD_HTTP_INSUFFICIENT_STORAGE
+				      : MHD_HTTP_INTERNAL_SERVER_ERROR;
+	}
+	row->service = (char *)service;
+	row->type = (char *)type;
+	row->created_ns = created_ns;
+	row->path = rel;
+	row->size = (int64_t)gzlen;
+	row->labels = (struct catalog_label *)labels;
+	row->nlabels = nlabels;
+	pthread_mutex_lock(&co->lock);
+	ret = catalog_add(co->cat, row);
+	pthread_mutex_unlock(&co->lock);
+	if (ret) {
+		unlink(path);
+		snprintf(err, errlen, "cannot catalog the profile: %s", strerror(-ret));
+		return MHD_HTTP_INTERNAL_SERVER_ERROR;
+	}
+	return 0;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
+				 const struct creq *rq)
+{
+	const char *service = arg(c, "service"), *type = arg(c, "type"), *at = arg(c, "created_at");
+	struct catalog_label labels[CATALOG_MAX_LABELS];
+	char buf[LABELS_TEXT_MAX], err[512];
+	struct catalog_row row;
+	int64_t created = now_ns();
+	int n;
+	unsigned status;
+
+	if (!service || !valid_service(service))
+		return serve_error(c, 400, "service: %s",
+				   service ? "not [A-Za-z0-9._-]{1,128}" : "missing");
+	if (!type || !valid_type(type))
+		return serve_error(c, 400, "type: %s", type ? "unknown profile type" : "missing");
+	if (at && serve_parse_time(at, &created))
+		return serve_error(c, 400, "created_at: not a time (2006-01-02T15:04:05)");
+	n = parse_labels(arg(c, "labels"), buf, sizeof(buf), labels);
+	if (n < 0)
+		return serve_error(c, 400, "labels: not k=v,k=v (at most %d)", CATALOG_MAX_LABELS);
+	status = store(co, service, type, created, labels, (size_t)n, rq, &row, err, sizeof(err));
+	if (status)
+		return serve_error(c, status, "%s", err);
+	return serve_json(c, 200, row_json(&row));
+}
+
+/* Pyroscope's name: "service{k=v,k=v}" -> service (in place) and labels. */
+static int parse_name(char *name, char *buf, size_t buflen, struct catalog_label *labels)
+{
+	char *brace = strchr(name, '{');
+	size_t len;
+
+	if (!brace)
+		return 0;
+	*brace++ = '\0';
+	len = strlen(brace);
+	if (!len || brace[len - 1] != '}')
+		return -EINVAL;
+	brace[len - 1] = '\0';
+	return parse_labels(brace, buf, buflen, labels);
+}
+
+enum MHD_Result api_ingest(struct collector *co, struct MHD_Connection *c, const struct creq *rq)
+{
+	const char *name = arg(c, "name"), *format = arg(c, "format"), *from = arg(c, "from");
+	struct catalog_label labels[CATALOG_MAX_LABELS];
+	char service[SERVICE_MAX + LABELS_TEXT_MAX], buf[LABELS_TEXT_MAX], err[512];
+	struct catalog_row row;
+	int64_t created = now_ns();
+	unsigned status;
+	char *end;
+	int n;
+
+	if (format && strcmp(format, "pprof"))
+		return serve_error(c, 400, "format: only pprof is taken");
+	if (!name || strlen(name) >= sizeof(service))
+		return serve_error(c, 400, "name: %s", name ? "too long" : "missing");
+	strcpy(service, name);
+	n = parse_name(service, buf, sizeof(buf), labels);
+	if (n < 0 || !valid_service(service))
+		return serve_error(c, 400, "name: not SERVICE{k=v,...}");
+	if (from) {
+		long long s = strtoll(from, &end, 10);
+
+		if (*end || end == from || s < 0)
+			return serve_error(c, 400, "from: not unix seconds");
+		created = s * 1000000000LL;
+	}
+	status = store(co, service, "cpu", created, labels, (size_t)n, rq, &row, err, sizeof(err));
+	if (status)
+		return serve_error(c, status, "%s", err);
+	return serve_json(c, 200, NULL);
+}
+
+/* The selection of a list or merge request; 0, or -EINVAL (answered). */
+static int selection(struct MHD_Connection *c, bool merge, struct catalog_query *q, char *buf,
+		     size_t buflen, struct catalog_label *labels, enum MHD_Result *answer)
+{
+	const char *from = arg(c, "from"), *to = arg(c, "to"), *limit = arg(c, "limit");
+	int n;
+
+	memset(q, 0, sizeof(*q));
+	q->service = arg(c, "service");
+	q->type = arg(c, "type");
+	if (!q->service) {
+		*answer = serve_error(c, 400, "service: missing");
+		return -EINVAL;
+	}
+	if (merge && !q->type) {
+		*answer = serve_error(c, 400, "type: missing");
+		return -EINVAL;
+	}
+	if (q->type && !valid_type(q->type)) {
+		*answer = serve_error(c, 400, "type: unknown profile type");
+		return -EINVAL;
+	}
+	if (!from || serve_parse_time(from, &q->from_ns)) {
+		*answer = serve_error(c, 400, "from: %s", from ? "not a time" : "missing");
+		return -EINVAL;
+	}
+	if (!to || serve_parse_time(to, &q->to_ns) || q->to_ns < q->from_ns) {
+		*answer = serve_error(c, 400, "to: %s", to ? "not a time after from" : "missing");
+		return -EINVAL;
+	}
+	n = parse_labels(arg(c, "labels"), buf, buflen, labels);
+	if (n < 0) {
+		*answer =
+			serve_error(c, 400, "labels: not k=v,k=v (at most %d)", CATALOG_MAX_LABELS);
+		return -EINVAL;
+	}
+	q->labels = labels;
+	q->nlabels = (size_t)n;
+	if (limit) {
+		char *end;
+		long l = strtol(limit, &end, 10);
+
+		if (*end || end == limit || l < 1 || l > 100000) {
+			*answer = serve_error(c, 400, "limit: not 1..100000");
+			return -EINVAL;
+		}
+		q->limit = (size_t)l;
+	}
+	return 0;
+}
+
+/* Merge the stored profiles of rows into one gzip'd pprof. 0 or errno. */
+static int merge_rows(struct collector *co, const struct catalog_row *rows, size_t n, uint8_t **gz,
+		      size_t *len)
+{
+	struct profile *acc = profile_new();
+	char path[4352];
+	int ret = 0;
+
+	if (!acc)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct profile *p = NULL;
+		uint8_t *buf = NULL;
+		size_t blen;
+
+		snprintf(path, sizeof(path), "%s/%s", co->store, rows[i].path);
+		ret = read_file(path, &buf, &blen);
+		if (!ret)
+			ret = pprof_decode(buf, blen, &p);
+		free(buf);
+		if (ret) {
+			log_warn("serve: profile %s (%s): %s; left out of the merge", rows[i].id,
+				 path, strerror(-ret));
+			ret = ret == -ENOMEM ? ret : 0;
+			continue;
+		}
+		ret = profile_merge(acc, p, NULL, 0);
+		profile_free(p);
+		if (ret == -EINVAL)
+			ret = 0; /* other sample types: not mergeable, left out */
+	}
+	if (!ret)
+		ret = pprof_encode(acc, true, gz, len);
+	profile_free(acc);
+	return ret;
+}
+
+enum MHD_Result api_list(struct collector *co, struct MHD_Connection *c, bool merge)
+{
+	struct catalog_label labels[CATALOG_MAX_LABELS];
+	char buf[LABELS_TEXT_MAX];
+	struct catalog_query q;
+	struct catalog_row *rows;
+	enum MHD_Result answer = MHD_NO;
+	uint8_t *gz = NULL;
+	size_t n, len;
+	json_t *list;
+	int ret;
+
+	if (selection(c, merge, &q, buf, sizeof(buf), labels, &answer))
+		return answer;
+	if (merge)
+		q.limit = MERGE_MAX;
+	pthread_mutex_lock(&co->lock);
+	ret = catalog_list(co->cat, &q, &rows, &n);
+	pthread_mutex_unlock(&co->lock);
+	if (ret)
+		return serve_error(c, 500, "cannot read the catalog: %s", strerror(-ret));
+	if (!n) {
+		catalog_rows_free(rows, n);
+		return serve_error(c, 404, "nothing found");
+	}
+	if (merge) {
+		ret = merge_rows(co, rows, n, &gz, &len);
+		catalog_rows_free(rows, n);
+		if (ret)
+			return serve_error(c, 500, "cannot merge: %s", strerror(-ret));
+		return serve_profile(c, gz, len);
+	}
+	list = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(list, row_json(&rows[i]));
+	catalog_rows_free(rows, n);
+	return serve_json(c, 200, list);
+}
+
+enum MHD_Result api_by_ids(struct collector *co, struct MHD_Connection *c, const char *ids)
+{
+	struct catalog_row rows[64];
+	char copy[64 * (CATALOG_ID_LEN + 2)], *save = NULL;
+	enum MHD_Result answer;
+	uint8_t *gz = NULL;
+	size_t n = 0, len;
+	int ret = 0;
+
+	if (!*ids || strlen(ids) >= sizeof(copy))
+		return serve_error(c, 400, "ids: 1 to 64 ids joined by '+'");
+	strcpy(copy, ids);
+	for (char *id = strtok_r(copy, "+ ", &save); id; id = strtok_r(NULL, "+ ", &save)) {
+		if (n == 64)
+			return serve_error(c, 400, "ids: at most 64");
+		pthread_mutex_lock(&co->lock);
+		ret = catalog_get(co->cat, id, &rows[n]);
+		pthread_mutex_unlock(&co->lock);
+		if (ret) {
+			answer = ret == -ENOENT ? serve_error(c, 404, "no profile %.64s", id)
+						: serve_error(c, 500, "cannot read the catalog");
+			goto out;
+		}
+		n++;
+		if (strcmp(rows[n - 1].type, rows[0].type)) {
+			answer = serve_error(c, 400, "ids: profiles of different types (%s, %s)",
+					     rows[0].type, rows[n - 1].type);
+			goto out;
+		}
+	}
+	if (!n)
+		return serve_error(c, 400, "ids: 1 to 64 ids joined by '+'");
+	ret = merge_rows(co, rows, n, &gz, &len);
+	answer = ret ? serve_error(c, 500, "cannot merge: %s", strerror(-ret))
+		     : serve_profile(c, gz, len);
+out:
+	for (size_t i = 0; i < n; i++)
+		catalog_row_free(&rows[i]);
+	return answer;
+}
+
+enum MHD_Result api_services(struct collector *co, struct MHD_Connection *c)
+{
+	json_t *list = json_array();
+	char **names;
+	size_t n;
+	int ret;
+
+	pthread_mutex_lock(&co->lock);
+	ret = catalog_services(co->cat, &names, &n);
+	pthread_mutex_unlock(&co->lock);
+	if (ret) {
+		json_decref(list);
+		return serve_error(c, 500, "cannot read the catalog: %s", strerror(-ret));
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_array_append_new(list, json_string(names[i]));
+		free(names[i]);
+	}
+	free(names);
+	return serve_json(c, 200, list);
+}
+
+enum MHD_Result api_version(struct MHD_Connection *c)
+{
+	return serve_json(c, 200,
+			  json_pack("{s:s, s:s, s:s}", "version", ebprof_version, "commit",
+				    ebprof_git_rev, "build_time", ""));
+}
