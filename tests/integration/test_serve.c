@@ -155,7 +155,9 @@ Test(serve, push_list_merge_and_by_id)
 	     "&created_at=2026-06-01T10:00:00",
 	     "fn_a", 10, a);
 	post("service=db1&type=cpu&labels=host=b&created_at=2026-06-01T11:00:00Z", "fn_b", 5, b);
-	post("service=db2&type=heap&created_at=2026-06-01T12:00:00%2B02:00", "fn_c", 7, c);
+	post("service=db2&type=heap&created_at=2026-06-01T12:00:00%2B02:00"
+	     "&labels=exe=%252Fusr%252Fbin%252Fpostgres,q=a%2Bb%252Cc",
+	     "fn_c", 7, c);
 
 	/* list: newest first, labels and times as pushed */
 	cr_assert_eq(request("GET", "/api/0/profiles?service=db1&" DAY, NULL, 0, &r), 200);
@@ -173,6 +175,10 @@ Test(serve, push_list_merge_and_by_id)
 			     NULL, 0, &r),
 		     200);
 	cr_expect(strstr(r.body, c), "12:00+02:00 is 10:00Z: %s", r.body);
+	/* each part decoded again, as profefe does (the agent's push escapes them) */
+	cr_expect(strstr(r.body, "{\"key\":\"exe\",\"value\":\"/usr/bin/postgres\"}"), "%s",
+		  r.body);
+	cr_expect(strstr(r.body, "{\"key\":\"q\",\"value\":\"a b,c\"}"), "%s", r.body);
 	httpc_free(&r);
 
 	/* merge: both db1 profiles; with a label, one */
@@ -221,6 +227,8 @@ Test(serve, bad_input_is_a_400_naming_the_parameter)
 	expect_error("POST", "/api/0/profiles?service=s&type=wall", pb, len, 400, "type");
 	expect_error("POST", "/api/0/profiles?service=s", pb, len, 400, "type");
 	expect_error("POST", "/api/0/profiles?service=s&type=cpu&labels=novalue", pb, len, 400,
+		     "labels");
+	expect_error("POST", "/api/0/profiles?service=s&type=cpu&labels=k=%25zz", pb, len, 400,
 		     "labels");
 	expect_error("POST", "/api/0/profiles?service=s&type=cpu&created_at=yesterday", pb, len,
 		     400, "created_at");

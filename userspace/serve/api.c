@@ -51,8 +51,39 @@ static bool valid_type(const char *t)
 	return false;
 }
 
-/* "k=v,k=v" (profefe's labels) into labels[] pointing into buf. The count,
- * or -EINVAL. */
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/* Unescape a part in place as profefe does (Go's url.QueryUnescape: %XX,
+ * '+' is a space): the query string was decoded once, then split on ','
+ * and '=', and each part is decoded again. 0 or -EINVAL. */
+static int unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (*s == '%') {
+			int hi = hexval(s[1]), lo = hi < 0 ? -1 : hexval(s[2]);
+
+			if (lo < 0)
+				return -EINVAL;
+			*o++ = (char)(hi << 4 | lo);
+			s += 2;
+		} else {
+			*o++ = *s == '+' ? ' ' : *s;
+		}
+	}
+	*o = '\0';
+	return 0;
+}
+
+/* "k=v,k=v" (profefe's labels) into labels[] pointing into buf, each part
+ * unescaped. The count, or -EINVAL. */
 static int parse_labels(const char *s, char *buf, size_t buflen, struct catalog_label *labels)
 {
 	int n = 0;
@@ -69,6 +100,8 @@ static int parse_labels(const char *s, char *buf, size_t buflen, struct catalog_
 		if (!eq || eq == kv || n == CATALOG_MAX_LABELS)
 			return -EINVAL;
 		*eq = '\0';
+		if (unescape(kv) || unescape(eq + 1) || !*kv)
+			return -EINVAL;
 		labels[n].key = kv;
 		labels[n].value = eq + 1;
 		n++;
