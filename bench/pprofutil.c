@@ -328,9 +328,8 @@ int main(int argc, char **argv)
 		return cmd_offsets(argv[2], argc - 3, argv + 3);
 	if (argc == 4 && !strcmp(argv[1], "encode"))
 		return cmd_encode(argv[2], atof(argv[3]));
-	fprintf(stderr,
-		"usage: pprofutil stacks FILE... | count FILE... | leafshare FILE... |\n"
-		"       offsets SUFFIX FILE... |\n"
-		"       encode FILE SECONDS\n");
+	fprintf(stderr, "usage: pprofutil stacks FILE... | count FILE... | leafshare FILE... |\n"
+			"       offsets SUFFIX FILE... |\n"
+			"       encode FILE SECONDS\n");
 	return 2;
 }

@@ -279,3 +279,32 @@ Test(serve, pyroscope_ingest)
 	expect_error("POST", "/ingest?name=app%7Bbroken&format=pprof", pb, len, 400, "name");
 	free(pb);
 }
+
+/* Bad command lines: one line naming the problem, exit 2 (1 for a store
+ * that cannot be written); nothing listens. */
+Test(serve_cli, bad_flags_are_clear_errors, .timeout = 60)
+{
+	static const struct {
+		const char *args;
+		int status;
+		const char *needle;
+	} cases[] = {
+		{ "--listen 127.0.0.1", 2, "listen must be ADDR:PORT" },
+		{ "--listen example.com:80", 2, "listen must be ADDR:PORT" },
+		{ "--listen", 2, "needs a value" },
+		{ "--port 1", 2, "unknown option '--port'" },
+		{ "extra", 2, "unexpected argument 'extra'" },
+		{ "--listen 127.0.0.1:0 --store /proc/ebprof-no", 1, "cannot create the store" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char cmd[512], *out = NULL;
+		int rc;
+
+		snprintf(cmd, sizeof(cmd), "%s serve %s 2>&1", tl_path("ebprof"), cases[i].args);
+		rc = tl_sh(cmd, &out);
+		cr_expect_eq(rc, cases[i].status, "%s: exit %d: %s", cases[i].args, rc, out);
+		cr_expect(out && strstr(out, cases[i].needle), "%s: %s", cases[i].args, out);
+		free(out);
+	}
+}

@@ -137,6 +137,12 @@ Test(symbolize, bad_input_is_a_clear_error, .timeout = 60)
 	cr_expect(strstr(out, "not a valid pprof"), "%s", out);
 	cr_expect_null(strstr(out, "x.pb.gz\n"), "a file was written: %s", out);
 	free(out);
+	snprintf(cmd, sizeof(cmd), "%s symbolize --debuginfod-timeout 0 /etc/passwd -o %s/x 2>&1",
+		 tl_path("ebprof"), dir);
+	rc = tl_sh(cmd, &out);
+	cr_expect_eq(rc, 2, "exit %d: %s", rc, out);
+	cr_expect(strstr(out, "--debuginfod-timeout"), "%s", out);
+	free(out);
 	snprintf(cmd, sizeof(cmd), "%s symbolize /etc/passwd 2>&1", tl_path("ebprof"));
 	rc = tl_sh(cmd, &out);
 	cr_expect_eq(rc, 2, "exit %d: %s", rc, out);

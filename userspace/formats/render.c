@@ -30,8 +30,8 @@ static const struct {
 };
 
 static const char *const group_keys[] = {
-	"query", "query_fingerprint", "query_id", "pid",  "tid",
-	"thread_name", "backend_type", "database", "user", "comm",
+	"query",       "query_fingerprint", "query_id", "pid",	"tid",
+	"thread_name", "backend_type",	    "database", "user", "comm",
 };
 
 const char *render_group_by_key(const char *name, char *err, size_t errlen)

@@ -17,10 +17,9 @@
 #include "util/log.h"
 #include "util/netlisten.h"
 
-enum MHD_Result serve_json(struct MHD_Connection *c, unsigned status, json_t *body)
+/* Queue a JSON answer: the envelope, taken over (NULL: out of memory). */
+static enum MHD_Result send_envelope(struct MHD_Connection *c, unsigned status, json_t *env)
 {
-	json_t *env =
-		json_pack("{s:i, s:o}", "code", (int)status, "body", body ? body : json_null());
 	char *text = env ? json_dumps(env, JSON_COMPACT) : NULL;
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -39,31 +38,22 @@ enum MHD_Result serve_json(struct MHD_Connection *c, unsigned status, json_t *bo
 	return ret;
 }
 
+enum MHD_Result serve_json(struct MHD_Connection *c, unsigned status, json_t *body)
+{
+	return send_envelope(
+		c, status,
+		json_pack("{s:i, s:o}", "code", (int)status, "body", body ? body : json_null()));
+}
+
 enum MHD_Result serve_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 {
-	char msg[512], *text;
-	json_t *env;
-	struct MHD_Response *r;
-	enum MHD_Result ret;
+	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	env = json_pack("{s:i, s:s}", "code", (int)status, "error", msg);
-	text = env ? json_dumps(env, JSON_COMPACT) : NULL;
-	json_decref(env);
-	if (!text)
-		return MHD_NO;
-	r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		free(text);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
+	return send_envelope(c, status, json_pack("{s:i, s:s}", "code", (int)status, "error", msg));
 }
 
 enum MHD_Result serve_profile(struct MHD_Connection *c, uint8_t *buf, size_t len)
