@@ -34,7 +34,7 @@ LDLIBS := -lbpf -ldw -lelf -lpg_query -lprotobuf-c -lz -liberty -lcurl -lmicroht
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcriterion-dev libiberty-dev pkg-config \
-	libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev libpg-query-dev libsqlite3-dev chromium libxml2-utils \
+	libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev libpg-query-dev libsqlite3-dev sqlite3 chromium libxml2-utils \
 	elfutils binutils golang-go postgresql postgresql-client procps util-linux \
 	debuginfod xz-utils
 
@@ -126,6 +126,9 @@ $(BUILD)/symbolizer/%.o: symbolizer/%.c
 $(BUILD)/userspace/%.o: userspace/%.c | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(US_INC) -c $< -o $@
+
+# The web UI's files are embedded (.incbin) in this object.
+$(BUILD)/userspace/serve/ui_assets.o: $(wildcard userspace/serve/ui/*)
 
 $(BUILD)/tests/%.o: tests/%.c | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)

@@ -7,16 +7,12 @@
 // Usage: NODE_PATH=BUILD/browser/node_modules node flamegraph.js SVG OUTDIR
 'use strict';
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { launch, say } = require('./chromium');
 
 const [svg, outdir] = process.argv.slice(2);
 if (!svg || !outdir) {
 	console.error('usage: flamegraph.js SVG OUTDIR');
 	process.exit(2);
-}
-
-function say(key, value) {
-	console.log(`${key}=${value}`);
 }
 
 async function frameInfo(page, name) {
@@ -64,14 +60,7 @@ async function text(page, sel) {
 }
 
 async function main() {
-	// playwright starts chromium with a new empty profile (user data dir)
-	const browser = await chromium.launch({
-		executablePath: '/usr/bin/chromium',
-		headless: true,
-		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-			'--disable-background-networking', '--disable-component-update',
-			'--disable-sync'],
-	});
+	const browser = await launch();
 	try {
 		const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 		const errors = [];

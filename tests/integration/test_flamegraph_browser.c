@@ -63,32 +63,9 @@ static struct profile *make_profile(void)
 	return p;
 }
 
-/* Value of "key=" in the script's output ("" if absent; static buffer). */
-static const char *val(const char *out, const char *key)
-{
-	static char buf[8][512];
-	static int slot;
-	char *b = buf[slot++ % 8], k[128];
-	const char *s = out;
-	size_t n;
-
-	snprintf(k, sizeof(k), "%s=", key);
-	b[0] = '\0';
-	while ((s = strstr(s, k))) {
-		if (s == out || s[-1] == '\n') {
-			s += strlen(k);
-			n = strcspn(s, "\n");
-			snprintf(b, sizeof(buf[0]), "%.*s", (int)n, s);
-			return b;
-		}
-		s++;
-	}
-	return b;
-}
-
 static void expect(const char *out, const char *key, const char *want)
 {
-	cr_expect_str_eq(val(out, key), want, "%s", key);
+	cr_expect_str_eq(tl_kv(out, key), want, "%s", key);
 }
 
 static void mkdirs(const char *path)

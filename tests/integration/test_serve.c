@@ -15,6 +15,7 @@
 #include "formats/pprof.h"
 #include "gopprof.h"
 #include "httpc.h"
+#include "serve_env.h"
 #include "testlib.h"
 
 #define DAY "from=2026-01-01T00:00:00&to=2036-01-01T00:00:00"
@@ -25,21 +26,7 @@ static char *dir, base[64];
 
 static void start_server(void)
 {
-	char *log;
-	const char *p;
-	int port = 0;
-
-	/* port 0: a free one, which the server names */
-	cr_assert_eq(tl_start_logged(&srv, &srv_log,
-				     (char *[]){ (char *)tl_path("ebprof"), "serve", "--listen",
-						 "127.0.0.1:0", "--store", dir, NULL },
-				     "serving", 10),
-		     0, "ebprof serve did not start");
-	log = tl_log_text(&srv_log);
-	p = strstr(log, "(port ");
-	cr_assert(p && sscanf(p, "(port %d)", &port) == 1 && port > 0, "%s", log);
-	free(log);
-	snprintf(base, sizeof(base), "http://127.0.0.1:%d", port);
+	serve_env_start(&srv, &srv_log, dir, NULL, base, sizeof(base));
 }
 
 static void stop_server(void)

@@ -551,3 +551,25 @@ int tl_finish_logged(struct tl_proc *p, struct tl_log *l, int sig, double timeou
 	tl_log_join(l);
 	return rc;
 }
+
+const char *tl_kv(const char *out, const char *key)
+{
+	static char buf[8][512];
+	static int slot;
+	char *b = buf[slot++ % 8], k[128];
+	const char *s = out;
+	size_t n;
+
+	snprintf(k, sizeof(k), "%s=", key);
+	b[0] = '\0';
+	while (s && (s = strstr(s, k))) {
+		if (s == out || s[-1] == '\n') {
+			s += strlen(k);
+			n = strcspn(s, "\n");
+			snprintf(b, sizeof(buf[0]), "%.*s", (int)n, s);
+			return b;
+		}
+		s++;
+	}
+	return b;
+}

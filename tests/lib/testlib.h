@@ -126,4 +126,9 @@ int tl_finish_logged(struct tl_proc *p, struct tl_log *l, int sig, double timeou
 uint64_t tl_mapping(struct profile *p, uint64_t start, uint64_t limit, const char *file);
 uint64_t tl_loc(struct profile *p, uint64_t mapping, uint64_t addr, const char *fn);
 
+/* The value of "key=" at the start of a line of out (a script's
+ * "key=value" report); "" when absent. In one of 8 static buffers, so a
+ * few can be used in one expression. */
+const char *tl_kv(const char *out, const char *key);
+
 #endif /* EBPROF_TESTLIB_H */

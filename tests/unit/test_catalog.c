@@ -56,6 +56,7 @@ static void add(struct catalog *c, int n, const char *service, const char *type,
 	row.created_ns = (int64_t)n * 1000000000LL;
 	row.path = path;
 	row.size = 100 + n;
+	row.value = 10 * n;
 	va_start(ap, type);
 	while ((arg = va_arg(ap, const char *)) && row.nlabels < 8) {
 		char *eq;
@@ -180,10 +181,99 @@ Test(catalog, expiry_hands_over_the_files)
 	char gone[256] = "";
 
 	fill();
-	cr_expect_eq(catalog_expire(cat, 3000000000LL, collect, gone), 2);
+	cr_expect_eq(catalog_expire(cat, 3000000000LL, 0, collect, gone), 2);
 	cr_expect_str_eq(gone, "db1/1.pb.gz db1/2.pb.gz ");
 	cr_expect_str_eq(ids(&(struct catalog_query){ 0 }), "id5 id4 id3");
-	cr_expect_eq(catalog_expire(cat, 1, collect, gone), 0);
+	cr_expect_eq(catalog_expire(cat, 1, 0, collect, gone), 0);
+}
+
+/* Sizes are 101..105: a bound of 310 keeps the newest three (312 > 310
+ * drops one more: 209). */
+Test(catalog, expiry_by_size_drops_the_oldest)
+{
+	char gone[256] = "";
+	int64_t count, bytes;
+
+	fill();
+	cr_expect_eq(catalog_expire(cat, 0, 1000, collect, gone), 0);
+	cr_expect_eq(catalog_expire(cat, 0, 310, collect, gone), 3);
+	cr_expect_str_eq(gone, "db1/1.pb.gz db1/2.pb.gz db2/3.pb.gz ");
+	cr_expect_str_eq(ids(&(struct catalog_query){ 0 }), "id5 id4");
+	cr_assert_eq(catalog_usage(cat, &count, &bytes), 0);
+	cr_expect_eq(count, 2);
+	cr_expect_eq(bytes, 209);
+	/* age and size together: age first */
+	cr_expect_eq(catalog_expire(cat, 4500000000LL, 150, collect, gone), 1);
+	cr_expect_str_eq(ids(&(struct catalog_query){ 0 }), "id5");
+}
+
+/* Values 10 * n in 2-second buckets from t=1 s: [1,3) [3,5) [5,7). */
+Test(catalog, timeline_sums_values_by_bucket)
+{
+	int64_t v[3];
+	struct catalog_label l = { "backend_type", "client backend" };
+
+	fill();
+	cr_assert_eq(catalog_timeline(cat, &(struct catalog_query){ .service = "db1" },
+				      1000000000LL, 2000000000LL, v, 3),
+		     0);
+	cr_expect_eq(v[0], 10 + 20);
+	cr_expect_eq(v[1], 40);
+	cr_expect_eq(v[2], 50);
+	cr_assert_eq(catalog_timeline(
+			     cat,
+			     &(struct catalog_query){
+				     .service = "db1", .type = "cpu", .labels = &l, .nlabels = 1 },
+			     1000000000LL, 2000000000LL, v, 3),
+		     0);
+	cr_expect_eq(v[0], 10);
+	cr_expect_eq(v[1], 0);
+	cr_expect_eq(v[2], 50);
+	cr_expect_eq(catalog_timeline(cat, &(struct catalog_query){ 0 }, 0, 0, v, 3), -EINVAL);
+}
+
+Test(catalog, label_values_with_counts)
+{
+	struct catalog_label_count *l;
+	size_t n;
+
+	fill();
+	cr_assert_eq(
+		catalog_label_values(cat, &(struct catalog_query){ .service = "db1" }, 100, &l, &n),
+		0);
+	cr_assert_eq(n, 4);
+	cr_expect_str_eq(l[0].key, "backend_type");
+	cr_expect_str_eq(l[0].value, "client backend");
+	cr_expect_eq(l[0].rows, 3);
+	cr_expect_str_eq(l[1].value, "checkpointer");
+	cr_expect_str_eq(l[2].key, "pid");
+	cr_expect_str_eq(l[3].key, "query");
+	catalog_label_counts_free(l, n);
+	cr_assert_eq(
+		catalog_label_values(cat, &(struct catalog_query){ .service = "db1" }, 1, &l, &n),
+		0);
+	cr_expect_eq(n, 1);
+	catalog_label_counts_free(l, n);
+}
+
+/* A catalog of the first collector (no value column) opens and gains it. */
+Test(catalog, old_catalog_gains_the_value_column)
+{
+	char err[256], cmd[512];
+
+	catalog_close(cat);
+	cat = NULL;
+	snprintf(cmd, sizeof(cmd),
+		 "rm -f %s/catalog.sqlite* && sqlite3 %s/catalog.sqlite 'CREATE TABLE profiles("
+		 "id TEXT PRIMARY KEY, service TEXT NOT NULL, type TEXT NOT NULL, created_ns "
+		 "INTEGER NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL); INSERT INTO "
+		 "profiles VALUES (\"old\", \"db1\", \"cpu\", 7, \"db1/old.pb.gz\", 9)'",
+		 dir, dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	cr_assert_eq(catalog_open(dir, &cat, err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(ids(&(struct catalog_query){ 0 }), "old");
+	add(cat, 1, "db1", "cpu", NULL);
+	cr_expect_str_eq(ids(&(struct catalog_query){ 0 }), "id1 old");
 }
 
 Test(catalog, reopened_catalog_has_its_rows)

@@ -332,3 +332,26 @@ Test(merge, empty_source)
 	profile_free(e);
 	profile_free(d);
 }
+
+static bool has_pid(const struct profile *src, const struct pf_sample *s, void *ctx)
+{
+	char buf[32];
+
+	(void)ctx;
+	return profile_sample_label(src, s, "pid", buf, sizeof(buf)) != NULL;
+}
+
+/* A filter keeps some samples; everything else of src is merged as is. */
+Test(merge, where_keeps_the_samples_asked_for)
+{
+	struct profile *dst = profile_new(), *a = profile_a();
+
+	cr_assert_eq(profile_merge_where(dst, a, NULL, 0, has_pid, NULL), 0);
+	cr_assert_eq(dst->nsamples, 1);
+	cr_expect_str_eq(fname(dst, dst->samples[0].location_ids[0]), "main");
+	cr_expect_eq(dst->samples[0].values[0], 1);
+	cr_expect_eq(dst->nsample_types, 2);
+	cr_expect_eq(dst->ncomments, 2);
+	profile_free(dst);
+	profile_free(a);
+}

@@ -392,12 +392,10 @@ static void put_empty(FILE *out, const struct fg *g, const struct flamegraph_opt
 int flamegraph_write(const struct profile *p, const struct flamegraph_opts *opts, FILE *out,
 		     char *err, size_t errlen)
 {
-	const char *want = opts ? opts->sample_type : NULL;
 	int width = opts && opts->width ? opts->width : DEFAULT_WIDTH;
 	int depth = opts && opts->max_depth ? opts->max_depth : DEFAULT_MAX_DEPTH;
-	struct fg g = { .p = p, .si = -1 };
+	struct fg g;
 	int ti, ret;
-	size_t i;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -409,24 +407,13 @@ int flamegraph_write(const struct profile *p, const struct flamegraph_opts *opts
 				 MIN_SVG_WIDTH, MAX_SVG_WIDTH);
 		return -EINVAL;
 	}
-	if (depth < 0) {
-		if (err && errlen)
-			snprintf(err, errlen, "negative maximum depth %d", depth);
-		return -EINVAL;
-	}
-	ti = flamegraph_sample_type(p, want, err, errlen);
+	ti = fg_init(&g, p, opts, depth, err, errlen);
 	if (ti == -ENOENT) { /* no sample types: nothing to draw */
 		put_empty(out, NULL, opts, width);
 		return fflush(out) || ferror(out) ? -EIO : 0;
 	}
 	if (ti < 0)
 		return ti;
-	g.ti = (size_t)ti;
-	g.max_depth = depth < 2 ? 2 : (uint32_t)depth;
-	g.group_by = opts ? opts->group_by : NULL;
-	for (i = 0; i < p->nsample_types; i++)
-		if (!strcmp(profile_string(p, p->sample_types[i].type), "samples"))
-			g.si = (long)i;
 	ret = fg_build(&g);
 	if (ret) {
 		if (err && errlen)

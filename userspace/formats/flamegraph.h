@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "profile/profile.h"
 
 struct flamegraph_opts {
@@ -43,5 +45,21 @@ int flamegraph_write(const struct profile *p, const struct flamegraph_opts *opts
  * or -EINVAL with a one-line message in err naming the types p has.
  */
 int flamegraph_sample_type(const struct profile *p, const char *name, char *err, size_t errlen);
+
+/*
+ * The same tree as JSON, for the collector's web UI (*out owned by the
+ * caller): {"sample_type", "unit", "total", "names": [frame names],
+ * "kinds": [frame kinds: 0 root, 1 process/thread, 2 user, 3 kernel,
+ * 4 inlined, 5 unsymbolized, 6 cut marker], "tree": [frame, value,
+ * children...], "top": [[frame, self, total]...] (max_top rows by self;
+ * total counts a frame once per stack), "pruned": nodes left out,
+ * "cut": stacks cut at max_depth (default 1024)}. Nodes worth less than
+ * min_share of the total are left out (their time stays in their
+ * parent's self); the top table is computed before. No "tree" when the
+ * total is 0. 0, -ENOENT when p has no sample types, -EINVAL (message in
+ * err), -ENOMEM.
+ */
+int flamegraph_json(const struct profile *p, const struct flamegraph_opts *opts, double min_share,
+		    size_t max_top, json_t **out, char *err, size_t errlen);
 
 #endif /* EBPROF_FLAMEGRAPH_H */

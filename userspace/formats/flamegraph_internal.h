@@ -57,6 +57,11 @@ static inline const char *frame_name(const struct fg *g, uint32_t f)
 	return g->frames[f].key + 1;
 }
 
+/* Set g up for p: the sample type of opts (flamegraph_sample_type()),
+ * stacks cut at depth frames. Its index, -ENOENT when p has no sample
+ * types, or -EINVAL with a message in err. */
+int fg_init(struct fg *g, const struct profile *p, const struct flamegraph_opts *opts, int depth,
+	    char *err, size_t errlen);
 /* Merge the samples of g->p (sample type g->ti) into the tree and lay it
  * out. 0 or -ENOMEM. */
 int fg_build(struct fg *g);

@@ -412,6 +412,31 @@ int flamegraph_sample_type(const struct profile *p, const char *name, char *err,
 	return -EINVAL;
 }
 
+int fg_init(struct fg *g, const struct profile *p, const struct flamegraph_opts *opts, int depth,
+	    char *err, size_t errlen)
+{
+	int ti;
+
+	memset(g, 0, sizeof(*g));
+	g->p = p;
+	g->si = -1;
+	if (depth < 0) {
+		if (err && errlen)
+			snprintf(err, errlen, "negative maximum depth %d", depth);
+		return -EINVAL;
+	}
+	ti = flamegraph_sample_type(p, opts ? opts->sample_type : NULL, err, errlen);
+	if (ti < 0)
+		return ti;
+	g->ti = (size_t)ti;
+	g->max_depth = depth < 2 ? 2 : (uint32_t)depth;
+	g->group_by = opts ? opts->group_by : NULL;
+	for (size_t i = 0; i < p->nsample_types; i++)
+		if (!strcmp(profile_string(p, p->sample_types[i].type), "samples"))
+			g->si = (long)i;
+	return ti;
+}
+
 void fg_free(struct fg *g)
 {
 	size_t i;

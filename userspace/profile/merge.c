@@ -204,7 +204,8 @@ static int merge_locations(struct merge_ctx *c)
 	return err;
 }
 
-static int merge_samples(struct merge_ctx *c, const struct pf_label *extra, size_t nextra)
+static int merge_samples(struct merge_ctx *c, const struct pf_label *extra, size_t nextra,
+			 profile_sample_pred keep, void *kctx)
 {
 	const struct profile *src = c->src;
 	struct pf_label *labels = NULL;
@@ -216,6 +217,8 @@ static int merge_samples(struct merge_ctx *c, const struct pf_label *extra, size
 		const struct pf_sample *s = &src->samples[i];
 		size_t nl = 0;
 
+		if (keep && !keep(src, s, kctx))
+			continue;
 		if (s->nlocations > lcap) {
 			uint64_t *n = realloc(locs, s->nlocations * sizeof(*locs));
 
@@ -383,6 +386,13 @@ static int ctx_init(struct merge_ctx *c, struct profile *dst, const struct profi
 int profile_merge(struct profile *dst, const struct profile *src, const struct pf_label *extra,
 		  size_t nextra)
 {
+	return profile_merge_where(dst, src, extra, nextra, NULL, NULL);
+}
+
+int profile_merge_where(struct profile *dst, const struct profile *src,
+			const struct pf_label *extra, size_t nextra, profile_sample_pred keep,
+			void *ctx)
+{
 	struct merge_ctx c;
 	size_t i;
 	int err;
@@ -409,7 +419,7 @@ int profile_merge(struct profile *dst, const struct profile *src, const struct p
 	if (!err)
 		err = merge_locations(&c);
 	if (!err)
-		err = merge_samples(&c, extra, nextra);
+		err = merge_samples(&c, extra, nextra, keep, ctx);
 	ctx_free(&c);
 	return err;
 }

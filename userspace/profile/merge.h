@@ -43,6 +43,16 @@
 int profile_merge(struct profile *dst, const struct profile *src, const struct pf_label *extra,
 		  size_t nextra);
 
+/* A sample filter: true keeps s (a sample of src). */
+typedef bool (*profile_sample_pred)(const struct profile *src, const struct pf_sample *s,
+				    void *ctx);
+
+/* profile_merge() of the samples of src that keep (NULL: all) keeps; the
+ * strings, functions, locations and mappings of src are all merged. */
+int profile_merge_where(struct profile *dst, const struct profile *src,
+			const struct pf_label *extra, size_t nextra, profile_sample_pred keep,
+			void *ctx);
+
 /* Do a and b have the same sample types (type and unit strings)? */
 bool profile_same_sample_types(const struct profile *a, const struct profile *b);
 

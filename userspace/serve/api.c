@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "formats/flamegraph.h"
 #include "formats/pprof.h"
 #include "profile/merge.h"
 #include "serve_internal.h"
@@ -26,7 +27,7 @@
 static const char *const types[] = { "cpu",	  "heap",	  "block", "mutex",
 				     "goroutine", "threadcreate", "trace", "other" };
 
-static const char *arg(struct MHD_Connection *c, const char *name)
+const char *serve_arg(struct MHD_Connection *c, const char *name)
 {
 	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
 }
@@ -82,9 +83,7 @@ static int unescape(char *s)
 	return 0;
 }
 
-/* "k=v,k=v" (profefe's labels) into labels[] pointing into buf, each part
- * unescaped. The count, or -EINVAL. */
-static int parse_labels(const char *s, char *buf, size_t buflen, struct catalog_label *labels)
+int serve_parse_labels(const char *s, char *buf, size_t buflen, struct catalog_label *labels)
 {
 	int n = 0;
 	char *save = NULL;
@@ -136,7 +135,8 @@ static unsigned store(struct collector *co, const char *service, const char *typ
 	uint8_t *gz = NULL;
 	size_t gzlen = 0;
 	char rel[256], path[4352];
-	int ret;
+	int64_t value;
+	int ret, ti;
 
 	if (!rq->len) {
 		snprintf(err, errlen, "empty body: a pprof profile is expected");
@@ -147,6 +147,8 @@ static unsigned store(struct collector *co, const char *service, const char *typ
 		snprintf(err, errlen, "body is not a pprof profile (%s)", strerror(-ret));
 		return ret == -ENOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_BAD_REQUEST;
 	}
+	ti = flamegraph_sample_type(p, NULL, NULL, 0);
+	value = ti >= 0 ? profile_total(p, (size_t)ti) : 0;
 	ret = pprof_encode(p, true, &gz, &gzlen);
 	profile_free(p);
 	if (ret) {
@@ -172,6 +174,7 @@ static unsigned store(struct collector *co, const char *service, const char *typ
 	row->created_ns = created_ns;
 	row->path = rel;
 	row->size = (int64_t)gzlen;
+	row->value = value;
 	row->labels = (struct catalog_label *)labels;
 	row->nlabels = nlabels;
 	pthread_mutex_lock(&co->lock);
@@ -196,7 +199,8 @@ static int64_t now_ns(void)
 enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
 				 const struct creq *rq)
 {
-	const char *service = arg(c, "service"), *type = arg(c, "type"), *at = arg(c, "created_at");
+	const char *service = serve_arg(c, "service"), *type = serve_arg(c, "type"),
+		   *at = serve_arg(c, "created_at");
 	struct catalog_label labels[CATALOG_MAX_LABELS];
 	char buf[LABELS_TEXT_MAX], err[512];
 	struct catalog_row row;
@@ -211,7 +215,7 @@ enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
 		return serve_error(c, 400, "type: %s", type ? "unknown profile type" : "missing");
 	if (at && serve_parse_time(at, &created))
 		return serve_error(c, 400, "created_at: not a time (2006-01-02T15:04:05)");
-	n = parse_labels(arg(c, "labels"), buf, sizeof(buf), labels);
+	n = serve_parse_labels(serve_arg(c, "labels"), buf, sizeof(buf), labels);
 	if (n < 0)
 		return serve_error(c, 400, "labels: not k=v,k=v (at most %d)", CATALOG_MAX_LABELS);
 	status = store(co, service, type, created, labels, (size_t)n, rq, &row, err, sizeof(err));
@@ -233,12 +237,13 @@ static int parse_name(char *name, char *buf, size_t buflen, struct catalog_label
 	if (!len || brace[len - 1] != '}')
 		return -EINVAL;
 	brace[len - 1] = '\0';
-	return parse_labels(brace, buf, buflen, labels);
+	return serve_parse_labels(brace, buf, buflen, labels);
 }
 
 enum MHD_Result api_ingest(struct collector *co, struct MHD_Connection *c, const struct creq *rq)
 {
-	const char *name = arg(c, "name"), *format = arg(c, "format"), *from = arg(c, "from");
+	const char *name = serve_arg(c, "name"), *format = serve_arg(c, "format"),
+		   *from = serve_arg(c, "from");
 	struct catalog_label labels[CATALOG_MAX_LABELS];
 	char service[SERVICE_MAX + LABELS_TEXT_MAX], buf[LABELS_TEXT_MAX], err[512];
 	struct catalog_row row;
@@ -268,16 +273,16 @@ enum MHD_Result api_ingest(struct collector *co, struct MHD_Connection *c, const
 	return serve_json(c, 200, NULL);
 }
 
-/* The selection of a list or merge request; 0, or -EINVAL (answered). */
-static int selection(struct MHD_Connection *c, bool merge, struct catalog_query *q, char *buf,
-		     size_t buflen, struct catalog_label *labels, enum MHD_Result *answer)
+int serve_selection(struct MHD_Connection *c, bool merge, struct catalog_query *q, char *buf,
+		    size_t buflen, struct catalog_label *labels, enum MHD_Result *answer)
 {
-	const char *from = arg(c, "from"), *to = arg(c, "to"), *limit = arg(c, "limit");
+	const char *from = serve_arg(c, "from"), *to = serve_arg(c, "to"),
+		   *limit = serve_arg(c, "limit");
 	int n;
 
 	memset(q, 0, sizeof(*q));
-	q->service = arg(c, "service");
-	q->type = arg(c, "type");
+	q->service = serve_arg(c, "service");
+	q->type = serve_arg(c, "type");
 	if (!q->service) {
 		*answer = serve_error(c, 400, "service: missing");
 		return -EINVAL;
@@ -298,7 +303,7 @@ static int selection(struct MHD_Connection *c, bool merge, struct catalog_query 
 		*answer = serve_error(c, 400, "to: %s", to ? "not a time after from" : "missing");
 		return -EINVAL;
 	}
-	n = parse_labels(arg(c, "labels"), buf, buflen, labels);
+	n = serve_parse_labels(serve_arg(c, "labels"), buf, buflen, labels);
 	if (n < 0) {
 		*answer =
 			serve_error(c, 400, "labels: not k=v,k=v (at most %d)", CATALOG_MAX_LABELS);
@@ -319,14 +324,15 @@ static int selection(struct MHD_Connection *c, bool merge, struct catalog_query 
 	return 0;
 }
 
-/* Merge the stored profiles of rows into one gzip'd pprof. 0 or errno. */
-static int merge_rows(struct collector *co, const struct catalog_row *rows, size_t n, uint8_t **gz,
-		      size_t *len)
+int serve_merge(struct collector *co, const struct catalog_row *rows, size_t n,
+		profile_sample_pred keep, void *kctx, serve_each_fn each, void *ectx,
+		struct profile **out)
 {
 	struct profile *acc = profile_new();
 	char path[4352];
 	int ret = 0;
 
+	*out = NULL;
 	if (!acc)
 		return -ENOMEM;
 	for (size_t i = 0; i < n && !ret; i++) {
@@ -345,11 +351,28 @@ static int merge_rows(struct collector *co, const struct catalog_row *rows, size
 			ret = ret == -ENOMEM ? ret : 0;
 			continue;
 		}
-		ret = profile_merge(acc, p, NULL, 0);
+		if (each)
+			each(ectx, &rows[i], p);
+		ret = profile_merge_where(acc, p, NULL, 0, keep, kctx);
 		profile_free(p);
 		if (ret == -EINVAL)
 			ret = 0; /* other sample types: not mergeable, left out */
 	}
+	if (ret) {
+		profile_free(acc);
+		return ret;
+	}
+	*out = acc;
+	return 0;
+}
+
+/* Merge the stored profiles of rows into one gzip'd pprof. 0 or errno. */
+static int merge_rows(struct collector *co, const struct catalog_row *rows, size_t n, uint8_t **gz,
+		      size_t *len)
+{
+	struct profile *acc;
+	int ret = serve_merge(co, rows, n, NULL, NULL, NULL, NULL, &acc);
+
 	if (!ret)
 		ret = pprof_encode(acc, true, gz, len);
 	profile_free(acc);
@@ -368,7 +391,7 @@ enum MHD_Result api_list(struct collector *co, struct MHD_Connection *c, bool me
 	json_t *list;
 	int ret;
 
-	if (selection(c, merge, &q, buf, sizeof(buf), labels, &answer))
+	if (serve_selection(c, merge, &q, buf, sizeof(buf), labels, &answer))
 		return answer;
 	if (merge)
 		q.limit = MERGE_MAX;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +23,30 @@ static const char schema[] =
 	"PRAGMA foreign_keys=ON;"
 	"CREATE TABLE IF NOT EXISTS profiles("
 	" id TEXT PRIMARY KEY, service TEXT NOT NULL, type TEXT NOT NULL,"
-	" created_ns INTEGER NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL);"
+	" created_ns INTEGER NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL,"
+	" value INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS profiles_by_time ON profiles(service, type, created_ns);"
 	"CREATE TABLE IF NOT EXISTS labels("
 	" profile TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,"
 	" key TEXT NOT NULL, value TEXT NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS labels_by_kv ON labels(key, value, profile);"
 	"CREATE INDEX IF NOT EXISTS labels_by_profile ON labels(profile);";
+
+/* Catalogs of the first collector (no value column) gain it. */
+static const char add_value[] = "ALTER TABLE profiles ADD COLUMN value INTEGER NOT NULL DEFAULT 0";
+
+static bool has_value_column(sqlite3 *db)
+{
+	sqlite3_stmt *s = NULL;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA table_info(profiles)", -1, &s, NULL) != SQLITE_OK)
+		return true; /* let the next statement say what is wrong */
+	while (!found && sqlite3_step(s) == SQLITE_ROW)
+		found = !strcmp((const char *)sqlite3_column_text(s, 1), "value");
+	sqlite3_finalize(s);
+	return found;
+}
 
 int catalog_open(const char *dir, struct catalog **out, char *err, size_t errlen)
 {
@@ -47,6 +65,8 @@ int catalog_open(const char *dir, struct catalog **out, char *err, size_t errlen
 		rc = sqlite3_busy_timeout(c->db, 5000);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(c->db, schema, NULL, NULL, &msg);
+	if (rc == SQLITE_OK && !has_value_column(c->db))
+		rc = sqlite3_exec(c->db, add_value, NULL, NULL, &msg);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open the catalog %s: %s", path,
 			 msg	 ? msg
@@ -98,7 +118,7 @@ int catalog_add(struct catalog *c, const struct catalog_row *row)
 		return -EINVAL;
 	if (exec(c, "BEGIN IMMEDIATE"))
 		return -EIO;
-	rc = sqlite3_prepare_v2(c->db, "INSERT INTO profiles VALUES (?, ?, ?, ?, ?, ?)", -1, &p,
+	rc = sqlite3_prepare_v2(c->db, "INSERT INTO profiles VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &p,
 				NULL);
 	if (rc != SQLITE_OK)
 		goto out;
@@ -108,6 +128,7 @@ int catalog_add(struct catalog *c, const struct catalog_row *row)
 	sqlite3_bind_int64(p, 4, row->created_ns);
 	sqlite3_bind_text(p, 5, row->path, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(p, 6, row->size);
+	sqlite3_bind_int64(p, 7, row->value);
 	rc = sqlite3_step(p);
 	if (rc == SQLITE_CONSTRAINT) {
 		err = -EEXIST;
@@ -177,7 +198,7 @@ static int load_labels(struct catalog *c, struct catalog_row *row)
 	return err;
 }
 
-/* Fill row from a "SELECT id, service, type, created_ns, path, size". */
+/* Fill row from a "SELECT id, service, type, created_ns, path, size, value". */
 static int read_row(struct catalog *c, sqlite3_stmt *s, struct catalog_row *row)
 {
 	const unsigned char *id = sqlite3_column_text(s, 0);
@@ -189,40 +210,33 @@ static int read_row(struct catalog *c, sqlite3_stmt *s, struct catalog_row *row)
 	row->created_ns = sqlite3_column_int64(s, 3);
 	row->path = dup_col(s, 4);
 	row->size = sqlite3_column_int64(s, 5);
+	row->value = sqlite3_column_int64(s, 6);
 	if (!row->service || !row->type || !row->path)
 		return -ENOMEM;
 	return load_labels(c, row);
 }
 
-int catalog_list(struct catalog *c, const struct catalog_query *q, struct catalog_row **rows,
-		 size_t *n)
+/* "WHERE ..." of q after the text in sql[0..len); the new length. Its
+ * parameters are ?1..?4 and ?5.. for labels (bind_where()). */
+static size_t where(const struct catalog_query *q, char *sql, size_t size, size_t len)
 {
-	char sql[4096];
-	size_t len, cap = 0;
-	sqlite3_stmt *s = NULL;
-	int rc, err = 0, b = 1;
-
-	*rows = NULL;
-	*n = 0;
-	if (q->nlabels > CATALOG_MAX_LABELS)
-		return -EINVAL;
-	len = (size_t)snprintf(sql, sizeof(sql),
-			       "SELECT id, service, type, created_ns, path, size FROM profiles p "
-			       "WHERE (?1 IS NULL OR service = ?1) AND (?2 IS NULL OR type = ?2) "
-			       "AND (?3 = 0 OR created_ns >= ?3) AND (?4 = 0 OR created_ns <= ?4)");
+	len += (size_t)snprintf(
+		sql + len, size - len,
+		" WHERE (?1 IS NULL OR service = ?1) AND (?2 IS NULL OR type = ?2) "
+		"AND (?3 = 0 OR created_ns >= ?3) AND (?4 = 0 OR created_ns <= ?4)");
 	for (size_t i = 0; i < q->nlabels; i++)
 		len += (size_t)snprintf(
-			sql + len, sizeof(sql) - len,
+			sql + len, size - len,
 			" AND EXISTS (SELECT 1 FROM labels l WHERE l.profile = p.id "
 			"AND l.key = ?%zu AND l.value = ?%zu)",
 			5 + 2 * i, 6 + 2 * i);
-	snprintf(sql + len, sizeof(sql) - len, " ORDER BY created_ns DESC, id%s",
-		 q->limit ? " LIMIT ?4000" : "");
-	rc = sqlite3_prepare_v2(c->db, sql, -1, &s, NULL);
-	if (rc != SQLITE_OK) {
-		log_debug("catalog: list: %s", sqlite3_errmsg(c->db));
-		return -EIO;
-	}
+	return len;
+}
+
+static void bind_where(sqlite3_stmt *s, const struct catalog_query *q)
+{
+	int b = 1;
+
 	sqlite3_bind_text(s, b++, q->service, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, b++, q->type, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, b++, q->from_ns);
@@ -231,6 +245,43 @@ int catalog_list(struct catalog *c, const struct catalog_query *q, struct catalo
 		sqlite3_bind_text(s, b++, q->labels[i].key, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, b++, q->labels[i].value, -1, SQLITE_STATIC);
 	}
+}
+
+/* A statement of sql + where(q) + tail, bound; NULL on error (logged). */
+static sqlite3_stmt *prepare_where(struct catalog *c, const char *head,
+				   const struct catalog_query *q, const char *tail)
+{
+	char sql[8192];
+	size_t len = (size_t)snprintf(sql, sizeof(sql), "%s", head);
+	sqlite3_stmt *s = NULL;
+
+	len = where(q, sql, sizeof(sql), len);
+	snprintf(sql + len, sizeof(sql) - len, "%s", tail);
+	if (sqlite3_prepare_v2(c->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		log_debug("catalog: %s: %s", head, sqlite3_errmsg(c->db));
+		return NULL;
+	}
+	bind_where(s, q);
+	return s;
+}
+
+int catalog_list(struct catalog *c, const struct catalog_query *q, struct catalog_row **rows,
+		 size_t *n)
+{
+	size_t cap = 0;
+	sqlite3_stmt *s;
+	int rc = SQLITE_DONE, err = 0;
+
+	*rows = NULL;
+	*n = 0;
+	if (q->nlabels > CATALOG_MAX_LABELS)
+		return -EINVAL;
+	s = prepare_where(
+		c, "SELECT id, service, type, created_ns, path, size, value FROM profiles p", q,
+		q->limit ? " ORDER BY created_ns DESC, id LIMIT ?4000"
+			 : " ORDER BY created_ns DESC, id");
+	if (!s)
+		return -EIO;
 	if (q->limit)
 		sqlite3_bind_int64(s, 4000, (sqlite3_int64)q->limit);
 	while (!err && (rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -265,10 +316,11 @@ int catalog_get(struct catalog *c, const char *id, struct catalog_row *row)
 	int rc, err;
 
 	memset(row, 0, sizeof(*row));
-	rc = sqlite3_prepare_v2(c->db,
-				"SELECT id, service, type, created_ns, path, size FROM profiles "
-				"WHERE id = ?",
-				-1, &s, NULL);
+	rc = sqlite3_prepare_v2(
+		c->db,
+		"SELECT id, service, type, created_ns, path, size, value FROM profiles "
+		"WHERE id = ?",
+		-1, &s, NULL);
 	if (rc != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
@@ -312,25 +364,45 @@ int catalog_services(struct catalog *c, char ***names, size_t *n)
 	return err;
 }
 
-int catalog_expire(struct catalog *c, int64_t before_ns, void (*fn)(void *ctx, const char *path),
-		   void *ctx)
+int catalog_expire(struct catalog *c, int64_t before_ns, int64_t max_bytes,
+		   void (*fn)(void *ctx, const char *path), void *ctx)
 {
-	sqlite3_stmt *s = NULL;
+	sqlite3_stmt *s = NULL, *d = NULL;
+	int64_t total = 0;
 	char **paths = NULL;
 	size_t n = 0;
 	int rc, err = -EIO;
 
 	if (exec(c, "BEGIN IMMEDIATE"))
 		return -EIO;
-	rc = sqlite3_prepare_v2(c->db, "SELECT path FROM profiles WHERE created_ns < ?", -1, &s,
-				NULL);
-	if (rc != SQLITE_OK)
+	if (max_bytes > 0) {
+		if (sqlite3_prepare_v2(c->db, "SELECT COALESCE(SUM(size), 0) FROM profiles", -1, &s,
+				       NULL) != SQLITE_OK ||
+		    sqlite3_step(s) != SQLITE_ROW)
+			goto out;
+		total = sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+		s = NULL;
+	}
+	/* oldest first: by age, then until the rest fits */
+	if (sqlite3_prepare_v2(c->db,
+			       "SELECT id, path, size, created_ns FROM profiles "
+			       "WHERE created_ns < ?1 OR ?2 > 0 ORDER BY created_ns, id",
+			       -1, &s, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(c->db, "DELETE FROM profiles WHERE id = ?", -1, &d, NULL) !=
+		    SQLITE_OK)
 		goto out;
 	sqlite3_bind_int64(s, 1, before_ns);
+	sqlite3_bind_int64(s, 2, max_bytes > 0 && total > max_bytes ? 1 : 0);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		char **more = realloc(paths, (n + 1) * sizeof(*paths));
+		int64_t size = sqlite3_column_int64(s, 2);
+		char **more;
 
-		if (!more || !(more[n] = dup_col(s, 0))) {
+		if (sqlite3_column_int64(s, 3) >= before_ns &&
+		    !(max_bytes > 0 && total > max_bytes))
+			break;
+		more = realloc(paths, (n + 1) * sizeof(*paths));
+		if (!more || !(more[n] = dup_col(s, 1))) {
 			if (more)
 				paths = more;
 			err = -ENOMEM;
@@ -338,20 +410,22 @@ int catalog_expire(struct catalog *c, int64_t before_ns, void (*fn)(void *ctx, c
 		}
 		paths = more;
 		n++;
+		total -= size;
+		sqlite3_reset(d);
+		sqlite3_bind_text(d, 1, (const char *)sqlite3_column_text(s, 0), -1,
+				  SQLITE_TRANSIENT);
+		if (sqlite3_step(d) != SQLITE_DONE)
+			goto out;
 	}
-	sqlite3_finalize(s);
-	s = NULL;
-	if (rc != SQLITE_DONE ||
-	    sqlite3_prepare_v2(c->db, "DELETE FROM profiles WHERE created_ns < ?", -1, &s, NULL) !=
-		    SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(s, 1, before_ns);
-	if (sqlite3_step(s) == SQLITE_DONE && !exec(c, "COMMIT"))
+	if ((rc == SQLITE_DONE || rc == SQLITE_ROW) && !exec(c, "COMMIT"))
 		err = 0;
 out:
 	sqlite3_finalize(s);
-	if (err)
+	sqlite3_finalize(d);
+	if (err) {
+		log_debug("catalog: expire: %s", sqlite3_errmsg(c->db));
 		exec(c, "ROLLBACK");
+	}
 	/* the files go once no row names them */
 	for (size_t i = 0; i < n; i++) {
 		if (!err && fn)
@@ -360,6 +434,104 @@ out:
 	}
 	free(paths);
 	return err ? err : (int)n;
+}
+
+int catalog_usage(struct catalog *c, int64_t *count, int64_t *bytes)
+{
+	sqlite3_stmt *s = NULL;
+	int err = -EIO;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM profiles", -1,
+			       &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW) {
+		*count = sqlite3_column_int64(s, 0);
+		*bytes = sqlite3_column_int64(s, 1);
+		err = 0;
+	}
+	sqlite3_finalize(s);
+	return err;
+}
+
+int catalog_timeline(struct catalog *c, const struct catalog_query *q, int64_t from_ns,
+		     int64_t step_ns, int64_t *values, size_t n)
+{
+	struct catalog_query w = *q;
+	sqlite3_stmt *s;
+	int rc;
+
+	memset(values, 0, n * sizeof(*values));
+	if (step_ns <= 0 || !n || q->nlabels > CATALOG_MAX_LABELS)
+		return -EINVAL;
+	w.from_ns = from_ns;
+	w.to_ns = from_ns + step_ns * (int64_t)n; /* the end is in the last bucket */
+	s = prepare_where(c, "SELECT (created_ns - ?4001) / ?4002, SUM(value) FROM profiles p", &w,
+			  " GROUP BY 1");
+	if (!s)
+		return -EIO;
+	sqlite3_bind_int64(s, 4001, from_ns);
+	sqlite3_bind_int64(s, 4002, step_ns);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t b = sqlite3_column_int64(s, 0);
+
+		if (b >= 0 && (size_t)b <= n)
+			values[(size_t)b < n ? b : b - 1] += sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int catalog_label_values(struct catalog *c, const struct catalog_query *q, size_t max,
+			 struct catalog_label_count **out, size_t *n)
+{
+	sqlite3_stmt *s;
+	int rc, err = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (q->nlabels > CATALOG_MAX_LABELS)
+		return -EINVAL;
+	s = prepare_where(c,
+			  "SELECT key, value, COUNT(*) FROM labels WHERE profile IN "
+			  "(SELECT id FROM profiles p",
+			  q, ") GROUP BY key, value ORDER BY key, 3 DESC, value LIMIT ?4000");
+	if (!s)
+		return -EIO;
+	sqlite3_bind_int64(s, 4000, (sqlite3_int64)max);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct catalog_label_count *more = realloc(*out, (*n + 1) * sizeof(**out));
+
+		if (!more) {
+			err = -ENOMEM;
+			break;
+		}
+		*out = more;
+		more[*n].key = dup_col(s, 0);
+		more[*n].value = dup_col(s, 1);
+		more[*n].rows = sqlite3_column_int64(s, 2);
+		(*n)++;
+		if (!more[*n - 1].key || !more[*n - 1].value) {
+			err = -ENOMEM;
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	if (!err && rc != SQLITE_DONE && rc != SQLITE_ROW)
+		err = -EIO;
+	if (err) {
+		catalog_label_counts_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return err;
+}
+
+void catalog_label_counts_free(struct catalog_label_count *l, size_t n)
+{
+	for (size_t i = 0; l && i < n; i++) {
+		free(l[i].key);
+		free(l[i].value);
+	}
+	free(l);
 }
 
 void catalog_row_free(struct catalog_row *row)

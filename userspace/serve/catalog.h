@@ -31,6 +31,7 @@ struct catalog_row {
 	int64_t created_ns; /* wall clock */
 	char *path;	    /* relative to the catalog's directory */
 	int64_t size;
+	int64_t value; /* total of the profile's default sample type */
 	struct catalog_label *labels;
 	size_t nlabels;
 };
@@ -60,11 +61,30 @@ int catalog_list(struct catalog *c, const struct catalog_query *q, struct catalo
 int catalog_get(struct catalog *c, const char *id, struct catalog_row *row);
 /* Distinct services, sorted; *names malloc'd (each too). */
 int catalog_services(struct catalog *c, char ***names, size_t *n);
-/* Delete rows created before before_ns; once that is committed, their
- * paths are handed to fn (to remove the files). The number deleted, or a
- * negative errno. */
-int catalog_expire(struct catalog *c, int64_t before_ns, void (*fn)(void *ctx, const char *path),
-		   void *ctx);
+/* Retention: delete the rows created before before_ns (0: none by age),
+ * then the oldest rows until the sizes of those left add up to at most
+ * max_bytes (0: no bound). Once that is committed, their paths are handed
+ * to fn (to remove the files). The number deleted, or a negative errno. */
+int catalog_expire(struct catalog *c, int64_t before_ns, int64_t max_bytes,
+		   void (*fn)(void *ctx, const char *path), void *ctx);
+/* Number and total size of the rows. */
+int catalog_usage(struct catalog *c, int64_t *count, int64_t *bytes);
+
+/* Sum of the values of the rows matching q (its from/to and limit
+ * ignored) in n buckets of step_ns from from_ns: values[n] zeroed first;
+ * a row at the very end (from_ns + n * step_ns) counts in the last. */
+int catalog_timeline(struct catalog *c, const struct catalog_query *q, int64_t from_ns,
+		     int64_t step_ns, int64_t *values, size_t n);
+
+/* The labels of the rows matching q (limit ignored): distinct (key, value)
+ * with the number of rows, by key then count, at most max. */
+struct catalog_label_count {
+	char *key, *value;
+	int64_t rows;
+};
+int catalog_label_values(struct catalog *c, const struct catalog_query *q, size_t max,
+			 struct catalog_label_count **out, size_t *n);
+void catalog_label_counts_free(struct catalog_label_count *l, size_t n);
 
 /* A fresh random id (lower-case hex, CATALOG_ID_LEN characters). */
 void catalog_new_id(char id[CATALOG_ID_LEN + 1]);

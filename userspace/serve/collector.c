@@ -124,6 +124,13 @@ static enum MHD_Result route(struct collector *co, struct MHD_Connection *c, con
 	} else if (!strcmp(url, "/ingest")) {
 		if (post)
 			return api_ingest(co, c, rq);
+	} else if (!strcmp(url, "/api/ui/data")) {
+		if (get)
+			return ui_data(co, c);
+	} else if (!strncmp(url, "/api/", 5)) {
+		return serve_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint: %.200s", url);
+	} else if (get || !strcmp(method, "HEAD")) {
+		return ui_asset(c, url);
 	} else {
 		return serve_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint: %.200s", url);
 	}

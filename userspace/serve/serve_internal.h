@@ -16,6 +16,7 @@
 
 #include "catalog.h"
 #include "collector.h"
+#include "profile/merge.h"
 
 struct collector {
 	struct MHD_Daemon *daemon;
@@ -39,6 +40,27 @@ enum MHD_Result serve_error(struct MHD_Connection *c, unsigned status, const cha
 /* A profile (gzip-compressed pprof); buf is taken over. */
 enum MHD_Result serve_profile(struct MHD_Connection *c, uint8_t *buf, size_t len);
 
+/* api.c: parameters. A query argument, NULL when absent. */
+const char *serve_arg(struct MHD_Connection *c, const char *name);
+/* "k=v,k=v" (profefe's labels) into labels[] (CATALOG_MAX_LABELS) pointing
+ * into buf, each part unescaped as profefe does. The count, or -EINVAL. */
+int serve_parse_labels(const char *s, char *buf, size_t buflen, struct catalog_label *labels);
+/* The selection of a list or merge request (service, type, from, to,
+ * labels, limit) into q, labels pointing into buf; 0, or -EINVAL with the
+ * 400 answered in *answer. merge: type required. */
+int serve_selection(struct MHD_Connection *c, bool merge, struct catalog_query *q, char *buf,
+		    size_t buflen, struct catalog_label *labels, enum MHD_Result *answer);
+
+/* Called with each stored profile a merge reads, before it is merged. */
+typedef void (*serve_each_fn)(void *ctx, const struct catalog_row *row, const struct profile *p);
+/* Merge the stored profiles of rows (the samples keep keeps; NULL: all)
+ * into *out, one at a time: memory bounded by the distinct stacks. A file
+ * that cannot be read or decoded is logged and left out, as are profiles
+ * of other sample types. 0 or a negative errno. */
+int serve_merge(struct collector *co, const struct catalog_row *rows, size_t n,
+		profile_sample_pred keep, void *kctx, serve_each_fn each, void *ectx,
+		struct profile **out);
+
 /* api.c: the endpoints. */
 enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
 				 const struct creq *rq);
@@ -47,5 +69,9 @@ enum MHD_Result api_list(struct collector *co, struct MHD_Connection *c, bool me
 enum MHD_Result api_by_ids(struct collector *co, struct MHD_Connection *c, const char *ids);
 enum MHD_Result api_services(struct collector *co, struct MHD_Connection *c);
 enum MHD_Result api_version(struct MHD_Connection *c);
+
+/* ui.c: the web UI's assets and its data. */
+enum MHD_Result ui_asset(struct MHD_Connection *c, const char *url);
+enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c);
 
 #endif /* EBPROF_SERVE_INTERNAL_H */

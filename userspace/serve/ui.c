@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The collector's web UI (serve_internal.h): its assets (ui_assets.c,
+ * embedded in the binary) and the one request that feeds a view,
+ * GET /api/ui/data: the selection of the API (service, type, from, to,
+ * labels) merged in C and answered as a flamegraph tree, a top table, a
+ * table by a sample label, and the timeline of the selection from the
+ * catalog; with base_from/base_to, the same for a second range (a diff).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/flamegraph.h"
+#include "serve_internal.h"
+#include "ui_assets.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+
+#define UI_MIN_SHARE 0.0001 /* flamegraph nodes under this share are left out */
+#define UI_TOP_ROWS 500
+#define UI_GROUP_ROWS 200
+#define UI_LABEL_VALUES 500
+#define UI_MERGE_MAX 100000
+#define UI_MAX_BUCKETS 2000
+
+/* Sample label filters (filter=k=v,k=v): all must match. */
+struct filter {
+	const struct catalog_label *labels;
+	size_t n;
+};
+
+static bool keep_sample(const struct profile *p, const struct pf_sample *s, void *ctx)
+{
+	const struct filter *f = ctx;
+	char buf[32];
+
+	for (size_t i = 0; i < f->n; i++) {
+		const char *v = profile_sample_label(p, s, f->labels[i].key, buf, sizeof(buf));
+
+		if (!v || strcmp(v, f->labels[i].value))
+			return false;
+	}
+	return true;
+}
+
+enum MHD_Result ui_asset(struct MHD_Connection *c, const char *url)
+{
+	const struct ui_asset *a = ui_asset_find(url);
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (!a)
+		return serve_error(c, MHD_HTTP_NOT_FOUND, "no such page: %.200s", url);
+	r = MHD_create_response_from_buffer(a->len, (void *)a->data, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a->type);
+	/* everything the page needs comes from here */
+	MHD_add_response_header(r, "Content-Security-Policy",
+				"default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+struct group {
+	uint64_t key; /* string index, or NUMERIC | number, or MISSING */
+	int64_t value;
+};
+
+#define NUMERIC (1ULL << 63)
+#define MISSING (1ULL << 62)
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group *x = *(struct group *const *)a, *y = *(struct group *const *)b;
+
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The merged samples (type ti) summed by the value of label key. */
+static json_t *groups(struct profile *p, size_t ti, const char *key)
+{
+	struct hashmap *m = hm_new_u64();
+	int64_t k = profile_str(p, key); /* found, or added and unused */
+	struct group **all = NULL, *g;
+	json_t *rows = json_array();
+	int64_t others = 0;
+	size_t n = 0, it = 0;
+	const void *hk;
+	void *v;
+
+	if (!m || !rows || k < 0)
+		goto fail;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pf_sample *s = &p->samples[i];
+		uint64_t gk = MISSING;
+
+		for (size_t j = 0; j < s->nlabels; j++)
+			if (s->labels[j].key == k)
+				gk = s->labels[j].str ? (uint64_t)s->labels[j].str
+						      : NUMERIC | (uint64_t)s->labels[j].num;
+		g = hm_find_or_new(m, &gk, sizeof(gk), sizeof(*g));
+		if (!g)
+			goto fail;
+		g->value += s->values[ti];
+	}
+	all = malloc((hm_size(m) + 1) * sizeof(*all));
+	if (!all)
+		goto fail;
+	while (hm_next(m, &it, &hk, &v))
+		all[n++] = v;
+	qsort(all, n, sizeof(*all), cmp_group);
+	for (size_t i = 0; i < n; i++) {
+		char buf[32];
+		const char *name = buf;
+
+		if (i >= UI_GROUP_ROWS) {
+			others += all[i]->value;
+			continue;
+		}
+		if (all[i]->key == MISSING)
+			name = NULL;
+		else if (all[i]->key & NUMERIC)
+			snprintf(buf, sizeof(buf), "%lld",
+				 (long long)(int64_t)(all[i]->key & ~NUMERIC));
+		else
+			name = profile_string(p, (int64_t)all[i]->key);
+		json_array_append_new(rows, json_pack("[s?, I]", name, (json_int_t)all[i]->value));
+	}
+	for (it = 0; hm_next(m, &it, &hk, &v);)
+		free(v);
+	hm_free(m);
+	free(all);
+	return json_pack("{s:s, s:o, s:I}", "key", key, "rows", rows, "others", (json_int_t)others);
+fail:
+	if (m)
+		for (it = 0; hm_next(m, &it, &hk, &v);)
+			free(v);
+	hm_free(m);
+	free(all);
+	json_decref(rows);
+	return NULL;
+}
+
+/* Sample label keys of p, sorted by first appearance. */
+static json_t *label_keys(const struct profile *p)
+{
+	struct hashmap *seen = hm_new_u64();
+	json_t *keys = json_array();
+
+	for (size_t i = 0; seen && keys && i < p->nsamples; i++)
+		for (size_t j = 0; j < p->samples[i].nlabels; j++) {
+			int64_t k = p->samples[i].labels[j].key;
+
+			if (hm_find_u64(seen, (uint64_t)k, NULL) &&
+			    !hm_set_u64(seen, (uint64_t)k, (void *)1))
+				json_array_append_new(keys, json_string(profile_string(p, k)));
+		}
+	hm_free(seen);
+	return keys;
+}
+
+/* One range merged: *flame and, for the main range, the groups and the
+ * label keys into body. 0 or a negative errno. */
+static int merge_range(struct collector *co, const struct catalog_query *q, struct filter *f,
+		       const char *group, json_t *body, const char *prefix)
+{
+	struct catalog_query w = *q;
+	struct catalog_row *rows = NULL;
+	struct profile *acc = NULL;
+	json_t *flame = NULL;
+	char err[256], key[32];
+	size_t n = 0;
+	int ret, ti;
+
+	w.limit = UI_MERGE_MAX;
+	pthread_mutex_lock(&co->lock);
+	ret = catalog_list(co->cat, &w, &rows, &n);
+	pthread_mutex_unlock(&co->lock);
+	if (!ret)
+		ret = serve_merge(co, rows, n, f->n ? keep_sample : NULL, f, NULL, NULL, &acc);
+	catalog_rows_free(rows, n);
+	if (ret)
+		return ret;
+	snprintf(key, sizeof(key), "%sprofiles", prefix);
+	json_object_set_new(body, key, json_integer((json_int_t)n));
+	snprintf(key, sizeof(key), "%struncated", prefix);
+	json_object_set_new(body, key, json_boolean(n == UI_MERGE_MAX));
+	ret = flamegraph_json(acc, NULL, UI_MIN_SHARE, UI_TOP_ROWS, &flame, err, sizeof(err));
+	if (ret && ret != -ENOENT)
+		log_warn("serve: ui: %s", err);
+	snprintf(key, sizeof(key), "%sflame", prefix);
+	json_object_set_new(body, key, flame ? flame : json_null());
+	ti = flamegraph_sample_type(acc, NULL, NULL, 0);
+	if (!*prefix && ti >= 0) {
+		json_object_set_new(body, "groups", groups(acc, (size_t)ti, group));
+		json_object_set_new(body, "label_keys", label_keys(acc));
+	}
+	profile_free(acc);
+	return ret == -ENOMEM ? ret : 0;
+}
+
+static json_t *timeline(struct collector *co, const struct catalog_query *q, int64_t from,
+			int64_t to, size_t buckets)
+{
+	int64_t step = (to - from + (int64_t)buckets - 1) / (int64_t)buckets, *v;
+	json_t *values = json_array();
+	int ret = -ENOMEM;
+
+	if (step < 1)
+		step = 1;
+	v = calloc(buckets, sizeof(*v));
+
+	if (v && values) {
+		pthread_mutex_lock(&co->lock);
+		ret = catalog_timeline(co->cat, q, from, step, v, buckets);
+		pthread_mutex_unlock(&co->lock);
+	}
+	for (size_t i = 0; !ret && i < buckets; i++)
+		json_array_append_new(values, json_integer(v[i]));
+	free(v);
+	if (ret) {
+		json_decref(values);
+		return NULL;
+	}
+	return json_pack("{s:I, s:I, s:o}", "from", (json_int_t)(from / 1000000), "step",
+			 (json_int_t)(step / 1000000), "values", values);
+}
+
+static json_t *profile_labels(struct collector *co, const struct catalog_query *q)
+{
+	struct catalog_label_count *l;
+	json_t *out = json_array();
+	size_t n;
+
+	pthread_mutex_lock(&co->lock);
+	if (catalog_label_values(co->cat, q, UI_LABEL_VALUES, &l, &n)) {
+		pthread_mutex_unlock(&co->lock);
+		return out;
+	}
+	pthread_mutex_unlock(&co->lock);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(
+			out, json_pack("[s, s, I]", l[i].key, l[i].value, (json_int_t)l[i].rows));
+	catalog_label_counts_free(l, n);
+	return out;
+}
+
+enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c)
+{
+	struct catalog_label labels[CATALOG_MAX_LABELS], flabels[CATALOG_MAX_LABELS];
+	char buf[4096], fbuf[4096];
+	const char *group = serve_arg(c, "group"), *nb = serve_arg(c, "buckets");
+	const char *bf = serve_arg(c, "base_from"), *bt = serve_arg(c, "base_to");
+	struct filter f = { flabels, 0 };
+	enum MHD_Result answer = MHD_NO;
+	struct catalog_query q, base;
+	int64_t from, to;
+	long buckets = 120;
+	json_t *body;
+	int n, ret;
+
+	if (serve_selection(c, true, &q, buf, sizeof(buf), labels, &answer))
+		return answer;
+	n = serve_parse_labels(serve_arg(c, "filter"), fbuf, sizeof(fbuf), flabels);
+	if (n < 0)
+		return serve_error(c, 400, "filter: not k=v,k=v (at most %d)", CATALOG_MAX_LABELS);
+	f.n = (size_t)n;
+	if (!group || !*group)
+		group = "query";
+	if (nb) {
+		char *end;
+
+		buckets = strtol(nb, &end, 10);
+		if (*end || end == nb || buckets < 1 || buckets > UI_MAX_BUCKETS)
+			return serve_error(c, 400, "buckets: not 1..%d", UI_MAX_BUCKETS);
+	}
+	base = q;
+	if (bf || bt) {
+		if (!bf || !bt || serve_parse_time(bf, &base.from_ns) ||
+		    serve_parse_time(bt, &base.to_ns) || base.to_ns < base.from_ns)
+			return serve_error(c, 400, "base_from, base_to: not a time range");
+	}
+	from = bf && base.from_ns < q.from_ns ? base.from_ns : q.from_ns;
+	to = bf && base.to_ns > q.to_ns ? base.to_ns : q.to_ns;
+	body = json_object();
+	if (!body)
+		return MHD_NO;
+	json_object_set_new(body, "timeline", timeline(co, &q, from, to, (size_t)buckets));
+	json_object_set_new(body, "profile_labels", profile_labels(co, &q));
+	ret = merge_range(co, &q, &f, group, body, "");
+	if (!ret && bf)
+		ret = merge_range(co, &base, &f, group, body, "base_");
+	if (ret) {
+		json_decref(body);
+		return serve_error(c, 500, "cannot merge: %s", strerror(-ret));
+	}
+	return serve_json(c, 200, body);
+}
