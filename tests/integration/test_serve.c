@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "formats/pprof.h"
@@ -24,9 +25,14 @@ static struct tl_proc srv;
 static struct tl_log srv_log;
 static char *dir, base[64];
 
+static void start_server_with(char *const extra[])
+{
+	serve_env_start(&srv, &srv_log, dir, extra, base, sizeof(base));
+}
+
 static void start_server(void)
 {
-	serve_env_start(&srv, &srv_log, dir, NULL, base, sizeof(base));
+	start_server_with(NULL);
 }
 
 static void stop_server(void)
@@ -195,9 +201,10 @@ Test(serve, push_list_merge_and_by_id)
 	cr_expect(strstr(r.body, "\"version\":\""), "%s", r.body);
 	httpc_free(&r);
 
-	/* a restart keeps every acknowledged profile */
+	/* a restart keeps every acknowledged profile (of June: kept by
+	 * retention off, else gone by the default of 7 days) */
 	stop_server();
-	start_server();
+	start_server_with((char *[]){ "--retention", "off", NULL });
 	p = get_profile("/api/0/profiles/merge?service=db1&type=cpu&" DAY);
 	cr_expect_eq(gp_with(p, "fn_a", -1, 0) + gp_with(p, "fn_b", -1, 0), 15);
 	gp_free(p);
@@ -267,6 +274,149 @@ Test(serve, pyroscope_ingest)
 	free(pb);
 }
 
+static int count_files(const char *service)
+{
+	char cmd[600], *out = NULL;
+	int n;
+
+	snprintf(cmd, sizeof(cmd), "ls %s/profiles/%s | wc -l", dir, service);
+	cr_assert_eq(tl_sh(cmd, &out), 0);
+	n = atoi(out);
+	free(out);
+	return n;
+}
+
+/* The size of a stored profile, from the list. */
+static long stored_size(const char *id)
+{
+	struct httpc_resp r;
+	char path[256];
+	const char *p;
+	long size = -1;
+
+	snprintf(path, sizeof(path), "/api/0/profiles/%s", id);
+	cr_assert_eq(request("GET",
+			     "/api/0/profiles?service=r&from=2000-01-01T00:00:00"
+			     "&to=2100-01-01T00:00:00",
+			     NULL, 0, &r),
+		     200);
+	p = strstr(r.body, id);
+	cr_assert_not_null(p, "%s", r.body);
+	p = strstr(p, "\"size\":");
+	cr_assert(p && sscanf(p, "\"size\":%ld", &size) == 1, "%s", r.body);
+	httpc_free(&r);
+	return size;
+}
+
+/* UTC time secs ago, as the API writes it (static buffer). */
+static const char *iso_ago(int secs)
+{
+	static char buf[32];
+	time_t t = time(NULL) - secs;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	return buf;
+}
+
+#define ALL_TIME "from=2000-01-01T00:00:00&to=2100-01-01T00:00:00"
+
+/* Retention: by age at start (and every minute), then by size, oldest
+ * first; rows and files go together. */
+Test(serve, retention_by_age_then_size)
+{
+	char ids[6][40], size_arg[32];
+	struct httpc_resp r;
+	struct gp_profile *p;
+	long size;
+
+	post("service=r&type=cpu&created_at=2020-01-01T00:00:00", "fn_0", 1, ids[0]);
+	post("service=r&type=cpu&created_at=2020-01-02T00:00:00", "fn_1", 1, ids[1]);
+	for (int i = 2; i < 6; i++) {
+		char q[128], fn[8];
+
+		/* within the last minutes: kept by age */
+		snprintf(q, sizeof(q), "service=r&type=cpu&created_at=%s", iso_ago(600 - i));
+		snprintf(fn, sizeof(fn), "fn_%d", i);
+		post(q, fn, 1, ids[i]);
+	}
+	cr_expect_eq(count_files("r"), 6);
+	size = stored_size(ids[5]);
+	/* the running server started before: its next pass is a minute away */
+	stop_server();
+	snprintf(size_arg, sizeof(size_arg), "%ld", 3 * size);
+	start_server_with((char *[]){ "--max-size", size_arg, "-v", NULL });
+	cr_assert_eq(request("GET", "/api/0/profiles?service=r&" ALL_TIME, NULL, 0, &r), 200);
+	for (int i = 0; i < 3; i++)
+		cr_expect_null(strstr(r.body, ids[i]), "%d still listed: %s", i, r.body);
+	for (int i = 3; i < 6; i++)
+		cr_expect(strstr(r.body, ids[i]), "%d not listed: %s", i, r.body);
+	httpc_free(&r);
+	cr_expect_eq(count_files("r"), 3);
+	p = get_profile("/api/0/profiles/merge?service=r&type=cpu&" ALL_TIME);
+	cr_expect_eq(gp_with(p, "fn_2", -1, 0), 0);
+	cr_expect_eq(gp_with(p, "fn_5", -1, 0), 1);
+	gp_free(p);
+	/* off keeps everything, however old */
+	stop_server();
+	start_server_with((char *[]){ "--retention", "off", NULL });
+	post("service=r&type=cpu&created_at=2001-01-01T00:00:00", "fn_old", 1, ids[0]);
+	stop_server();
+	start_server_with((char *[]){ "--retention", "off", NULL });
+	cr_expect_eq(count_files("r"), 4);
+}
+
+/* --token-file: every API request carries the token; the page itself
+ * needs none (it asks for the token). */
+Test(serve, token_for_reads_and_writes)
+{
+	char tokfile[600], url[256];
+	struct httpc_resp r;
+	size_t len;
+	uint8_t *pb = make_profile("fn_t", 2, &len);
+	FILE *f;
+
+	snprintf(tokfile, sizeof(tokfile), "%s/token", dir);
+	f = fopen(tokfile, "w");
+	cr_assert_not_null(f);
+	fputs("s3cret-token\n", f);
+	fclose(f);
+	stop_server();
+	start_server_with((char *[]){ "--token-file", tokfile, NULL });
+	expect_error("GET", "/api/0/services", NULL, 0, 401, "token");
+	expect_error("POST", "/api/0/profiles?service=t&type=cpu", pb, len, 401, "token");
+	expect_error("POST", "/ingest?name=t&format=pprof", pb, len, 401, "token");
+	snprintf(url, sizeof(url), "%s/api/0/profiles?service=t&type=cpu", base);
+	cr_assert_eq(httpc_request("POST", url,
+				   (const char *const[]){ "Authorization: Bearer wrong", NULL }, pb,
+				   len, 10, &r),
+		     0);
+	cr_expect_eq(r.status, 401);
+	httpc_free(&r);
+	cr_assert_eq(
+		httpc_request("POST", url,
+			      (const char *const[]){ "Authorization: Bearer s3cret-token", NULL },
+			      pb, len, 10, &r),
+		0);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	httpc_free(&r);
+	/* Pyroscope clients: basic auth with the token as password */
+	snprintf(url, sizeof(url), "%s/api/0/services", base);
+	cr_assert_eq(httpc_request("GET", url,
+				   (const char *const[]){
+					   "Authorization: Basic eDpzM2NyZXQtdG9rZW4=", NULL },
+				   NULL, 0, 10, &r),
+		     0);
+	cr_expect_eq(r.status, 200);
+	cr_expect_str_eq(r.body, "{\"code\":200,\"body\":[\"t\"]}");
+	httpc_free(&r);
+	cr_assert_eq(request("GET", "/", NULL, 0, &r), 200);
+	cr_expect(strstr(r.body, "<title>ebprof</title>"), "%s", r.body);
+	httpc_free(&r);
+	free(pb);
+}
+
 /* Bad command lines: one line naming the problem, exit 2 (1 for a store
  * that cannot be written); nothing listens. */
 Test(serve_cli, bad_flags_are_clear_errors, .timeout = 60)
@@ -282,6 +432,10 @@ Test(serve_cli, bad_flags_are_clear_errors, .timeout = 60)
 		{ "--port 1", 2, "unknown option '--port'" },
 		{ "extra", 2, "unexpected argument 'extra'" },
 		{ "--listen 127.0.0.1:0 --store /proc/ebprof-no", 1, "cannot create the store" },
+		{ "--retention 5x", 2, "--retention: '5x' is not an age" },
+		{ "--max-size -1", 2, "--max-size: '-1' is not a size" },
+		{ "--token-file /nonexistent/t", 2, "--token-file: cannot read /nonexistent/t" },
+		{ "--token-file /dev/null", 2, "the first line must be the token" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -5,13 +5,16 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "options.h"
 #include "serve/collector.h"
 #include "util/args.h"
+#include "util/fileio.h"
 #include "util/log.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -20,6 +23,27 @@ static void on_stop(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+/* The token: FILE's first line; NULL (said) when missing or empty. */
+static char *read_token(const char *path)
+{
+	char buf[4097], *tok;
+	struct stat st;
+	int ret = read_small_file(path, buf, sizeof(buf), NULL);
+
+	if (ret) {
+		log_error("--token-file: cannot read %s: %s", path, strerror(-ret));
+		return NULL;
+	}
+	if (!stat(path, &st) && (st.st_mode & S_IROTH))
+		log_warn("--token-file: %s is readable by every user", path);
+	buf[strcspn(buf, "\r\n")] = '\0';
+	tok = *buf ? strdup(buf) : NULL;
+	if (!*buf)
+		log_error("--token-file: %s: the first line must be the token", path);
+	explicit_bzero(buf, sizeof(buf));
+	return tok;
 }
 
 void cmd_serve_usage(void)
@@ -36,6 +60,13 @@ void cmd_serve_usage(void)
 	       "                          (default " COLLECTOR_DEFAULT_LISTEN ")\n"
 	       "      --store DIR         profiles and catalog (default " COLLECTOR_DEFAULT_STORE
 	       ")\n"
+	       "      --retention AGE     drop profiles older than AGE (e.g. 12h, 7d, 4w;\n"
+	       "                          default 7d; off keeps them)\n"
+	       "      --max-size SIZE     then drop the oldest until the store holds at most\n"
+	       "                          SIZE of profiles (e.g. 500M, 20G; default: no bound)\n"
+	       "      --token-file FILE   require the token on FILE's first line on every API\n"
+	       "                          request: Authorization: Bearer TOKEN, or basic auth\n"
+	       "                          with TOKEN as the password (the UI asks for it)\n"
 	       "  -v, --verbose           more messages (repeat for debug)\n"
 	       "  -h, --help              this help\n"
 	       "\n"
@@ -45,15 +76,21 @@ void cmd_serve_usage(void)
 
 int cmd_serve(int argc, char **argv)
 {
-	enum { OPT_LISTEN = 0x2000, OPT_STORE };
+	enum { OPT_LISTEN = 0x2000, OPT_STORE, OPT_RETENTION, OPT_MAX_SIZE, OPT_TOKEN_FILE };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "store", required_argument, NULL, OPT_STORE },
+		{ "retention", required_argument, NULL, OPT_RETENTION },
+		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct collector_opts o = { COLLECTOR_DEFAULT_LISTEN, COLLECTOR_DEFAULT_STORE };
+	struct collector_opts o = { .listen = COLLECTOR_DEFAULT_LISTEN,
+				    .store = COLLECTOR_DEFAULT_STORE,
+				    .retention_s = COLLECTOR_DEFAULT_RETENTION_S };
+	char *token = NULL;
 	struct sigaction sa = { 0 };
 	sigset_t block, old;
 	struct collector *co;
@@ -70,16 +107,39 @@ int cmd_serve(int argc, char **argv)
 		case OPT_STORE:
 			o.store = optarg;
 			break;
+		case OPT_RETENTION:
+			if (!strcmp(optarg, "off")) {
+				o.retention_s = 0;
+			} else if (args_parse_duration(optarg, &o.retention_s)) {
+				log_error("--retention: '%s' is not an age (12h, 7d, 4w or off)",
+					  optarg);
+				goto usage;
+			}
+			break;
+		case OPT_MAX_SIZE:
+			if (args_parse_size(optarg, &o.max_bytes)) {
+				log_error("--max-size: '%s' is not a size (500M, 20G)", optarg);
+				goto usage;
+			}
+			break;
+		case OPT_TOKEN_FILE:
+			free(token);
+			token = read_token(optarg);
+			if (!token)
+				goto usage;
+			break;
 		case 'v':
 			verbose++;
 			break;
 		default:
+			free(token);
 			ret = cli_option_end(c, argv, "serve", cmd_serve_usage);
 			return ret > 0 ? EXIT_OK : EXIT_USAGE;
 		}
 	}
 	if (cli_operands(argc, argv, 0, "serve"))
-		return EXIT_USAGE;
+		goto usage;
+	o.token = token;
 	if (verbose)
 		log_set_level(verbose > 1 ? LOG_DEBUG : LOG_INFO);
 	/* blocked (the server's threads inherit it) until sigsuspend() */
@@ -93,6 +153,9 @@ int cmd_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	ret = serve_start(&o, &co, err, sizeof(err));
+	if (token)
+		explicit_bzero(token, strlen(token));
+	free(token);
 	if (ret) {
 		log_error("%s", err);
 		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
@@ -103,4 +166,7 @@ int cmd_serve(int argc, char **argv)
 		sigsuspend(&old);
 	serve_stop(co);
 	return EXIT_OK;
+usage:
+	free(token);
+	return EXIT_USAGE;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,12 +96,60 @@ static int take_body(struct creq *rq, const char *data, size_t len)
 	return 0;
 }
 
+/* Constant time in the length of want. */
+static bool same_secret(const char *got, const char *want)
+{
+	size_t n = strlen(want), m = got ? strlen(got) : 0;
+	unsigned char d = n != m;
+
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)want[i] ^ (unsigned char)(i < m ? got[i] : 0);
+	return !d;
+}
+
+/* Does the request carry the token (bearer, or basic auth password)? */
+static bool authorized(const struct collector *co, struct MHD_Connection *c)
+{
+	const char *h =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	char *user, *pass = NULL;
+	bool ok;
+
+	if (!co->token)
+		return true;
+	if (h && !strncasecmp(h, "Bearer ", 7))
+		return same_secret(h + 7, co->token);
+	user = MHD_basic_auth_get_username_password(c, &pass);
+	ok = pass && same_secret(pass, co->token);
+	MHD_free(user);
+	MHD_free(pass);
+	return ok;
+}
+
+static enum MHD_Result unauthorized(struct MHD_Connection *c)
+{
+	static const char body[] = "{\"code\":401,\"error\":\"a bearer token is required\"}";
+	struct MHD_Response *r = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)body,
+								 MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"ebprof\"");
+	ret = MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result route(struct collector *co, struct MHD_Connection *c, const char *method,
 			     const char *url, const struct creq *rq)
 {
 	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
 	const char *prefix = "/api/0/profiles/";
 
+	if ((!strncmp(url, "/api/", 5) || !strcmp(url, "/ingest")) && !authorized(co, c))
+		return unauthorized(c);
 	if (rq->too_big)
 		return serve_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body over %u bytes",
 				   COLLECTOR_MAX_BODY);
@@ -196,7 +245,10 @@ int serve_start(const struct collector_opts *o, struct collector **out, char *er
 		return -ENOMEM;
 	pthread_mutex_init(&co->lock, NULL);
 	co->store = strdup(o->store);
-	if (!co->store) {
+	co->token = o->token ? strdup(o->token) : NULL;
+	co->retention_s = o->retention_s;
+	co->max_bytes = o->max_bytes;
+	if (!co->store || (o->token && !co->token)) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -209,6 +261,11 @@ int serve_start(const struct collector_opts *o, struct collector **out, char *er
 	ret = catalog_open(o->store, &co->cat, err, errlen);
 	if (ret)
 		goto fail;
+	ret = serve_retention_start(co);
+	if (ret) {
+		snprintf(err, errlen, "cannot start the retention thread: %s", strerror(-ret));
+		goto fail;
+	}
 	if (net_listen_socket_spec(o->listen, host, sizeof(host), &port)) {
 		snprintf(err, errlen,
 			 "listen must be ADDR:PORT (IPv4 address, [IPv6 address] or localhost), "
@@ -227,8 +284,8 @@ int serve_start(const struct collector_opts *o, struct collector **out, char *er
 		MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
 		NULL, NULL, on_request, co, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)120, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)256, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned int)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_END);
 	if (!co->daemon) {
 		close(fd);
 		snprintf(err, errlen, "cannot start the HTTP server on %s (libmicrohttpd failed)",
@@ -254,9 +311,13 @@ void serve_stop(struct collector *c)
 		return;
 	if (c->daemon)
 		MHD_stop_daemon(c->daemon);
+	serve_retention_stop(c);
 	catalog_close(c->cat);
 	pthread_mutex_destroy(&c->lock);
 	free(c->store);
+	if (c->token)
+		explicit_bzero(c->token, strlen(c->token));
+	free(c->token);
 	free(c);
 }
 

@@ -13,6 +13,8 @@
  *   POST /ingest?name=SERVICE{k=v,...}&from=&until=&format=pprof
  *        (Grafana Pyroscope's push: a cpu profile)
  *
+ *   GET  /api/ui/data?...      the web UI's view (ui.c), the UI at /
+ *
  * JSON answers in profefe's envelope, {"code":200,"body":...} or
  * {"code":N,"error":"..."}; profiles as gzip-compressed pprof. Times are
  * 2006-01-02T15:04:05 (UTC) or RFC 3339. Profiles are stored as
@@ -29,9 +31,16 @@
 #define COLLECTOR_DEFAULT_STORE "/var/lib/ebprof"
 #define COLLECTOR_MAX_BODY (64u << 20) /* bytes of a pushed profile */
 
+#define COLLECTOR_DEFAULT_RETENTION_S (7 * 86400)
+
 struct collector_opts {
-	const char *listen; /* ADDR:PORT (util/netlisten.h); port 0: a free one */
-	const char *store;  /* directory */
+	const char *listen;  /* ADDR:PORT (util/netlisten.h); port 0: a free one */
+	const char *store;   /* directory */
+	int64_t retention_s; /* profiles older than this are dropped; 0: kept */
+	int64_t max_bytes;   /* then the oldest until the store fits; 0: no bound */
+	const char *token;   /* every /api/ and /ingest request must carry it as
+			      * "Authorization: Bearer TOKEN" (or basic auth with
+			      * it as password); NULL: none */
 };
 
 struct collector;

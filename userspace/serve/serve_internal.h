@@ -22,8 +22,15 @@ struct collector {
 	struct MHD_Daemon *daemon;
 	int port;
 	char *store;	      /* the directory */
+	char *token;	      /* NULL: no authentication */
 	pthread_mutex_t lock; /* around the catalog */
 	struct catalog *cat;
+	int64_t retention_s, max_bytes; /* 0: no bound */
+	/* retention.c's thread */
+	pthread_t retention;
+	pthread_mutex_t stop_lock;
+	pthread_cond_t stop_cond;
+	bool stopping, sync_ready, retention_running;
 };
 
 /* One request's body, gathered as it comes. */
@@ -69,6 +76,13 @@ enum MHD_Result api_list(struct collector *co, struct MHD_Connection *c, bool me
 enum MHD_Result api_by_ids(struct collector *co, struct MHD_Connection *c, const char *ids);
 enum MHD_Result api_services(struct collector *co, struct MHD_Connection *c);
 enum MHD_Result api_version(struct MHD_Connection *c);
+
+/* retention.c: drop what is older than retention_s, then the oldest until
+ * the store fits max_bytes: now (the number dropped or a negative errno),
+ * and every minute on a thread. */
+int serve_expire(struct collector *co);
+int serve_retention_start(struct collector *co);
+void serve_retention_stop(struct collector *co);
 
 /* ui.c: the web UI's assets and its data. */
 enum MHD_Result ui_asset(struct MHD_Connection *c, const char *url);

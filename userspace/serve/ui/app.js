@@ -83,8 +83,18 @@
 		return q.toString();
 	}
 
+	// --token-file: kept for this tab only
+	const auth = () => {
+		const t = sessionStorage.getItem('ebprof-token');
+		return t ? { Authorization: 'Bearer ' + t } : {};
+	};
+
 	async function getJSON(url) {
-		const r = await fetch(url);
+		const r = await fetch(url, { headers: auth() });
+		if (r.status === 401) {
+			$('token-form').hidden = false;
+			throw new Error('the collector wants its token');
+		}
 		let j = null;
 		try {
 			j = await r.json();
@@ -477,6 +487,27 @@
 			go(false, true);
 		});
 		$('reset-zoom').addEventListener('click', () => flame.reset());
+		$('token-form').addEventListener('submit', (e) => {
+			e.preventDefault();
+			sessionStorage.setItem('ebprof-token', $('token').value);
+			$('token').value = '';
+			$('token-form').hidden = true;
+			location.reload();
+		});
+		// with a token the download needs the header too
+		$('download').addEventListener('click', async (e) => {
+			if (!sessionStorage.getItem('ebprof-token'))
+				return;
+			e.preventDefault();
+			const r = await fetch($('download').href, { headers: auth() });
+			if (!r.ok)
+				return status(`download: HTTP ${r.status}`, 'error');
+			const a = document.createElement('a');
+			a.href = URL.createObjectURL(await r.blob());
+			a.download = 'profile.pb.gz';
+			a.click();
+			URL.revokeObjectURL(a.href);
+		});
 		window.addEventListener('popstate', () => { readURL(); controls(); load(); });
 		dragTimeline();
 		live();
