@@ -41,7 +41,11 @@ int tl_spawn(struct tl_proc *p, char *const argv[], bool pipe_in, bool pipe_out,
 	if ((pipe_in && pipe2(in, O_CLOEXEC)) || (pipe_out && pipe2(out, O_CLOEXEC)) ||
 	    (pipe_err && pipe2(err, O_CLOEXEC)))
 		return -errno;
-	fflush(NULL);
+	/* not fflush(NULL): a tl_log thread blocked reading another child's
+	 * output holds that stream's lock, and flushing every stream would
+	 * wait for it (a test starting a child after a logged one hung) */
+	fflush(stdout);
+	fflush(stderr);
 	p->pid = fork();
 	if (p->pid < 0)
 		return -errno;

@@ -57,6 +57,7 @@ struct agent_config {
 	size_t ncgroups;
 	char *service;		       /* service: default the host name */
 	char *push_profefe;	       /* push-profefe: base URL, NULL = off */
+	char *profefe_token;	       /* profefe-token: bearer token, NULL = none */
 	char *push_pyroscope;	       /* push-pyroscope: base URL, NULL = off */
 	char *pyroscope_user;	       /* pyroscope-user: basic auth user */
 	char *pyroscope_password;      /* pyroscope-password */

@@ -140,6 +140,11 @@ const struct key_def config_keys[] = {
 	  .arg = "URL",
 	  .section = "Remotes",
 	  .help = "push profiles to this profefe collector" },
+	{ .name = "profefe-token",
+	  .type = T_TEXT,
+	  .off = F(profefe_token),
+	  .arg = "TOKEN",
+	  .help = "bearer token for the profefe collector (ebprof serve --token-file)" },
 	{ .name = "push-pyroscope",
 	  .type = T_URL,
 	  .off = F(push_pyroscope),
@@ -570,6 +575,7 @@ void config_free(struct agent_config *c)
 	free(c->push_pyroscope);
 	free(c->pyroscope_user);
 	free(c->pyroscope_password);
+	free(c->profefe_token);
 	free(c->pyroscope_tenant);
 	free(c->queue_dir);
 	free(c->debuginfod_urls);

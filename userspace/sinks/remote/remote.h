@@ -8,6 +8,7 @@
  *   Pyroscope: POST {base}/ingest?name=S{k=v,...}&from=UNIX&until=UNIX&format=pprof
  *              body: the raw pprof (not multipart); optional basic auth and
  *              X-Scope-OrgID (tenant).
+ * A profefe push may carry a bearer token (ebprof serve --token-file).
  * Every profile goes first into a bounded on-disk queue (one file per
  * profile with its metadata, fsync'ed, in enqueue order) and is removed
  * only after the remote accepted it, so nothing is lost while the remote
@@ -35,6 +36,7 @@ struct remote_opts {
 	const char *user; /* basic auth (Pyroscope), NULL = none */
 	const char *password;
 	const char *tenant;	  /* X-Scope-OrgID (Pyroscope), NULL = none */
+	const char *token;	  /* Authorization: Bearer (profefe), NULL = none */
 	const char *queue_dir;	  /* this remote's own queue directory (created) */
 	int64_t queue_max_bytes;  /* 0 = 256 MiB */
 	double backoff_initial_s; /* 0 = 1 s */

@@ -462,6 +462,15 @@ int rhttp_new(const struct remote_opts *opts, const char *base, bool (*should_ab
 		snprintf(hdr, sizeof(hdr), "X-Scope-OrgID: %s", opts->tenant);
 		h->headers = curl_slist_append(h->headers, hdr);
 	}
+	if (h->headers && opts->kind == REMOTE_PROFEFE && opts->token && *opts->token) {
+		char *auth = NULL;
+
+		if (asprintf(&auth, "Authorization: Bearer %s", opts->token) < 0)
+			goto fail;
+		h->headers = curl_slist_append(h->headers, auth);
+		explicit_bzero(auth, strlen(auth));
+		free(auth);
+	}
 	if (!h->headers)
 		goto fail;
 	/* libcurl copies string options */
