@@ -17,6 +17,7 @@
 #include "gopprof.h"
 #include "httpc.h"
 #include "serve_env.h"
+#include "sinks/store/store.h"
 #include "testlib.h"
 
 #define DAY "from=2026-01-01T00:00:00&to=2036-01-01T00:00:00"
@@ -415,6 +416,90 @@ Test(serve, token_for_reads_and_writes)
 	cr_expect(strstr(r.body, "<title>ebprof</title>"), "%s", r.body);
 	httpc_free(&r);
 	free(pb);
+}
+
+/* Write profiles as the agent does (sinks/store) into dir/agent. */
+static void agent_write(const char *adir, const char *fn, uint32_t pid, int64_t start_ns)
+{
+	struct store_opts o = { .dir = adir };
+	struct store *st;
+	size_t len;
+	uint8_t *pb = make_profile(fn, 4, &len);
+	char pidtext[16];
+	struct kv labels[3] = { { "service", "db9" }, { "pid", pidtext }, { "comm", "postgres" } };
+	struct sink_profile r = { .start_ns = start_ns,
+				  .end_ns = start_ns + 60000000000LL,
+				  .pid = pid,
+				  .service = "db9",
+				  .comm = "postgres",
+				  .labels = labels,
+				  .nlabels = 3,
+				  .data = pb,
+				  .len = len };
+	char path[1024];
+
+	snprintf(pidtext, sizeof(pidtext), "%u", pid);
+	cr_assert_eq(store_open(&o, &st), 0);
+	cr_assert_eq(store_write(st, &r, path, sizeof(path)), 0);
+	store_close(st);
+	free(pb);
+}
+
+/* --store over a directory the agent wrote: its profiles are cataloged
+ * where they are (at start, then every minute), with the labels of the
+ * agent's index; those the agent removed leave the catalog. */
+Test(serve, indexes_an_agent_directory)
+{
+	char cmd[1200], *out = NULL;
+	struct gp_profile *p;
+	struct httpc_resp r;
+	int64_t now = (int64_t)time(NULL) * 1000000000LL;
+	int tries;
+
+	stop_server();
+	agent_write(dir, "fn_agent1", 101, now - 120000000000LL);
+	agent_write(dir, "fn_agent2", 102, now - 60000000000LL);
+	start_server();
+	for (tries = 0; tries < 100; tries++) {
+		long st = request("GET", "/api/0/profiles?service=db9&" ALL_TIME, NULL, 0, &r);
+		bool both = st == 200 && strstr(r.body, "\"value\":\"102\"") &&
+			    strstr(r.body, "\"value\":\"101\"");
+
+		if (both)
+			break;
+		httpc_free(&r);
+		usleep(100000);
+	}
+	cr_assert_lt(tries, 100, "the agent's profiles were not cataloged");
+	cr_expect(strstr(r.body, "{\"key\":\"comm\",\"value\":\"postgres\"}"), "%s", r.body);
+	httpc_free(&r);
+	p = get_profile("/api/0/profiles/merge?service=db9&type=cpu&labels=pid=102&" ALL_TIME);
+	cr_expect_eq(gp_with(p, "fn_agent2", -1, 0), 4);
+	cr_expect_eq(gp_with(p, "fn_agent1", -1, 0), 0);
+	gp_free(p);
+	/* a restart catalogs nothing twice */
+	stop_server();
+	start_server();
+	usleep(500000);
+	p = get_profile("/api/0/profiles/merge?service=db9&type=cpu&" ALL_TIME);
+	cr_expect_eq(gp_with(p, "fn_agent1", -1, 0) + gp_with(p, "fn_agent2", -1, 0), 8);
+	gp_free(p);
+	/* the agent's retention removed one */
+	snprintf(cmd, sizeof(cmd), "rm \"$(ls %s/db9/*/*-101.pb.gz)\"", dir);
+	cr_assert_eq(tl_sh(cmd, &out), 0, "%s", out);
+	free(out);
+	stop_server();
+	start_server();
+	for (tries = 0; tries < 100; tries++) {
+		cr_assert_eq(request("GET", "/api/0/profiles?service=db9&" ALL_TIME, NULL, 0, &r),
+			     200);
+		if (!strstr(r.body, "\"value\":\"101\""))
+			break;
+		httpc_free(&r);
+		usleep(100000);
+	}
+	cr_expect_lt(tries, 100, "the removed profile is still listed");
+	httpc_free(&r);
 }
 
 /* Bad command lines: one line naming the problem, exit 2 (1 for a store

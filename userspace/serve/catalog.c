@@ -436,6 +436,51 @@ out:
 	return err ? err : (int)n;
 }
 
+int catalog_has(struct catalog *c, const char *id)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT 1 FROM profiles WHERE id = ?", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int catalog_prune(struct catalog *c, bool (*drop)(void *ctx, const char *path), void *ctx)
+{
+	sqlite3_stmt *s = NULL, *d = NULL;
+	int rc, n = 0, err = -EIO;
+
+	if (exec(c, "BEGIN IMMEDIATE"))
+		return -EIO;
+	if (sqlite3_prepare_v2(c->db, "SELECT id, path FROM profiles", -1, &s, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(c->db, "DELETE FROM profiles WHERE id = ?", -1, &d, NULL) !=
+		    SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (!drop(ctx, (const char *)sqlite3_column_text(s, 1)))
+			continue;
+		sqlite3_reset(d);
+		sqlite3_bind_text(d, 1, (const char *)sqlite3_column_text(s, 0), -1,
+				  SQLITE_TRANSIENT);
+		if (sqlite3_step(d) != SQLITE_DONE)
+			goto out;
+		n++;
+	}
+	if (rc == SQLITE_DONE && !exec(c, "COMMIT"))
+		err = 0;
+out:
+	sqlite3_finalize(s);
+	sqlite3_finalize(d);
+	if (err)
+		exec(c, "ROLLBACK");
+	return err ? err : n;
+}
+
 int catalog_usage(struct catalog *c, int64_t *count, int64_t *bytes)
 {
 	sqlite3_stmt *s = NULL;

@@ -13,6 +13,7 @@
 #ifndef EBPROF_SERVE_CATALOG_H
 #define EBPROF_SERVE_CATALOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,6 +68,11 @@ int catalog_services(struct catalog *c, char ***names, size_t *n);
  * to fn (to remove the files). The number deleted, or a negative errno. */
 int catalog_expire(struct catalog *c, int64_t before_ns, int64_t max_bytes,
 		   void (*fn)(void *ctx, const char *path), void *ctx);
+/* Is there a row of this id? 1, 0 or -EIO. */
+int catalog_has(struct catalog *c, const char *id);
+/* Delete the rows for which drop(ctx, path) is true (e.g. files removed
+ * by someone else). The number deleted, or a negative errno. */
+int catalog_prune(struct catalog *c, bool (*drop)(void *ctx, const char *path), void *ctx);
 /* Number and total size of the rows. */
 int catalog_usage(struct catalog *c, int64_t *count, int64_t *bytes);
 

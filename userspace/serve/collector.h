@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #define COLLECTOR_DEFAULT_LISTEN "127.0.0.1:10100"
-#define COLLECTOR_DEFAULT_STORE "/var/lib/ebprof"
+#define COLLECTOR_DEFAULT_STORE "/var/lib/ebprof/serve"
 #define COLLECTOR_MAX_BODY (64u << 20) /* bytes of a pushed profile */
 
 #define COLLECTOR_DEFAULT_RETENTION_S (7 * 86400)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The collector's retention (serve_internal.h): a thread that, at start
- * and every minute, drops the profiles older than the retention and then
+ * The collector's upkeep (serve_internal.h): a thread that, at start and
+ * every minute, catalogs what an agent wrote into the store (index.c) and
+ * drops the profiles older than the retention and then
  * the oldest until the store fits its size; rows first, files after (a
  * crash in between leaves files no row names, never a row without its
  * file).
@@ -58,6 +59,7 @@ static void *run(void *arg)
 	pthread_mutex_lock(&co->stop_lock);
 	while (!co->stopping) {
 		pthread_mutex_unlock(&co->stop_lock);
+		serve_index(co);
 		serve_expire(co);
 		pthread_mutex_lock(&co->stop_lock);
 		clock_gettime(CLOCK_MONOTONIC, &until);

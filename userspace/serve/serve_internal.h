@@ -84,6 +84,11 @@ int serve_expire(struct collector *co);
 int serve_retention_start(struct collector *co);
 void serve_retention_stop(struct collector *co);
 
+/* index.c: catalog the profiles an agent wrote into the store directory
+ * (not yet cataloged), drop the rows of those it removed. The number
+ * added or a negative errno. Run by retention.c's thread first. */
+int serve_index(struct collector *co);
+
 /* ui.c: the web UI's assets and its data. */
 enum MHD_Result ui_asset(struct MHD_Connection *c, const char *url);
 enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c);
