@@ -36,7 +36,7 @@ DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib
 	protobuf-c-compiler libprotobuf-c-dev libcriterion-dev libiberty-dev pkg-config \
 	libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev libpg-query-dev libsqlite3-dev sqlite3 chromium libxml2-utils \
 	elfutils binutils golang-go postgresql postgresql-client procps util-linux \
-	debuginfod xz-utils
+	debuginfod xz-utils bc time python3 curl
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -59,7 +59,7 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols clean format
+.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols bench-serve clean format
 all: $(BUILD)/ebprof
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
@@ -175,6 +175,11 @@ bench: deps
 bench-record: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/record-overhead.sh
+
+# The collector: merge vs go tool pprof, list, UI first paint.
+bench-serve: deps
+	$(MAKE) --no-print-directory all
+	BUILD=$(BUILD) ./bench/serve.sh
 
 bench-agent: deps
 	$(MAKE) --no-print-directory all

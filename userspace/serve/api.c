@@ -324,48 +324,6 @@ int serve_selection(struct MHD_Connection *c, bool merge, struct catalog_query *
 	return 0;
 }
 
-int serve_merge(struct collector *co, const struct catalog_row *rows, size_t n,
-		profile_sample_pred keep, void *kctx, serve_each_fn each, void *ectx,
-		struct profile **out)
-{
-	struct profile *acc = profile_new();
-	char path[4352];
-	int ret = 0;
-
-	*out = NULL;
-	if (!acc)
-		return -ENOMEM;
-	for (size_t i = 0; i < n && !ret; i++) {
-		struct profile *p = NULL;
-		uint8_t *buf = NULL;
-		size_t blen;
-
-		snprintf(path, sizeof(path), "%s/%s", co->store, rows[i].path);
-		ret = read_file(path, &buf, &blen);
-		if (!ret)
-			ret = pprof_decode(buf, blen, &p);
-		free(buf);
-		if (ret) {
-			log_warn("serve: profile %s (%s): %s; left out of the merge", rows[i].id,
-				 path, strerror(-ret));
-			ret = ret == -ENOMEM ? ret : 0;
-			continue;
-		}
-		if (each)
-			each(ectx, &rows[i], p);
-		ret = profile_merge_where(acc, p, NULL, 0, keep, kctx);
-		profile_free(p);
-		if (ret == -EINVAL)
-			ret = 0; /* other sample types: not mergeable, left out */
-	}
-	if (ret) {
-		profile_free(acc);
-		return ret;
-	}
-	*out = acc;
-	return 0;
-}
-
 /* Merge the stored profiles of rows into one gzip'd pprof. 0 or errno. */
 static int merge_rows(struct collector *co, const struct catalog_row *rows, size_t n, uint8_t **gz,
 		      size_t *len)

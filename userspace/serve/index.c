@@ -19,15 +19,19 @@
 #include "serve_internal.h"
 #include "sinks/store/store.h"
 #include "util/fileio.h"
-#include "util/hashmap.h"
 #include "util/log.h"
 
 #define OWN_PREFIX "profiles/" /* what the collector stores itself */
 
+/* Stable across versions (ids are stored): FNV-1a, twice seeded. */
 static void path_id(const char *rel, char id[CATALOG_ID_LEN + 1])
 {
-	uint64_t a = hm_hash_str(rel), b = hm_mix64(a ^ hm_hash_bytes("ebprof", 6));
+	uint64_t a = 0xcbf29ce484222325ULL, b = 0x84222325cbf29ce4ULL;
 
+	for (const unsigned char *p = (const unsigned char *)rel; *p; p++) {
+		a = (a ^ *p) * 0x100000001b3ULL;
+		b = (b ^ *p) * 0x100000001b3ULL;
+	}
 	snprintf(id, CATALOG_ID_LEN + 1, "%016llx%016llx", (unsigned long long)a,
 		 (unsigned long long)b);
 }

@@ -316,16 +316,22 @@ uint64_t hm_mix64(uint64_t h)
 	return h;
 }
 
+/* Eight bytes a step (a multiply and a rotation each), the tail bytewise;
+ * hm_mix64() spreads the result. Not stable across versions: nothing
+ * stored may depend on it. */
 uint64_t hm_hash_bytes(const void *data, size_t len)
 {
 	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = 0xcbf29ce484222325ULL ^ len, w;
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
+	for (; len >= 8; p += 8, len -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h = h << 31 | h >> 33;
 	}
-	return hm_mix64(h); /* spreads FNV-1a's weak low bits */
+	for (; len; p++, len--)
+		h = (h ^ *p) * 0x100000001b3ULL;
+	return hm_mix64(h);
 }
 
 uint64_t hm_hash_str(const void *str)
