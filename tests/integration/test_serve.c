@@ -244,6 +244,11 @@ Test(serve, bad_input_is_a_400_naming_the_parameter)
 	expect_error("DELETE", "/api/0/profiles", NULL, 0, 405, "not allowed");
 	post("service=s&type=cpu", "fn_a", 1, a);
 	post("service=s&type=heap", "fn_h", 1, h);
+	expect_error("GET",
+		     "/api/0/profiles/merge?service=s&type=cpu&drop_labels=a,b,c,d,e,f,g,h,"
+		     "i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z,a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,"
+		     "t,u,v,w,x,y,z,a,b,c,d,e,f,g,h,i,j,k,l,m,n&" DAY,
+		     NULL, 0, 400, "drop_labels");
 	snprintf(path, sizeof(path), "/api/0/profiles/%s+%s", a, h);
 	expect_error("GET", path, NULL, 0, 400, "different types");
 	free(pb);

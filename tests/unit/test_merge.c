@@ -346,7 +346,9 @@ Test(merge, where_keeps_the_samples_asked_for)
 {
 	struct profile *dst = profile_new(), *a = profile_a();
 
-	cr_assert_eq(profile_merge_where(dst, a, NULL, 0, has_pid, NULL), 0);
+	cr_assert_eq(profile_merge_where(dst, a, NULL, 0,
+					 &(struct profile_merge_filter){ .keep = has_pid }),
+		     0);
 	cr_assert_eq(dst->nsamples, 1);
 	cr_expect_str_eq(fname(dst, dst->samples[0].location_ids[0]), "main");
 	cr_expect_eq(dst->samples[0].values[0], 1);
@@ -354,4 +356,27 @@ Test(merge, where_keeps_the_samples_asked_for)
 	cr_expect_eq(dst->ncomments, 2);
 	profile_free(dst);
 	profile_free(a);
+}
+
+/* Dropped labels leave every sample; samples that then match are summed. */
+Test(merge, where_drops_labels)
+{
+	struct profile *dst = profile_new(), *a = profile_a(), *b = profile_a();
+	const char *drop[] = { "pid" };
+
+	cr_assert_eq(
+		profile_merge_where(dst, a, NULL, 0,
+				    &(struct profile_merge_filter){ .drop = drop, .ndrop = 1 }),
+		0);
+	cr_assert_eq(
+		profile_merge_where(dst, b, NULL, 0,
+				    &(struct profile_merge_filter){ .drop = drop, .ndrop = 1 }),
+		0);
+	cr_assert_eq(dst->nsamples, 2);
+	for (size_t i = 0; i < dst->nsamples; i++)
+		cr_expect_eq(dst->samples[i].nlabels, 0);
+	cr_expect_eq(dst->samples[0].values[0] + dst->samples[1].values[0], 6);
+	profile_free(dst);
+	profile_free(a);
+	profile_free(b);
 }

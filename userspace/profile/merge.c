@@ -204,8 +204,17 @@ static int merge_locations(struct merge_ctx *c)
 	return err;
 }
 
+/* Is label key k of src among the dropped? */
+static bool dropped(const struct profile *src, const struct profile_merge_filter *f, int64_t k)
+{
+	for (size_t i = 0; f && i < f->ndrop; i++)
+		if (!strcmp(profile_string(src, k), f->drop[i]))
+			return true;
+	return false;
+}
+
 static int merge_samples(struct merge_ctx *c, const struct pf_label *extra, size_t nextra,
-			 profile_sample_pred keep, void *kctx)
+			 const struct profile_merge_filter *f)
 {
 	const struct profile *src = c->src;
 	struct pf_label *labels = NULL;
@@ -217,7 +226,7 @@ static int merge_samples(struct merge_ctx *c, const struct pf_label *extra, size
 		const struct pf_sample *s = &src->samples[i];
 		size_t nl = 0;
 
-		if (keep && !keep(src, s, kctx))
+		if (f && f->keep && !f->keep(src, s, f->ctx))
 			continue;
 		if (s->nlocations > lcap) {
 			uint64_t *n = realloc(locs, s->nlocations * sizeof(*locs));
@@ -246,6 +255,8 @@ static int merge_samples(struct merge_ctx *c, const struct pf_label *extra, size
 			const struct pf_label *l = &s->labels[j];
 			struct pf_label d = { .num = l->num };
 
+			if (f && f->ndrop && dropped(src, f, l->key))
+				continue;
 			d.key = map_str(c, l->key);
 			d.str = map_str(c, l->str);
 			d.num_unit = map_str(c, l->num_unit);
@@ -386,12 +397,12 @@ static int ctx_init(struct merge_ctx *c, struct profile *dst, const struct profi
 int profile_merge(struct profile *dst, const struct profile *src, const struct pf_label *extra,
 		  size_t nextra)
 {
-	return profile_merge_where(dst, src, extra, nextra, NULL, NULL);
+	return profile_merge_where(dst, src, extra, nextra, NULL);
 }
 
 int profile_merge_where(struct profile *dst, const struct profile *src,
-			const struct pf_label *extra, size_t nextra, profile_sample_pred keep,
-			void *ctx)
+			const struct pf_label *extra, size_t nextra,
+			const struct profile_merge_filter *f)
 {
 	struct merge_ctx c;
 	size_t i;
@@ -419,7 +430,7 @@ int profile_merge_where(struct profile *dst, const struct profile *src,
 	if (!err)
 		err = merge_locations(&c);
 	if (!err)
-		err = merge_samples(&c, extra, nextra, keep, ctx);
+		err = merge_samples(&c, extra, nextra, f);
 	ctx_free(&c);
 	return err;
 }

@@ -47,11 +47,21 @@ int profile_merge(struct profile *dst, const struct profile *src, const struct p
 typedef bool (*profile_sample_pred)(const struct profile *src, const struct pf_sample *s,
 				    void *ctx);
 
-/* profile_merge() of the samples of src that keep (NULL: all) keeps; the
- * strings, functions, locations and mappings of src are all merged. */
+/* What of src a merge takes: the samples keep keeps (NULL: all), without
+ * the labels named in drop (ndrop of them); a sample left without labels
+ * is summed with its stack's others. */
+struct profile_merge_filter {
+	profile_sample_pred keep;
+	void *ctx;
+	const char *const *drop;
+	size_t ndrop;
+};
+
+/* profile_merge() through a filter (NULL: none); the strings, functions,
+ * locations and mappings of src are all merged. */
 int profile_merge_where(struct profile *dst, const struct profile *src,
-			const struct pf_label *extra, size_t nextra, profile_sample_pred keep,
-			void *ctx);
+			const struct pf_label *extra, size_t nextra,
+			const struct profile_merge_filter *f);
 
 /* Do a and b have the same sample types (type and unit strings)? */
 bool profile_same_sample_types(const struct profile *a, const struct profile *b);

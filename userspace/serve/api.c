@@ -324,17 +324,50 @@ int serve_selection(struct MHD_Connection *c, bool merge, struct catalog_query *
 	return 0;
 }
 
-/* Merge the stored profiles of rows into one gzip'd pprof. 0 or errno. */
-static int merge_rows(struct collector *co, const struct catalog_row *rows, size_t n, uint8_t **gz,
-		      size_t *len)
+/* drop_labels=k,k (label keys the merge leaves out of every sample) into
+ * keys pointing into buf; the count or -EINVAL. */
+static int drop_labels(struct MHD_Connection *c, char *buf, size_t buflen, const char **keys)
 {
-	struct profile *acc;
-	int ret = serve_merge(co, rows, n, NULL, NULL, NULL, NULL, &acc);
+	const char *s = serve_arg(c, "drop_labels");
+	char *save = NULL;
+	int n = 0;
 
+	if (!s || !*s)
+		return 0;
+	if (strlen(s) >= buflen)
+		return -EINVAL;
+	strcpy(buf, s);
+	for (char *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+		if (n == CATALOG_MAX_LABELS)
+			return -EINVAL;
+		keys[n++] = k;
+	}
+	return n;
+}
+
+/* Merge the stored profiles of rows into one gzip'd pprof, without the
+ * labels of drop_labels. 0, or the status with the reason answered. */
+static enum MHD_Result answer_merge(struct collector *co, struct MHD_Connection *c,
+				    const struct catalog_row *rows, size_t n)
+{
+	const char *keys[CATALOG_MAX_LABELS];
+	char buf[LABELS_TEXT_MAX];
+	struct profile *acc;
+	uint8_t *gz = NULL;
+	size_t len;
+	int nd = drop_labels(c, buf, sizeof(buf), keys), ret;
+
+	if (nd < 0)
+		return serve_error(c, 400, "drop_labels: not k,k (at most %d)", CATALOG_MAX_LABELS);
+	ret = serve_merge(co, rows, n,
+			  &(struct profile_merge_filter){ .drop = keys, .ndrop = (size_t)nd }, NULL,
+			  NULL, &acc);
 	if (!ret)
-		ret = pprof_encode(acc, true, gz, len);
+		ret = pprof_encode(acc, true, &gz, &len);
 	profile_free(acc);
-	return ret;
+	if (ret)
+		return serve_error(c, 500, "cannot merge: %s", strerror(-ret));
+	return serve_profile(c, gz, len);
 }
 
 enum MHD_Result api_list(struct collector *co, struct MHD_Connection *c, bool merge)
@@ -344,9 +377,8 @@ enum MHD_Result api_list(struct collector *co, struct MHD_Connection *c, bool me
 	struct catalog_query q;
 	struct catalog_row *rows;
 	enum MHD_Result answer = MHD_NO;
-	uint8_t *gz = NULL;
-	size_t n, len;
 	json_t *list;
+	size_t n;
 	int ret;
 
 	if (serve_selection(c, merge, &q, buf, sizeof(buf), labels, &answer))
@@ -363,11 +395,9 @@ enum MHD_Result api_list(struct collector *co, struct MHD_Connection *c, bool me
 		return serve_error(c, 404, "nothing found");
 	}
 	if (merge) {
-		ret = merge_rows(co, rows, n, &gz, &len);
+		answer = answer_merge(co, c, rows, n);
 		catalog_rows_free(rows, n);
-		if (ret)
-			return serve_error(c, 500, "cannot merge: %s", strerror(-ret));
-		return serve_profile(c, gz, len);
+		return answer;
 	}
 	list = json_array();
 	for (size_t i = 0; i < n; i++)
@@ -381,8 +411,7 @@ enum MHD_Result api_by_ids(struct collector *co, struct MHD_Connection *c, const
 	struct catalog_row rows[64];
 	char copy[64 * (CATALOG_ID_LEN + 2)], *save = NULL;
 	enum MHD_Result answer;
-	uint8_t *gz = NULL;
-	size_t n = 0, len;
+	size_t n = 0;
 	int ret = 0;
 
 	if (!*ids || strlen(ids) >= sizeof(copy))
@@ -408,9 +437,7 @@ enum MHD_Result api_by_ids(struct collector *co, struct MHD_Connection *c, const
 	}
 	if (!n)
 		return serve_error(c, 400, "ids: 1 to 64 ids joined by '+'");
-	ret = merge_rows(co, rows, n, &gz, &len);
-	answer = ret ? serve_error(c, 500, "cannot merge: %s", strerror(-ret))
-		     : serve_profile(c, gz, len);
+	answer = answer_merge(co, c, rows, n);
 out:
 	for (size_t i = 0; i < n; i++)
 		catalog_row_free(&rows[i]);

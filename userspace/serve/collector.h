@@ -6,7 +6,7 @@
  *   POST /api/0/profiles?service=&type=&labels=k=v,...[&created_at=]
  *        body: a pprof profile, gzip-compressed or not
  *   GET  /api/0/profiles?service=&type=&from=&to=&labels=&limit=
- *   GET  /api/0/profiles/merge?service=&type=&from=&to=&labels=
+ *   GET  /api/0/profiles/merge?service=&type=&from=&to=&labels=[&drop_labels=k,..]
  *   GET  /api/0/profiles/ID[+ID...]
  *   GET  /api/0/services
  *   GET  /api/0/version

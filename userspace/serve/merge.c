@@ -17,7 +17,7 @@
 #include "util/log.h"
 
 int serve_merge(struct collector *co, const struct catalog_row *rows, size_t n,
-		profile_sample_pred keep, void *kctx, serve_each_fn each, void *ectx,
+		const struct profile_merge_filter *f, serve_each_fn each, void *ectx,
 		struct profile **out)
 {
 	struct profile *acc = profile_new();
@@ -45,7 +45,7 @@ int serve_merge(struct collector *co, const struct catalog_row *rows, size_t n,
 		}
 		if (each)
 			each(ectx, &rows[i], p);
-		ret = profile_merge_where(acc, p, NULL, 0, keep, kctx);
+		ret = profile_merge_where(acc, p, NULL, 0, f);
 		profile_free(p);
 		if (ret == -EINVAL)
 			ret = 0; /* other sample types: not mergeable, left out */

@@ -60,12 +60,12 @@ int serve_selection(struct MHD_Connection *c, bool merge, struct catalog_query *
 
 /* Called with each stored profile a merge reads, before it is merged. */
 typedef void (*serve_each_fn)(void *ctx, const struct catalog_row *row, const struct profile *p);
-/* Merge the stored profiles of rows (the samples keep keeps; NULL: all)
- * into *out, one at a time: memory bounded by the distinct stacks. A file
- * that cannot be read or decoded is logged and left out, as are profiles
- * of other sample types. 0 or a negative errno. */
+/* Merge the stored profiles of rows through f (NULL: everything) into
+ * *out, one at a time: memory bounded by the distinct stacks. A file that
+ * cannot be read or decoded is logged and left out, as are profiles of
+ * other sample types. 0 or a negative errno. */
 int serve_merge(struct collector *co, const struct catalog_row *rows, size_t n,
-		profile_sample_pred keep, void *kctx, serve_each_fn each, void *ectx,
+		const struct profile_merge_filter *f, serve_each_fn each, void *ectx,
 		struct profile **out);
 
 /* api.c: the endpoints. */

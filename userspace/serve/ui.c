@@ -184,7 +184,9 @@ static int merge_range(struct collector *co, const struct catalog_query *q, stru
 	ret = catalog_list(co->cat, &w, &rows, &n);
 	pthread_mutex_unlock(&co->lock);
 	if (!ret)
-		ret = serve_merge(co, rows, n, f->n ? keep_sample : NULL, f, NULL, NULL, &acc);
+		ret = serve_merge(co, rows, n,
+				  &(struct profile_merge_filter){ f->n ? keep_sample : NULL, f },
+				  NULL, NULL, &acc);
 	catalog_rows_free(rows, n);
 	if (ret)
 		return ret;
