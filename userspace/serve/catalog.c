@@ -165,17 +165,12 @@ static char *dup_col(sqlite3_stmt *s, int i)
 	return strdup(t ? (const char *)t : "");
 }
 
-/* The labels of row (its id set). */
-static int load_labels(struct catalog *c, struct catalog_row *row)
+/* The labels of row (its id set), with s (labels_stmt(), reset here). */
+static int load_labels(sqlite3_stmt *s, struct catalog_row *row)
 {
-	sqlite3_stmt *s = NULL;
 	int rc, err = 0;
 
-	rc = sqlite3_prepare_v2(c->db,
-				"SELECT key, value FROM labels WHERE profile = ? ORDER BY rowid",
-				-1, &s, NULL);
-	if (rc != SQLITE_OK)
-		return -EIO;
+	sqlite3_reset(s);
 	sqlite3_bind_text(s, 1, row->id, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW && row->nlabels < CATALOG_MAX_LABELS) {
 		struct catalog_label *more =
@@ -194,12 +189,24 @@ static int load_labels(struct catalog *c, struct catalog_row *row)
 			break;
 		}
 	}
-	sqlite3_finalize(s);
+	sqlite3_reset(s);
 	return err;
 }
 
-/* Fill row from a "SELECT id, service, type, created_ns, path, size, value". */
-static int read_row(struct catalog *c, sqlite3_stmt *s, struct catalog_row *row)
+static sqlite3_stmt *labels_stmt(struct catalog *c)
+{
+	sqlite3_stmt *s = NULL;
+
+	if (sqlite3_prepare_v2(c->db,
+			       "SELECT key, value FROM labels WHERE profile = ? ORDER BY rowid", -1,
+			       &s, NULL) != SQLITE_OK)
+		return NULL;
+	return s;
+}
+
+/* Fill row from a "SELECT id, service, type, created_ns, path, size,
+ * value", its labels with ls (labels_stmt()). */
+static int read_row(sqlite3_stmt *ls, sqlite3_stmt *s, struct catalog_row *row)
 {
 	const unsigned char *id = sqlite3_column_text(s, 0);
 
@@ -213,23 +220,30 @@ static int read_row(struct catalog *c, sqlite3_stmt *s, struct catalog_row *row)
 	row->value = sqlite3_column_int64(s, 6);
 	if (!row->service || !row->type || !row->path)
 		return -ENOMEM;
-	return load_labels(c, row);
+	return load_labels(ls, row);
 }
 
 /* "WHERE ..." of q after the text in sql[0..len); the new length. Its
- * parameters are ?1..?4 and ?5.. for labels (bind_where()). */
+ * parameters are ?1..?4 and ?5.. for labels (bind_where()); only the
+ * conditions q sets are written, so SQLite can range-scan the indexes
+ * (an "?3 = 0 OR created_ns >= ?3" defeats them: a page of 100 of 100 000
+ * rows took 40 ms). */
 static size_t where(const struct catalog_query *q, char *sql, size_t size, size_t len)
 {
-	len += (size_t)snprintf(
-		sql + len, size - len,
-		" WHERE (?1 IS NULL OR service = ?1) AND (?2 IS NULL OR type = ?2) "
-		"AND (?3 = 0 OR created_ns >= ?3) AND (?4 = 0 OR created_ns <= ?4)");
+	len += (size_t)snprintf(sql + len, size - len, " WHERE 1");
+	if (q->service)
+		len += (size_t)snprintf(sql + len, size - len, " AND service = ?1");
+	if (q->type)
+		len += (size_t)snprintf(sql + len, size - len, " AND type = ?2");
+	if (q->from_ns)
+		len += (size_t)snprintf(sql + len, size - len, " AND created_ns >= ?3");
+	if (q->to_ns)
+		len += (size_t)snprintf(sql + len, size - len, " AND created_ns <= ?4");
 	for (size_t i = 0; i < q->nlabels; i++)
-		len += (size_t)snprintf(
-			sql + len, size - len,
-			" AND EXISTS (SELECT 1 FROM labels l WHERE l.profile = p.id "
-			"AND l.key = ?%zu AND l.value = ?%zu)",
-			5 + 2 * i, 6 + 2 * i);
+		len += (size_t)snprintf(sql + len, size - len,
+					" AND p.id IN (SELECT profile FROM labels "
+					"WHERE key = ?%zu AND value = ?%zu)",
+					5 + 2 * i, 6 + 2 * i);
 	return len;
 }
 
@@ -269,7 +283,7 @@ int catalog_list(struct catalog *c, const struct catalog_query *q, struct catalo
 		 size_t *n)
 {
 	size_t cap = 0;
-	sqlite3_stmt *s;
+	sqlite3_stmt *s, *ls;
 	int rc = SQLITE_DONE, err = 0;
 
 	*rows = NULL;
@@ -280,8 +294,12 @@ int catalog_list(struct catalog *c, const struct catalog_query *q, struct catalo
 		c, "SELECT id, service, type, created_ns, path, size, value FROM profiles p", q,
 		q->limit ? " ORDER BY created_ns DESC, id LIMIT ?4000"
 			 : " ORDER BY created_ns DESC, id");
-	if (!s)
+	ls = labels_stmt(c);
+	if (!s || !ls) {
+		sqlite3_finalize(s);
+		sqlite3_finalize(ls);
 		return -EIO;
+	}
 	if (q->limit)
 		sqlite3_bind_int64(s, 4000, (sqlite3_int64)q->limit);
 	while (!err && (rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -296,12 +314,13 @@ int catalog_list(struct catalog *c, const struct catalog_query *q, struct catalo
 			*rows = more;
 			cap = ncap;
 		}
-		err = read_row(c, s, &(*rows)[*n]);
+		err = read_row(ls, s, &(*rows)[*n]);
 		(*n)++;
 	}
 	if (!err && rc != SQLITE_DONE)
 		err = -EIO;
 	sqlite3_finalize(s);
+	sqlite3_finalize(ls);
 	if (err) {
 		catalog_rows_free(*rows, *n);
 		*rows = NULL;
@@ -312,24 +331,29 @@ int catalog_list(struct catalog *c, const struct catalog_query *q, struct catalo
 
 int catalog_get(struct catalog *c, const char *id, struct catalog_row *row)
 {
-	sqlite3_stmt *s = NULL;
+	sqlite3_stmt *s = NULL, *ls = labels_stmt(c);
 	int rc, err;
 
 	memset(row, 0, sizeof(*row));
+	if (!ls)
+		return -EIO;
 	rc = sqlite3_prepare_v2(
 		c->db,
 		"SELECT id, service, type, created_ns, path, size, value FROM profiles "
 		"WHERE id = ?",
 		-1, &s, NULL);
-	if (rc != SQLITE_OK)
+	if (rc != SQLITE_OK) {
+		sqlite3_finalize(ls);
 		return -EIO;
+	}
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
-		err = read_row(c, s, row);
+		err = read_row(ls, s, row);
 	else
 		err = rc == SQLITE_DONE ? -ENOENT : -EIO;
 	sqlite3_finalize(s);
+	sqlite3_finalize(ls);
 	if (err)
 		catalog_row_free(row);
 	return err;
