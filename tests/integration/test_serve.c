@@ -241,6 +241,14 @@ Test(serve, bad_input_is_a_400_naming_the_parameter)
 	expect_error("GET", "/api/0/profiles/0123456789abcdef0123456789abcdef", NULL, 0, 404,
 		     "no profile");
 	expect_error("GET", "/api/0/nothing", NULL, 0, 404, "no such endpoint");
+	/* the web UI's data: the API's parameters and its own */
+	expect_error("GET", "/api/ui/data?service=s&" DAY, NULL, 0, 400, "type");
+	expect_error("GET", "/api/ui/data?service=s&type=cpu&buckets=0&" DAY, NULL, 0, 400,
+		     "buckets");
+	expect_error("GET", "/api/ui/data?service=s&type=cpu&filter=novalue&" DAY, NULL, 0, 400,
+		     "filter");
+	expect_error("GET", "/api/ui/data?service=s&type=cpu&base_from=2026-02-01T00:00:00&" DAY,
+		     NULL, 0, 400, "base_from");
 	expect_error("DELETE", "/api/0/profiles", NULL, 0, 405, "not allowed");
 	post("service=s&type=cpu", "fn_a", 1, a);
 	post("service=s&type=heap", "fn_h", 1, h);
