@@ -51,6 +51,35 @@ struct stack_trace {
 	__u64 ips[EBPROF_MAX_STACK_DEPTH];
 };
 
+/*
+ * DWARF unwinding (--unwind dwarf). An unwind table is the CFI of one
+ * binary (.eh_frame, else .debug_frame) compiled by userspace
+ * (symbolizer/unwind_table.c) into rows sorted by pc: row i holds from its
+ * pc up to the next row's. The rule of a row gives the canonical frame
+ * address (CFA: the caller's rsp), the return address is at CFA - 8
+ * (x86-64 ABI; a table whose CFI says otherwise marks the row
+ * UNWIND_CFA_UNSUPPORTED) and rbp was saved at CFA + rbp_off (0: rbp
+ * unchanged). Tables live one after the other in the `unwind_rows` array.
+ */
+enum unwind_cfa {
+	UNWIND_CFA_RSP = 0,	/* CFA = rsp + cfa_off */
+	UNWIND_CFA_RBP,		/* CFA = rbp + cfa_off */
+	UNWIND_CFA_PLT,		/* PLT entry: rsp + cfa_off, + 8 when (rip & 15) >= flags */
+	UNWIND_CFA_DEREF_RBP,	/* stack realignment: CFA = *(rbp + cfa_off) */
+	UNWIND_CFA_SIGNAL,	/* __restore_rt: the kernel's rt_sigframe is at rsp */
+	UNWIND_CFA_END,		/* return address undefined: the outermost frame */
+	UNWIND_CFA_GAP,		/* no CFI here: frame pointers */
+	UNWIND_CFA_UNSUPPORTED, /* a rule the unwinder does not implement */
+};
+
+struct unwind_row {
+	__u32 pc;      /* ELF virtual address where the row starts */
+	__s32 cfa_off; /* see enum unwind_cfa */
+	__s16 rbp_off; /* rbp saved at CFA + rbp_off; 0: unchanged */
+	__u8 cfa;      /* enum unwind_cfa */
+	__u8 flags;    /* UNWIND_CFA_PLT: the (rip & 15) threshold */
+};
+
 /* Indices into the per-CPU `stats` array: every sample is counted once
  * under STAT_SAMPLES, every failure under its own cause (up to
  * STAT_LOSS_END), then the work of statement capture. */
