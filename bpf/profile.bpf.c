@@ -301,68 +301,176 @@ static __always_inline struct seen_state *note_sampled(struct task_struct *task,
 	return last;
 }
 
-SEC("perf_event")
-int do_sample(struct bpf_perf_event_data *ctx)
+/*
+ * Everything of a sample but its user stack: the target filter, the
+ * kernel stack, the process's announcement and its statement, into key.
+ * False when the task is not sampled.
+ */
+static __always_inline bool sample_begin(struct bpf_perf_event_data *ctx, struct sample_key *key,
+					 bool *user_mode, bool *has_mm)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct task_struct *task;
-	struct sample_key key = {};
 	struct seen_state *seen;
-	__u64 one = 1, *count;
-	void *counts;
 	bool lost;
-	long ret;
 
 	if (tid == 0) /* the idle task is not CPU use */
-		return 0;
+		return false;
 	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
-		return 0;
+		return false;
 	stat_inc(STAT_SAMPLES);
 
-	key.tgid = tgid;
-	key.tid = tid;
-	bpf_get_current_comm(&key.comm, sizeof(key.comm));
+	key->tgid = tgid;
+	key->tid = tid;
+	bpf_get_current_comm(&key->comm, sizeof(key->comm));
 
-	if (want_kernel && !in_user_mode(ctx)) {
-		key.kstack = store_stack(ctx, false, &lost);
-		key.flags |= lost ? SAMPLE_KSTACK_LOST : 0;
+	*user_mode = in_user_mode(ctx);
+	if (want_kernel && !*user_mode) {
+		key->kstack = store_stack(ctx, false, &lost);
+		key->flags |= lost ? SAMPLE_KSTACK_LOST : 0;
 	}
 	task = (struct task_struct *)bpf_get_current_task();
-	if (want_user && BPF_CORE_READ(task, mm)) { /* kernel threads have no user stack */
-		key.ustack = store_stack(ctx, true, &lost);
-		key.flags |= lost ? SAMPLE_USTACK_LOST : 0;
-	}
+	*has_mm = BPF_CORE_READ(task, mm) != NULL; /* kernel threads have no user stack */
 	seen = note_sampled(task, tgid);
 	if (want_queries && seen) {
 #ifdef EBPROF_QUERY_TIMING /* bench/query-capture.sh: the cost, to the ns */
 		__u64 t0 = bpf_ktime_get_ns();
 
-		read_query(&seen->stmt, tgid, tid, &key);
+		read_query(&seen->stmt, tgid, tid, key);
 		if (seen->stmt.pg.query_string) {
 			stat_add(STAT_QUERY_NS, bpf_ktime_get_ns() - t0);
 			stat_inc(STAT_QUERY_CALLS);
 		}
 #else
-		read_query(&seen->stmt, tgid, tid, &key);
+		read_query(&seen->stmt, tgid, tid, key);
 #endif
 	}
+	return true;
+}
+
+static __always_inline void count_sample(const struct sample_key *key)
+{
+	__u64 one = 1, *count;
+	void *counts;
+	long ret;
 
 	counts = active_counts ? (void *)&counts1 : (void *)&counts0;
-	count = bpf_map_lookup_elem(counts, &key);
+	count = bpf_map_lookup_elem(counts, key);
 	if (count) {
 		__sync_fetch_and_add(count, 1);
 	} else {
-		ret = (int)bpf_map_update_elem(counts, &key, &one,
+		ret = (int)bpf_map_update_elem(counts, key, &one,
 					       BPF_NOEXIST); /* see store_stack() */
 		if (ret == -EEXIST) {			     /* another CPU inserted it meanwhile */
-			count = bpf_map_lookup_elem(counts, &key);
+			count = bpf_map_lookup_elem(counts, key);
 			if (count)
 				__sync_fetch_and_add(count, 1);
 		} else if (ret) {
 			stat_inc(STAT_COUNTS_FULL);
 		}
 	}
+}
+
+/* --unwind fp: user stacks walked by the kernel along frame pointers. */
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	struct sample_key key = {};
+	bool user_mode, has_mm, lost;
+
+	if (!sample_begin(ctx, &key, &user_mode, &has_mm))
+		return 0;
+	if (want_user && has_mm) {
+		key.ustack = store_stack(ctx, true, &lost);
+		key.flags |= lost ? SAMPLE_USTACK_LOST : 0;
+	}
+	count_sample(&key);
+	return 0;
+}
+
+#include "unwind.bpf.h"
+
+/* One frame: a global function, so the verifier checks it once rather
+ * than at every iteration of the loops that call it (5.6+). */
+__noinline int uw_step(void)
+{
+	struct uw_state *st = uw_state_get();
+
+	if (!st)
+		return 1;
+	return unwind_step(st);
+}
+
+/* --unwind dwarf, kernels with bpf_loop() (5.17+). */
+static long loop_step(__u32 index, void *data)
+{
+	return uw_step() ? 1 : 0;
+}
+
+SEC("perf_event")
+int do_sample_loop(struct bpf_perf_event_data *ctx)
+{
+	struct uw_state *st = uw_state_get();
+	bool user_mode, has_mm;
+
+	if (!st)
+		return 0;
+	__builtin_memset(&st->key, 0, sizeof(st->key));
+	if (!sample_begin(ctx, &st->key, &user_mode, &has_mm))
+		return 0;
+	if (want_user && has_mm && unwind_begin(ctx, user_mode, st, st->key.tgid)) {
+		bpf_loop(EBPROF_MAX_UNWIND_DEPTH + 1, loop_step, NULL, 0);
+		unwind_publish(st);
+	}
+	count_sample(&st->key);
+	return 0;
+}
+
+/* --unwind dwarf, kernels without bpf_loop(): UNWIND_PER_CALL frames per
+ * program, then a tail call of unwind_tail, which goes on the same way. */
+SEC("perf_event")
+int do_sample_tail(struct bpf_perf_event_data *ctx)
+{
+	struct uw_state *st = uw_state_get();
+	bool user_mode, has_mm;
+
+	if (!st)
+		return 0;
+	__builtin_memset(&st->key, 0, sizeof(st->key));
+	if (!sample_begin(ctx, &st->key, &user_mode, &has_mm))
+		return 0;
+	if (want_user && has_mm && unwind_begin(ctx, user_mode, st, st->key.tgid)) {
+		bpf_tail_call(ctx, &unwind_prog, 0);
+		st->key.flags |= SAMPLE_USTACK_LOST; /* no tail call: no stack */
+	}
+	count_sample(&st->key);
+	return 0;
+}
+
+SEC("perf_event")
+int unwind_tail(struct bpf_perf_event_data *ctx)
+{
+	struct uw_state *st;
+	bool done = false;
+
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < UNWIND_PER_CALL; i++) {
+		if (uw_step()) {
+			done = true;
+			break;
+		}
+	}
+	st = uw_state_get();
+	if (!st)
+		return 0;
+	if (!done) {
+		st->calls++;
+		bpf_tail_call(ctx, &unwind_prog, 0);
+		st->rec.end = UNWIND_END_DEPTH; /* out of tail calls */
+	}
+	unwind_publish(st);
+	count_sample(&st->key);
 	return 0;
 }
 
@@ -415,6 +523,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		if (pg && bpf_map_update_elem(&pg_procs, &ctgid, pg, BPF_ANY))
 			stat_inc(STAT_PG_FULL);
 	}
+	{ /* the child has its parent's mappings until it execs */
+		struct unwind_proc *up = bpf_map_lookup_elem(&unwind_procs, &ptgid);
+
+		if (up && bpf_map_update_elem(&unwind_procs, &ctgid, up, BPF_ANY))
+			stat_inc(STAT_UNWIND_PROCS_FULL);
+	}
 	if (filter_targets) {
 		/* current is the parent: its cgroup is the child's */
 		if (!(follow_forks && bpf_map_lookup_elem(&targets, &ptgid)) && !in_target_cgroup())
@@ -449,6 +563,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * whether it is PostgreSQL). */
 	bpf_map_delete_elem(&seen, &tgid);
 	bpf_map_delete_elem(&pg_procs, &tgid);
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	emit(EVENT_EXEC, tgid, 0, 0);
 	return 0;
 }
@@ -486,6 +601,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, pid) != tgid) /* a thread, not the process */
 		return 0;
 	bpf_map_delete_elem(&pg_procs, &tgid);
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
 	if (!filter_targets && !bpf_map_lookup_elem(&seen, &tgid))

@@ -28,10 +28,11 @@ struct sample_key {
 	__s64 query_id;
 };
 
-#define SAMPLE_KSTACK_LOST 1u /* a kernel stack was taken but could not be kept */
-#define SAMPLE_USTACK_LOST 2u /* a user stack was taken but could not be kept */
-#define SAMPLE_QUERY_GAP 4u   /* running, between two statements (no text) */
-#define SAMPLE_QUERY_LOST 8u  /* running a statement whose text was not kept */
+#define SAMPLE_KSTACK_LOST 1u	/* a kernel stack was taken but could not be kept */
+#define SAMPLE_USTACK_LOST 2u	/* a user stack was taken but could not be kept */
+#define SAMPLE_QUERY_GAP 4u	/* running, between two statements (no text) */
+#define SAMPLE_QUERY_LOST 8u	/* running a statement whose text was not kept */
+#define SAMPLE_USTACK_DWARF 16u /* ustack is a DWARF-unwound stack (`ustacks`) */
 
 /* Value of the `pg_procs` map, keyed by tgid: where a PostgreSQL process
  * keeps what it runs, set by userspace from the executable's symbols and
@@ -59,7 +60,8 @@ struct stack_trace {
  * address (CFA: the caller's rsp), the return address is at CFA - 8
  * (x86-64 ABI; a table whose CFI says otherwise marks the row
  * UNWIND_CFA_UNSUPPORTED) and rbp was saved at CFA + rbp_off (0: rbp
- * unchanged). Tables live one after the other in the `unwind_rows` array.
+ * unchanged). Each table is an array map of its own, exactly its size,
+ * in the `unwind_tables` array of maps.
  */
 enum unwind_cfa {
 	UNWIND_CFA_RSP = 0,	/* CFA = rsp + cfa_off */
@@ -78,6 +80,51 @@ struct unwind_row {
 	__s16 rbp_off; /* rbp saved at CFA + rbp_off; 0: unchanged */
 	__u8 cfa;      /* enum unwind_cfa */
 	__u8 flags;    /* UNWIND_CFA_PLT: the (rip & 15) threshold */
+	__u32 pad;     /* array maps store values 8-byte aligned anyway */
+};
+
+#define EBPROF_MAX_UNWIND_DEPTH 1024	 /* user frames of a DWARF-unwound stack */
+#define EBPROF_MAX_UNWIND_MAPPINGS 128	 /* executable mappings of a process */
+#define EBPROF_MAX_TABLE_ROWS (1u << 22) /* rows of one table: 22 search steps */
+#define EBPROF_MAX_UNWIND_TABLES 4096	 /* tables loaded at once */
+
+/* One executable mapping of a process, for the unwinder. */
+struct unwind_mapping {
+	__u64 start, end; /* [start, end) in the process */
+	__u64 bias;	  /* ELF virtual address = address - bias */
+	__u32 table;	  /* its table's index in `unwind_tables` */
+	__u32 nrows;	  /* rows of that table; 0: none (frame pointers) */
+};
+
+/* Value of the `unwind_procs` map, keyed by tgid: its executable
+ * mappings sorted by start, set by userspace from /proc/PID/maps and
+ * copied to a forked child by the BPF program. */
+struct unwind_proc {
+	__u32 n;
+	__u32 pad;
+	struct unwind_mapping m[EBPROF_MAX_UNWIND_MAPPINGS];
+};
+
+/* Why a DWARF-unwound user stack ended. */
+enum unwind_end {
+	UNWIND_END_OK = 0,	/* the outermost frame (return address undefined or 0) */
+	UNWIND_END_NO_TABLE,	/* no table for the pc and no frame pointer to follow */
+	UNWIND_END_READ_FAULT,	/* a saved register could not be read */
+	UNWIND_END_DEPTH,	/* EBPROF_MAX_UNWIND_DEPTH frames */
+	UNWIND_END_UNSUPPORTED, /* a CFI rule the unwinder does not implement */
+	UNWIND_END_BAD_FRAME,	/* the stack pointer did not move up */
+	UNWIND_END_MAX,
+};
+
+/* Ring buffer record (`ustacks`) of a DWARF-unwound user stack, sent the
+ * first time its hash is seen (the `ustack_known` map remembers which
+ * were sent): the header and n frames, leaf first. */
+struct ebprof_ustack {
+	__u64 hash; /* the sample keys' ustack */
+	__u32 n;
+	__u16 end;	 /* enum unwind_end */
+	__u16 fp_frames; /* frames found by following frame pointers */
+	__u64 ips[EBPROF_MAX_UNWIND_DEPTH];
 };
 
 /* Indices into the per-CPU `stats` array: every sample is counted once
@@ -95,11 +142,14 @@ enum ebprof_stat {
 	STAT_SEEN_FULL,			  /* seen map full: sampled process not announced */
 	STAT_QUERY_LOST,		  /* ring buffer full: statement text lost */
 	STAT_PG_FULL,			  /* pg_procs map full: backend not labelled */
+	STAT_USTACKS_LOST,		  /* ring buffer full: unwound stack lost */
+	STAT_UNWIND_PROCS_FULL,		  /* unwind_procs full: child unwound by frame pointers */
 	STAT_LOSS_END,			  /* the losses end here; what follows are counts */
 	STAT_QUERY_READS = STAT_LOSS_END, /* statement texts read */
 	STAT_QUERY_SENT,		  /* ... of which changed and were sent */
 	STAT_QUERY_NS,			  /* bench builds (EBPROF_QUERY_TIMING): ns spent */
 	STAT_QUERY_CALLS,		  /* ... over this many samples of PostgreSQL */
+	STAT_USTACKS_SENT,		  /* unwound stacks sent to userspace */
 	STAT_MAX,
 };
 

@@ -183,4 +183,20 @@ enum sym_log_level { SYM_LOG_WARN, SYM_LOG_INFO, SYM_LOG_DEBUG };
 typedef void (*sym_print_fn)(enum sym_log_level level, const char *fmt, va_list ap);
 sym_print_fn sym_set_print(sym_print_fn fn);
 
+struct unwind_row; /* ebprof/bpf_shared.h */
+
+/* An unwind table: the CFI of one binary compiled for the BPF unwinder. */
+struct sym_unwind_table {
+	struct unwind_row *rows; /* sorted by pc, malloc'ed; rows[n-1] ends the last range */
+	size_t n;
+	const char *source;   /* "eh_frame" or "debug_frame" (static string) */
+	uint64_t fdes;	      /* FDEs read */
+	uint64_t unsupported; /* rows marked UNWIND_CFA_UNSUPPORTED */
+};
+int sym_elf_unwind_table(struct symbolizer *sym, struct sym_elf *elf, struct sym_unwind_table *out);
+int sym_unwind_table_from_image(const void *image, size_t size, struct sym_unwind_table *out);
+void sym_unwind_table_free(struct sym_unwind_table *t);
+int sym_unwind_cache_load(const char *dir, const char *build_id, struct sym_unwind_table *out);
+int sym_unwind_cache_save(const char *dir, const char *build_id, const struct sym_unwind_table *t);
+
 #endif /* EBPROF_SYMBOLIZER_H */

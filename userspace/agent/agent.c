@@ -105,6 +105,8 @@ static int start_http(struct agent *a)
 	ho.kernel = !a->cfg.no_kernel;
 	ho.user = !a->cfg.no_user;
 	ho.btf = a->cfg.btf;
+	ho.unwind = a->cfg.unwind;
+	ho.unwind_budget = (uint64_t)a->cfg.unwind_budget;
 	ho.query_labels = a->cfg.query_labels;
 	ho.metrics = agent_metrics_write;
 	ho.metrics_ctx = &a->metrics;
@@ -130,6 +132,8 @@ static int start(struct agent *a)
 	so.kernel = !a->cfg.no_kernel;
 	so.user = !a->cfg.no_user;
 	so.btf_path = a->cfg.btf;
+	so.unwind = a->cfg.unwind;
+	so.unwind_budget = (uint64_t)a->cfg.unwind_budget;
 	so.inherit = true;
 	so.pids = a->cfg.pids;
 	so.npids = a->cfg.npids;

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "query/table.h"
+#include "sampling/sampler.h"
 
 #define CONFIG_DEFAULT_PATH "/etc/ebprof/ebprof.conf"
 
@@ -69,10 +70,12 @@ struct agent_config {
 	int64_t debuginfod_cache_size; /* debuginfod-cache-size: bytes, default 1G */
 	int debuginfod_timeout;	       /* debuginfod-timeout: seconds, 1..600, default 10 */
 	bool offline;		       /* offline: no debuginfod */
-	char *http_listen; /* http-listen: ADDR:PORT, default 127.0.0.1:3080, "" = off */
-	bool no_kernel;	   /* no-kernel: true/false */
-	bool no_user;	   /* no-user */
-	char *btf;	   /* btf: vmlinux BTF file, NULL = /sys/kernel/btf/vmlinux */
+	char *http_listen;	    /* http-listen: ADDR:PORT, default 127.0.0.1:3080, "" = off */
+	bool no_kernel;		    /* no-kernel: true/false */
+	bool no_user;		    /* no-user */
+	char *btf;		    /* btf: vmlinux BTF file, NULL = /sys/kernel/btf/vmlinux */
+	enum sampler_unwind unwind; /* unwind: dwarf (default) or fp */
+	int64_t unwind_budget;	    /* unwind-budget: bytes of unwind tables, default 64M */
 	int log_level;	   /* log-level: error|warn|info|debug -> enum log_level, default info */
 	char *config_path; /* --config: the file read, NULL if none */
 };

@@ -80,6 +80,20 @@ const struct key_def config_keys[] = {
 	  .type = T_BOOL,
 	  .off = F(no_user),
 	  .help = "do not collect user stacks" },
+	{ .name = "unwind",
+	  .type = T_UNWIND,
+	  .off = F(unwind),
+	  .arg = "MODE",
+	  .def = "dwarf",
+	  .help = "user stacks: dwarf (from the binaries' CFI,\n"
+		  "unwound in BPF) or fp (frame pointers only)" },
+	{ .name = "unwind-budget",
+	  .type = T_SIZE,
+	  .off = F(unwind_budget),
+	  .arg = "SIZE",
+	  .def = "64M",
+	  .help = "kernel memory for unwind tables; binaries\n"
+		  "beyond it are unwound by frame pointers" },
 	{ .name = "btf",
 	  .type = T_PATH,
 	  .off = F(btf),
@@ -518,6 +532,10 @@ int config_key_apply(struct agent_config *c, const struct key_def *k, const char
 			return args_fail(err, errlen,
 					 "%s must be normalized, fingerprint or off, got '%s'",
 					 what, v);
+		return 0;
+	case T_UNWIND:
+		if (sampler_unwind_parse(v, FIELD(c, k, enum sampler_unwind)))
+			return args_fail(err, errlen, "%s must be dwarf or fp, got '%s'", what, v);
 		return 0;
 	case T_LOGLEVEL:
 		if (parse_log_level(v, FIELD(c, k, int)))

@@ -30,6 +30,7 @@ enum key_type {
 	T_LISTEN,      /* char *, ADDR:PORT or "" */
 	T_LOGLEVEL,    /* int, enum log_level */
 	T_QUERYLABELS, /* enum query_labels */
+	T_UNWIND,      /* enum sampler_unwind */
 };
 
 struct key_def {

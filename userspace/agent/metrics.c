@@ -30,6 +30,10 @@ void agent_metrics_interval(struct agent_metrics *m, const struct session_interv
 	for (int i = 0; i < STAT_MAX; i++)
 		m->lost[i] += iv->lost[i];
 	m->queries = iv->queries;
+	for (int i = 1; i < UNWIND_END_MAX; i++)
+		m->truncated[i] += iv->built.truncated[i];
+	m->fp_samples += iv->built.fp_samples;
+	m->unwind = iv->unwind;
 	if (iv->symbols && !symreport_merge(&m->symbols, iv->symbols))
 		symreport_sort(&m->symbols);
 	pthread_mutex_unlock(&m->lock);
@@ -177,6 +181,40 @@ static void symbol_metrics(FILE *out, const struct agent_metrics *m)
 	       m->sym.debuginfod_cache_bytes);
 }
 
+static void unwind_metrics(FILE *out, const struct agent_metrics *m)
+{
+	const struct unwind_tables_stats *t = &m->unwind.tables;
+
+	head(out, "ebprof_unwind_truncated_samples_total", "counter",
+	     "Samples whose user stack was cut short, by why (its last frame says so).");
+	for (int i = 1; i < UNWIND_END_MAX; i++)
+		fprintf(out, "ebprof_unwind_truncated_samples_total{reason=\"%s\"} %llu\n",
+			sampler_unwind_end_name(i), (unsigned long long)m->truncated[i]);
+	metric(out, "ebprof_unwind_fp_samples_total", "counter",
+	       "Samples with a user frame found by frame pointer (no unwind table).",
+	       m->fp_samples);
+	metric(out, "ebprof_unwind_tables", "gauge", "Unwind tables loaded in the kernel.",
+	       t->tables);
+	metric(out, "ebprof_unwind_table_bytes", "gauge", "Kernel memory of the unwind tables.",
+	       t->bytes);
+	metric(out, "ebprof_unwind_table_builds_total", "counter",
+	       "Unwind tables compiled from CFI (not found in the disk cache).", t->built);
+	head(out, "ebprof_unwind_table_build_seconds_total", "counter",
+	     "Time spent compiling unwind tables.");
+	fprintf(out, "ebprof_unwind_table_build_seconds_total %.6f\n", t->build_ns / 1e9);
+	metric(out, "ebprof_unwind_table_cache_hits_total", "counter",
+	       "Unwind tables read from the disk cache.", t->cache_hits);
+	metric(out, "ebprof_unwind_over_budget_total", "counter",
+	       "Binaries unwound by frame pointers: their table was over the memory budget.",
+	       t->over_budget);
+	metric(out, "ebprof_unwind_no_table_total", "counter",
+	       "Binaries without usable CFI, or that could not be opened.", t->no_cfi + t->failed);
+	metric(out, "ebprof_unwind_stacks", "gauge", "Distinct unwound user stacks held.",
+	       m->unwind.stacks.stacks);
+	metric(out, "ebprof_unwind_stack_bytes", "gauge", "Memory of the unwound user stacks held.",
+	       m->unwind.stacks.bytes);
+}
+
 int agent_metrics_write(FILE *out, void *ctx)
 {
 	struct agent_metrics *m = ctx;
@@ -217,6 +255,7 @@ int agent_metrics_write(FILE *out, void *ctx)
 		m->queries.normalize_ns / 1e9);
 	metric(out, "ebprof_statements_known", "gauge", "Normalized statements kept now.",
 	       m->queries.statements);
+	unwind_metrics(out, m);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }

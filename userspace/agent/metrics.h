@@ -31,7 +31,10 @@ struct agent_metrics {
 	struct sym_stats sym;
 	int64_t last_flush_ns;
 	struct query_table_stats queries;
-	struct symreport symbols; /* per binary, over the agent's life */
+	struct symreport symbols;	    /* per binary, over the agent's life */
+	uint64_t truncated[UNWIND_END_MAX]; /* samples whose user stack was cut short */
+	uint64_t fp_samples;		    /* ... with a frame-pointer frame */
+	struct sampler_unwind_info unwind;  /* the last interval's session */
 };
 
 void agent_metrics_init(struct agent_metrics *m);

@@ -34,6 +34,7 @@ struct record_opts {
 	bool kernel, user, inherit;
 	const char *btf_path;
 	enum query_labels query_labels;
+	enum sampler_unwind unwind;
 	const char *group_by;
 	bool offline;
 	int verbose;
@@ -67,6 +68,8 @@ void cmd_record_usage(void)
 	       "      --no-kernel        do not collect kernel stacks\n"
 	       "      --no-user          do not collect user stacks\n"
 	       "      --btf PATH         vmlinux BTF file for kernels without /sys/kernel/btf\n"
+	       "      --unwind MODE      user stacks: dwarf (from the binaries' CFI, in BPF;\n"
+	       "                         default) or fp (frame pointers only)\n"
 	       "      --query-labels MODE  statements of PostgreSQL backends as sample labels:\n"
 	       "                         normalized (query, query_fingerprint, query_id;\n"
 	       "                         default), fingerprint (no text) or off\n"
@@ -101,6 +104,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_BTF,
 		OPT_VERSION,
 		OPT_QUERY_LABELS,
+		OPT_UNWIND,
 		OPT_GROUP_BY,
 		OPT_OFFLINE,
 	};
@@ -116,6 +120,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "no-user", no_argument, NULL, OPT_NO_USER },
 		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 		{ "btf", required_argument, NULL, OPT_BTF },
+		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "query-labels", required_argument, NULL, OPT_QUERY_LABELS },
 		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 		{ "offline", no_argument, NULL, OPT_OFFLINE },
@@ -182,6 +187,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_BTF:
 			o->btf_path = optarg;
+			break;
+		case OPT_UNWIND:
+			if (sampler_unwind_parse(optarg, &o->unwind)) {
+				snprintf(err, sizeof(err), "unknown unwind '%s': use dwarf or fp",
+					 optarg);
+				goto bad;
+			}
 			break;
 		case OPT_QUERY_LABELS:
 			if (query_labels_parse(optarg, &o->query_labels)) {
@@ -256,6 +268,7 @@ static void session_options(const struct record_opts *o, const char *comment, st
 	so->comms = (const char *const *)o->comms;
 	so->ncomms = o->ncomms;
 	so->btf_path = o->btf_path;
+	so->unwind = o->unwind;
 	so->query_labels = o->query_labels;
 	so->require_targets = true;
 	so->split = SESSION_ONE_PROFILE;
@@ -284,6 +297,27 @@ static void symbols_summary(const struct symreport *r)
 		fprintf(stderr, "ebprof:   ... and %zu other binaries\n", r->n - SUMMARY_BINARIES);
 }
 
+/* How user stacks were unwound, and what was cut short. */
+static void unwind_summary(const struct session_stats *st)
+{
+	const struct unwind_tables_stats *t = &st->unwind.tables;
+	char text[256];
+
+	fprintf(stderr, "ebprof: user stacks: %s", st->unwind.mode);
+	if (t->tables)
+		fprintf(stderr,
+			", %llu unwind tables (%.1f MiB; %llu compiled in %.0f ms, %llu from "
+			"the cache)",
+			(unsigned long long)t->tables, t->bytes / 1048576.0,
+			(unsigned long long)t->built, t->build_ns / 1e6,
+			(unsigned long long)t->cache_hits);
+	if (t->over_budget)
+		fprintf(stderr, ", %llu binaries over the table budget",
+			(unsigned long long)t->over_budget);
+	session_unwind_text(&st->built, text, sizeof(text));
+	fprintf(stderr, "%s%s\n", text[0] ? "; " : "", text);
+}
+
 /* The summary line on a terminal or with -v. */
 static void summary(const struct record_opts *o, const struct session_stats *st)
 {
@@ -304,6 +338,7 @@ static void summary(const struct record_opts *o, const struct session_stats *st)
 		(unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
 		st->last_flush_ms, counted, st->lost_text[0] ? "; lost: " : "", st->lost_text);
 	symbols_summary(st->symbols);
+	unwind_summary(st);
 	if (st->built.query_samples + st->built.query_gap + st->built.query_lost)
 		fprintf(stderr,
 			"ebprof: %llu samples ran a statement, %llu between statements, %llu of "

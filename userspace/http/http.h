@@ -39,6 +39,7 @@
 #include <stdio.h>
 
 #include "query/table.h"
+#include "sampling/sampler.h"
 
 struct http_opts {
 	const char *listen; /* "ADDR:PORT" as net_parse_listen() (util/netlisten.h) accepts, or port
@@ -53,6 +54,8 @@ struct http_opts {
 	size_t ncgroups;
 	bool kernel, user;
 	const char *btf;		/* vmlinux BTF file; NULL: the kernel's */
+	enum sampler_unwind unwind;	/* user stacks */
+	uint64_t unwind_budget;		/* bytes of unwind tables, 0: default */
 	enum query_labels query_labels; /* default of the query_labels parameter */
 	/* Appends the agent's counters in Prometheus text format to /metrics;
 	 * called from the server's threads (must be thread-safe). May be NULL. */

@@ -97,6 +97,8 @@ struct http_server {
 	size_t ncgroups;
 	bool kernel, user;
 	char *btf; /* NULL: the kernel's */
+	enum sampler_unwind unwind;
+	uint64_t unwind_budget;
 	enum query_labels query_labels;
 	int (*metrics)(FILE *out, void *ctx);
 	void *metrics_ctx;

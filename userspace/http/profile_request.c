@@ -121,6 +121,8 @@ static void fill_opts(struct http_server *s, const struct adhoc_request *r,
 	o->kernel = s->kernel;
 	o->user = s->user;
 	o->btf_path = s->btf;
+	o->unwind = s->unwind;
+	o->unwind_budget = s->unwind_budget;
 	o->inherit = true;
 	o->require_targets = true;
 	o->prewarm = true;

@@ -397,6 +397,8 @@ static int copy_opts(struct http_server *s, const struct http_opts *o)
 	if (o->npids)
 		memcpy(s->pids, o->pids, o->npids * sizeof(*s->pids));
 	s->npids = o->npids;
+	s->unwind = o->unwind;
+	s->unwind_budget = o->unwind_budget;
 	if (o->btf && !(s->btf = strdup(o->btf)))
 		return -ENOMEM;
 	/* Neither stack kind asked for: a zeroed struct means both. */

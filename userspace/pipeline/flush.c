@@ -182,6 +182,38 @@ static void add_builder_stats(struct builder_stats *to, const struct builder_sta
 	to->query_samples += st->query_samples;
 	to->query_gap += st->query_gap;
 	to->query_lost += st->query_lost;
+	for (int i = 0; i < UNWIND_END_MAX; i++)
+		to->truncated[i] += st->truncated[i];
+	to->fp_samples += st->fp_samples;
+}
+
+/* "12 of 400 samples truncated (no unwind table 10, depth
+ * limit 2), 3 with frame-pointer frames" into buf; "" when none were. */
+void session_unwind_text(const struct builder_stats *st, char *buf, size_t len)
+{
+	uint64_t total = 0;
+	size_t off;
+
+	for (int i = 1; i < UNWIND_END_MAX; i++)
+		total += st->truncated[i];
+	buf[0] = '\0';
+	if (!total && !st->fp_samples)
+		return;
+	off = (size_t)snprintf(buf, len, "%llu of %llu samples truncated",
+			       (unsigned long long)total, (unsigned long long)st->samples);
+	for (int i = 1, first = 1; i < UNWIND_END_MAX && off < len; i++) {
+		if (!st->truncated[i])
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%s %llu", first ? " (" : ", ",
+					sampler_unwind_end_name(i),
+					(unsigned long long)st->truncated[i]);
+		first = 0;
+	}
+	if (total && off < len)
+		off += (size_t)snprintf(buf + off, len - off, ")");
+	if (st->fp_samples && off < len)
+		snprintf(buf + off, len - off, ", %llu with frame-pointer frames (no unwind table)",
+			 (unsigned long long)st->fp_samples);
 }
 
 /* Hand one finished profile to every sink: true when each took it. */
@@ -239,6 +271,14 @@ struct profile *session_finish_builder(struct session *s, struct builder *b, int
 		log_error("cannot build a profile: %s", strerror(-err));
 		iv->failed++;
 		return NULL;
+	}
+	{
+		char text[256], comment[300];
+
+		session_unwind_text(&st, text, sizeof(text));
+		snprintf(comment, sizeof(comment), "user stacks: %s", text);
+		if (text[0])
+			profile_add_comment(p, comment);
 	}
 	return p;
 }
@@ -328,6 +368,7 @@ static void interval_stats(struct session *s, struct session_interval *iv)
 	for (int i = 0; i < STAT_MAX; i++)
 		iv->lost[i] = st.v[i] - s->last_stats.v[i];
 	sampler_loss_text(iv->lost, iv->lost_text, sizeof(iv->lost_text));
+	sampler_unwind_info(s->sampler, &iv->unwind);
 	s->last_stats = st;
 }
 

@@ -90,6 +90,7 @@ int session_seed(struct session *s, char *err, size_t errlen)
 		procs_snapshot(s->procs, tgids[i], false);
 		if (s->pg) /* before its first sample: backends it forks inherit */
 			pg_attach_process(s->pg, tgids[i], procs_maps(s->procs, tgids[i]));
+		session_unwind_process(s, tgids[i]); /* and its unwind tables */
 	}
 	free(tgids);
 	targets_names(&rules, &names, &nnames);

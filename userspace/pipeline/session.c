@@ -18,6 +18,19 @@
 #define POLL_MS 100
 #define PROGRESS_NS (NSEC_PER_SEC / 4)
 
+/* Its mappings and their unwind tables to the BPF program (DWARF). */
+void session_unwind_process(struct session *s, uint32_t pid)
+{
+	const struct proc_maps *maps = procs_maps(s->procs, pid);
+	int err;
+
+	if (!maps)
+		return;
+	err = sampler_unwind_process(s->sampler, pid, maps);
+	if (err)
+		log_debug("no unwind tables for pid %u: %s", pid, strerror(-err));
+}
+
 static void handle_event(const struct ebprof_event *e, void *ctx)
 {
 	struct session *s = ctx;
@@ -34,6 +47,7 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		/* not forked from a known process: is it PostgreSQL? */
 		if (s->pg && !pg_attach_known(s->pg, e->pid))
 			pg_attach_process(s->pg, e->pid, procs_maps(s->procs, e->pid));
+		session_unwind_process(s, e->pid);
 		pi = procs_get(s->procs, e->pid);
 		if (pi && !pi->comm[0]) /* its parent unknown, /proc not read */
 			snprintf(pi->comm, sizeof(pi->comm), "%.*s", (int)sizeof(e->comm), e->comm);
@@ -42,6 +56,8 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		err = procs_on_maps_changed(s->procs, e->pid);
 		if (err)
 			log_debug("no new maps snapshot of pid %u: %s", e->pid, strerror(-err));
+		else
+			session_unwind_process(s, e->pid);
 		break;
 	case EVENT_TITLE: { /* at its first sample, changed, or at its exit */
 		const struct ebprof_title *t = (const struct ebprof_title *)e;
@@ -79,6 +95,7 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		if (s->pg)
 			pg_attach_forget(s->pg, e->pid);
 		procs_on_exit(s->procs, e->pid, e->ktime_ns);
+		sampler_unwind_forget(s->sampler, e->pid);
 		s->live_targets--;
 		break;
 	}
@@ -103,6 +120,9 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	so.follow_forks = o->inherit;
 	so.queries = o->query_labels != QUERY_LABELS_OFF;
 	so.btf_path = o->btf_path;
+	so.unwind = o->unwind;
+	so.unwind_budget = o->unwind_budget;
+	so.unwind_cache_dir = o->unwind_cache_dir;
 	/* exec of a process with one of these names makes it a target */
 	if (!o->all) {
 		struct target_rules rules = session_target_rules(o);
@@ -285,6 +305,7 @@ void session_get_stats(const struct session *s, struct session_stats *out)
 	sampler_read_stats(s->sampler, &out->bpf);
 	sampler_loss_text(out->bpf.v, out->lost_text, sizeof(out->lost_text));
 	out->symbols = &s->total_symbols;
+	sampler_unwind_info(s->sampler, &out->unwind);
 }
 
 size_t session_nprocs(const struct session *s)

@@ -38,9 +38,12 @@ enum session_split {
 
 struct session_opts {
 	/* Sampling */
-	int frequency;	      /* Hz, 1..10000 */
-	bool kernel, user;    /* stacks to collect */
-	const char *btf_path; /* NULL: the kernel's BTF */
+	int frequency;		      /* Hz, 1..10000 */
+	bool kernel, user;	      /* stacks to collect */
+	const char *btf_path;	      /* NULL: the kernel's BTF */
+	enum sampler_unwind unwind;   /* user stacks: DWARF (default) or frame pointers */
+	uint64_t unwind_budget;	      /* bytes of unwind tables; 0 = 64 MiB */
+	const char *unwind_cache_dir; /* NULL = /var/cache/ebprof/unwind; "" = none */
 	/* Targets */
 	bool all;	      /* every process; the rules below are ignored */
 	bool inherit;	      /* follow forks of targets */
@@ -73,16 +76,17 @@ struct session_opts {
 /* What an interval's flush did. */
 struct session_interval {
 	int64_t start_ns, end_ns;
-	uint64_t processes;		  /* processes profiled (a group's members each) */
-	uint64_t samples;		  /* samples BPF counted */
-	uint64_t lost[STAT_MAX];	  /* by cause, this interval */
-	char lost_text[256];		  /* "3 stacks lost (...), ..." or "" */
-	uint64_t written, failed;	  /* profiles every sink took / some sink refused */
-	struct builder_stats built;	  /* summed over the profiles */
-	double flush_ms;		  /* drain to the last sink */
-	struct query_table_stats queries; /* statement table, since the start */
-	const struct symreport *symbols;  /* per binary, this interval; owned by
-					   * the session, valid in on_interval */
+	uint64_t processes;		   /* processes profiled (a group's members each) */
+	uint64_t samples;		   /* samples BPF counted */
+	uint64_t lost[STAT_MAX];	   /* by cause, this interval */
+	char lost_text[256];		   /* "3 stacks lost (...), ..." or "" */
+	uint64_t written, failed;	   /* profiles every sink took / some sink refused */
+	struct builder_stats built;	   /* summed over the profiles */
+	double flush_ms;		   /* drain to the last sink */
+	struct query_table_stats queries;  /* statement table, since the start */
+	const struct symreport *symbols;   /* per binary, this interval; owned by
+					    * the session, valid in on_interval */
+	struct sampler_unwind_info unwind; /* the unwinder, since the start */
 };
 
 struct session_progress {
@@ -120,9 +124,15 @@ struct session_stats {
 	double last_flush_ms;
 	const struct symreport *symbols; /* per binary, since the start; owned by
 					  * the session, valid until it closes */
+	struct sampler_unwind_info unwind;
 };
 
 struct session;
+
+/* The unwinding figures of builder stats, for a profile's comment and
+ * summaries ("12 of 400 samples truncated (no unwind table
+ * 10, depth limit 2)"); "" when no stack was cut short. */
+void session_unwind_text(const struct builder_stats *st, char *buf, size_t len);
 
 /*
  * Load and attach the sampler, seed the targets and start sampling. 0, or a

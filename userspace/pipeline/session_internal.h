@@ -74,6 +74,8 @@ struct profile *session_finish_builder(struct session *s, struct builder *b, int
 				       struct session_interval *iv);
 /* flush.c: add the session's comments and rec's labels to p, hand it to
  * every sink with rec's metadata and count the outcome in iv. Frees p. */
+/* Its mappings and their unwind tables to the BPF program (DWARF). */
+void session_unwind_process(struct session *s, uint32_t pid);
 void session_deliver(struct session *s, struct profile *p, struct sink_profile *rec,
 		     struct session_interval *iv);
 

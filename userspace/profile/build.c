@@ -12,13 +12,15 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "sampling/sampler.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 
 #define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
 #define KERNEL_START 0xffff800000000000ULL
 #define MAX_INLINE 32
-#define MAX_FRAMES (2 * EBPROF_MAX_STACK_DEPTH + 2)
+/* kernel frames, user frames (DWARF-unwound: deeper), 3 markers */
+#define MAX_FRAMES (EBPROF_MAX_STACK_DEPTH + EBPROF_MAX_UNWIND_DEPTH + 3)
 
 /* Identity of a mapped file region as seen in one snapshot. */
 struct bmap_key {
@@ -423,7 +425,7 @@ int builder_add(const struct raw_sample *s, void *ctx)
 {
 	struct builder *b = ctx;
 	uint64_t locs[MAX_FRAMES];
-	struct pf_label labels[9];
+	struct pf_label labels[10];
 	size_t nlabels;
 	int64_t values[2], id;
 	size_t n = 0;
@@ -466,6 +468,18 @@ int builder_add(const struct raw_sample *s, void *ctx)
 		if (i == 0 && s->nkernel == 0)
 			b->stats.leaf_resolved += resolved ? s->count : 0;
 	}
+	/* A stack cut short says so, and why, as its outermost frame. */
+	if (s->nuser && s->user_end != UNWIND_END_OK && s->user_end < UNWIND_END_MAX &&
+	    n < MAX_FRAMES) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "[truncated: %s]", sampler_unwind_end_name(s->user_end));
+		if ((id = synthetic_location(b, why)) < 0)
+			return (int)id;
+		locs[n++] = (uint64_t)id;
+		b->stats.truncated[s->user_end] += s->count;
+	}
+	b->stats.fp_samples += s->user_fp ? s->count : 0;
 	if (n == 0) {
 		if ((id = synthetic_location(b, "[no stack]")) < 0)
 			return (int)id;
@@ -475,7 +489,10 @@ int builder_add(const struct raw_sample *s, void *ctx)
 	labels[0] = profile_label_num(b->p, "pid", s->pid, NULL);
 	labels[1] = profile_label_num(b->p, "tid", s->tid, NULL);
 	labels[2] = profile_label_str(b->p, "thread_name", s->comm);
-	nlabels = query_labels(b, s, labels, 3);
+	nlabels = 3;
+	if (s->user_fp) /* a frame found by frame pointer (no unwind table) */
+		labels[nlabels++] = profile_label_str(b->p, "unwind", "fp");
+	nlabels = query_labels(b, s, labels, nlabels);
 	nlabels = pg_labels(b, s, labels, nlabels);
 	values[0] = (int64_t)s->count;
 	values[1] = (int64_t)s->count * b->period;

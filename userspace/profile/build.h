@@ -43,11 +43,14 @@ struct builder_stats {
 	uint64_t stacks;  /* raw samples added */
 	uint64_t user_frames, user_frames_resolved;
 	uint64_t kernel_frames, kernel_frames_resolved;
-	uint64_t leaf_resolved; /* samples whose leaf frame has a function */
-	uint64_t no_mapping;	/* user frames outside any known mapping */
-	uint64_t query_samples; /* samples labelled with a statement */
-	uint64_t query_gap;	/* ... running between statements */
-	uint64_t query_lost;	/* ... running a statement of unknown text */
+	uint64_t leaf_resolved;		    /* samples whose leaf frame has a function */
+	uint64_t no_mapping;		    /* user frames outside any known mapping */
+	uint64_t query_samples;		    /* samples labelled with a statement */
+	uint64_t query_gap;		    /* ... running between statements */
+	uint64_t query_lost;		    /* ... running a statement of unknown text */
+	uint64_t truncated[UNWIND_END_MAX]; /* samples by why their user stack was cut
+					     * short ([UNWIND_END_OK] unused) */
+	uint64_t fp_samples;		    /* samples with a frame-pointer frame (DWARF) */
 };
 
 struct builder;

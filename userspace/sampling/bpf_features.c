@@ -97,6 +97,8 @@ int features_probe(const char *btf_path, struct features *f)
 			yes(libbpf_probe_bpf_helper(pe, BPF_FUNC_probe_read_kernel_str, NULL));
 	}
 	f->batch_ops = probe_batch_ops();
+	if (f->perf_event)
+		f->loop = yes(libbpf_probe_bpf_helper(pe, BPF_FUNC_loop, NULL));
 	return 0;
 }
 
@@ -106,11 +108,12 @@ void features_format(const struct features *f, char *buf, size_t len)
 	snprintf(buf, len,
 		 "kernel %s: BTF %s, perf_event %s, raw_tp %s, hash %s, percpu_array %s, "
 		 "ringbuf %s, bpf_get_stack %s, current_task %s, cgroup_id %s, "
-		 "probe_read_kernel %s, batch ops %s%s",
+		 "probe_read_kernel %s, batch ops %s%s, bpf_loop %s",
 		 f->release[0] ? f->release : "?", YN(f->btf), YN(f->perf_event), YN(f->raw_tp),
 		 YN(f->hash), YN(f->percpu_array), YN(f->ringbuf), YN(f->get_stack),
 		 YN(f->current_task), YN(f->cgroup_id), YN(f->read_kernel), YN(f->batch_ops),
-		 f->batch_ops ? "" : " (fallback: counts drained key by key)");
+		 f->batch_ops ? "" : " (fallback: counts drained key by key)",
+		 f->loop ? "yes" : "no (DWARF unwinding by tail calls)");
 #undef YN
 }
 
@@ -226,6 +229,11 @@ static int probe_features(const char *btf_path, char *err, size_t errlen)
 	probe_btf_path = btf_path;
 	pthread_once(&probe_once, run_probe);
 	return probe_ret ? 0 : features_check(&probed, err, errlen);
+}
+
+bool features_have_loop(void)
+{
+	return !probe_ret && probed.loop;
 }
 
 int features_require(const char *btf_path, char *err, size_t errlen)

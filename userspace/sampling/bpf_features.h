@@ -28,6 +28,7 @@ struct features {
 	bool cgroup_id;	   /* bpf_get_current_cgroup_id() (4.18) */
 	bool read_kernel;  /* bpf_probe_read_kernel_str() (5.5) */
 	bool batch_ops;	   /* map lookup-and-delete in batches (5.6); optional */
+	bool loop;	   /* bpf_loop() (5.17); optional: else tail calls */
 };
 
 /*
@@ -59,6 +60,10 @@ int features_check(const struct features *f, char *err, size_t errlen);
  * level). 0, or a negative errno with one line in err.
  */
 int features_require(const char *btf_path, char *err, size_t errlen);
+
+/* bpf_loop() is there (after features_require()): DWARF unwinding in
+ * one program rather than a chain of tail calls. */
+bool features_have_loop(void);
 
 /* strerror() that also names libbpf's own codes (LIBBPF_ERRNO__*, 4000+). */
 const char *features_libbpf_strerror(int err);

@@ -21,31 +21,11 @@
 
 #include "bpf_features.h"
 #include "util/log.h"
-#include "sampler.h"
-#include "profile.skel.h"
+#include "sampler_internal.h"
 #include "util/compare.h"
 #include "util/array.h"
 
 #define DRAIN_CHUNK 4096
-
-struct sampler {
-	struct profile_bpf *skel;
-	int ncpus;     /* possible CPUs: size of the arrays below */
-	int nattached; /* online CPUs with an event */
-	int *pfds;
-	struct bpf_link **links;
-	struct ring_buffer *rb;
-	struct stack_source *stacks;
-	sampler_event_fn on_event;
-	void *event_ctx;
-	int frequency;
-	uint32_t active; /* mirror of skel->bss->active_counts */
-	struct sample_key *keys;
-	uint64_t *values;
-	/* Stack keys referenced by the last drain (unsorted until GC). */
-	uint64_t *seen;
-	size_t nseen, seen_cap;
-};
 
 /* Remember a stack key as still referenced. Best effort: on allocation
  * failure GC is skipped (seen_cap = SIZE_MAX) rather than freeing stacks
@@ -139,6 +119,7 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 		bpf_map__set_max_entries(s->skel->maps.stacks, opts->stack_entries);
 	bpf_program__set_autoload(s->skel->progs.on_group_exit_fentry, fentry);
 	bpf_program__set_autoload(s->skel->progs.on_group_exit_kprobe, !fentry);
+	unwind_configure(s, opts);
 
 	ret = profile_bpf__load(s->skel);
 	if (!ret)
@@ -222,11 +203,12 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 		fmt_err(err, errlen, "cannot open the event ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	ret = stack_source_fp_new(bpf_map__fd(s->skel->maps.stacks), &s->stacks);
-	if (ret) {
+	if (s->unwind != SAMPLER_UNWIND_FP)
+		ret = unwind_setup(s, opts, err, errlen);
+	else if ((ret = stack_source_fp_new(bpf_map__fd(s->skel->maps.stacks), &s->stacks)))
 		fmt_err(err, errlen, "cannot create the stack source: %s", strerror(-ret));
+	if (ret)
 		goto fail;
-	}
 	*out = s;
 	return 0;
 fail:
@@ -336,7 +318,7 @@ int sampler_start(struct sampler *s, char *err, size_t errlen)
 			return ret;
 		}
 		s->pfds[cpu] = fd;
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.do_sample, fd);
+		s->links[cpu] = bpf_program__attach_perf_event(unwind_sample_prog(s), fd);
 		if (!s->links[cpu]) {
 			int ret = -errno;
 
@@ -377,6 +359,8 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 	if (ret < 0 && ret != -EINTR)
 		return ret;
 	ret = ring_buffer__consume(s->rb);
+	if (ret >= 0 && s->urb)
+		ring_buffer__consume(s->urb);
 	return ret;
 }
 
@@ -468,6 +452,9 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 		s->seen = NULL;
 		s->seen_cap = 0;
 	}
+	/* The stacks the counts refer to came before them. */
+	if (s->urb)
+		ring_buffer__consume(s->urb);
 	/* Flip first so sampling goes on into the other map while we read. */
 	s->active = !old;
 	s->skel->bss->active_counts = s->active;
@@ -480,6 +467,8 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 	if (ret < 0 || !both)
 		return ret;
 	total = ret;
+	if (s->urb)
+		ring_buffer__consume(s->urb);
 	ret = drain_map(s, maps[s->active], fn, ctx);
 	return ret < 0 ? ret : total + ret;
 }
@@ -522,6 +511,8 @@ int sampler_gc_stacks(struct sampler *s)
 			freed++;
 		id = next;
 	}
+	if (s->unwind != SAMPLER_UNWIND_FP)
+		freed += stack_source_dwarf_gc(s->stacks, s->seen, s->nseen);
 	return freed;
 }
 
@@ -555,6 +546,8 @@ void sampler_close(struct sampler *s)
 	if (s->pfds)
 		sampler_stop(s);
 	ring_buffer__free(s->rb);
+	ring_buffer__free(s->urb);
+	unwind_tables_free(s->tables);
 	if (s->stacks)
 		s->stacks->destroy(s->stacks);
 	profile_bpf__destroy(s->skel);
@@ -580,10 +573,14 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_SEEN_FULL] = "processes not announced (seen map full)",
 		[STAT_QUERY_LOST] = "statement texts lost (ring buffer full)",
 		[STAT_PG_FULL] = "backends not labelled (pg_procs map full)",
+		[STAT_USTACKS_LOST] = "user stacks lost (unwound stack ring buffer full)",
+		[STAT_UNWIND_PROCS_FULL] =
+			"processes unwound by frame pointers (unwind_procs full)",
 		[STAT_QUERY_READS] = "statement texts read",
 		[STAT_QUERY_SENT] = "statement texts sent",
 		[STAT_QUERY_NS] = "ns in statement capture (bench builds)",
 		[STAT_QUERY_CALLS] = "samples timed (bench builds)",
+		[STAT_USTACKS_SENT] = "unwound user stacks sent",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";

@@ -16,6 +16,16 @@
 #include <stdint.h>
 
 #include "stack_source.h"
+#include "process/procmaps.h"
+#include "unwind_tables.h"
+
+/* How user stacks are unwound. */
+enum sampler_unwind {
+	SAMPLER_UNWIND_DWARF = 0, /* from CFI in BPF (whichever way the kernel allows) */
+	SAMPLER_UNWIND_FP,	  /* frame pointers, bpf_get_stack() */
+	SAMPLER_UNWIND_LOOP,	  /* DWARF, forced: bpf_loop() (5.17+) */
+	SAMPLER_UNWIND_TAIL,	  /* DWARF, forced: tail calls (any kernel) */
+};
 
 struct sampler_opts {
 	int frequency;		  /* Hz, 1..10000 */
@@ -29,6 +39,9 @@ struct sampler_opts {
 	uint32_t counts_entries;  /* 0 = default (65536) */
 	uint32_t stack_entries;	  /* 0 = default (16384) */
 	const char *btf_path;	  /* external vmlinux BTF, NULL = the kernel's */
+	enum sampler_unwind unwind;
+	uint64_t unwind_budget;	      /* bytes of unwind tables; 0 = 64 MiB */
+	const char *unwind_cache_dir; /* NULL = /var/cache/ebprof/unwind, "" = none */
 };
 
 struct sampler_stats {
@@ -95,6 +108,30 @@ int sampler_poll(struct sampler *s, int timeout_ms);
  * errno (the first error of fn stops the drain).
  */
 int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx);
+
+/* --unwind dwarf: give pid's executable mappings and their unwind
+ * tables to the BPF program (after its first sample, a new library, or
+ * at the start for processes already running). 0 with frame pointers; 0
+ * or a negative errno. */
+int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_maps *maps);
+
+/* pid exited: drop its mappings should userspace have given them after
+ * the BPF program dropped them at the exit. */
+void sampler_unwind_forget(struct sampler *s, uint32_t pid);
+
+/* What the unwinder did (zeros with frame pointers). */
+struct sampler_unwind_info {
+	const char *mode; /* "dwarf (bpf_loop)", "dwarf (tail calls)", "frame pointers" */
+	struct unwind_tables_stats tables;
+	struct dwarf_stack_stats stacks;
+};
+void sampler_unwind_info(const struct sampler *s, struct sampler_unwind_info *out);
+/* "dwarf", "fp", or (tests, benchmarks) "dwarf-loop", "dwarf-tail";
+ * 0 or -EINVAL. */
+int sampler_unwind_parse(const char *s, enum sampler_unwind *out);
+const char *sampler_unwind_mode_name(enum sampler_unwind u);
+/* The names of enum unwind_end, for markers and metrics ("no unwind table"). */
+const char *sampler_unwind_end_name(unsigned end);
 
 /* Counters summed over CPUs since load. */
 int sampler_read_stats(struct sampler *s, struct sampler_stats *out);

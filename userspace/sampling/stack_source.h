@@ -26,6 +26,8 @@ struct raw_sample {
 	const uint64_t *user;	/* leaf first */
 	bool kernel_lost;	/* a kernel stack was taken but is lost */
 	bool user_lost;		/* a user stack was taken but is lost */
+	uint16_t user_end;	/* enum unwind_end: why the user stack ends */
+	bool user_fp;		/* a user frame was found by its frame pointer */
 	/* PostgreSQL backends: the statement's hash (query/table.h), 0:
 	 * none; its query id, 0: none; running between statements; running
 	 * a statement whose text was lost. */
@@ -48,5 +50,36 @@ struct stack_source {
 /* Frame-pointer stacks collected by bpf_get_stack() into the stack map
  * whose fd is given (the fd stays owned by the caller). */
 int stack_source_fp_new(int stacks_map_fd, struct stack_source **out);
+
+/* For stack sources: the fields of s that come from the key itself. */
+void raw_sample_from_key(struct raw_sample *s, const struct sample_key *key, uint64_t count);
+/* Read the bpf_get_stack() stack stored under key in the stack map fd
+ * into buf (EBPROF_MAX_STACK_DEPTH entries); its depth, 0 when there is
+ * none or it is gone (*lost set). */
+uint32_t stack_map_read(int fd, uint64_t key, uint64_t *buf, bool *lost);
+
+/*
+ * DWARF-unwound user stacks (--unwind dwarf): the BPF program sends each
+ * new stack once through the `ustacks` ring buffer (struct
+ * ebprof_ustack); stack_source_dwarf_add() keeps it under its hash.
+ * Kernel stacks come from the stack map as with frame pointers. known_fd
+ * is the `ustack_known` map: a stack forgotten here is deleted there so
+ * the program sends it again. The fds stay owned by the caller.
+ */
+int stack_source_dwarf_new(int stacks_map_fd, int known_fd, struct stack_source **out);
+/* A ring buffer record; -EINVAL for a malformed one. */
+int stack_source_dwarf_add(struct stack_source *src, const void *data, size_t size);
+/* Forget stacks no sample referred to since the last call and that are
+ * not in keep (sorted): first in BPF, then, one call later, here.
+ * Returns the number forgotten here. */
+int stack_source_dwarf_gc(struct stack_source *src, const uint64_t *keep, size_t nkeep);
+
+struct dwarf_stack_stats {
+	uint64_t stacks, bytes;	       /* held now */
+	uint64_t unknown;	       /* samples whose stack never arrived */
+	uint64_t ends[UNWIND_END_MAX]; /* samples by how their stack ended */
+	uint64_t fp_samples;	       /* samples with a frame-pointer frame */
+};
+void stack_source_dwarf_stats(const struct stack_source *src, struct dwarf_stack_stats *out);
 
 #endif /* EBPROF_STACK_SOURCE_H */

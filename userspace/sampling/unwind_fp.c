@@ -15,9 +15,7 @@ struct fp_source {
 	uint64_t ubuf[EBPROF_MAX_STACK_DEPTH];
 };
 
-/* Read the stack stored under key into buf; returns the depth (0 when
- * there is none or it is gone). */
-static uint32_t read_stack(int fd, uint64_t key, uint64_t *buf, bool *lost)
+uint32_t stack_map_read(int fd, uint64_t key, uint64_t *buf, bool *lost)
 {
 	uint32_t n = 0;
 
@@ -32,25 +30,34 @@ static uint32_t read_stack(int fd, uint64_t key, uint64_t *buf, bool *lost)
 	return n;
 }
 
+void raw_sample_from_key(struct raw_sample *s, const struct sample_key *key, uint64_t count)
+{
+	memset(s, 0, sizeof(*s));
+	s->pid = key->tgid;
+	s->tid = key->tid;
+	memcpy(s->comm, key->comm, sizeof(s->comm));
+	s->comm[sizeof(s->comm) - 1] = '\0';
+	s->count = count;
+	s->kernel_lost = key->flags & SAMPLE_KSTACK_LOST;
+	s->user_lost = key->flags & SAMPLE_USTACK_LOST;
+	s->query = key->query;
+	s->query_id = key->query_id;
+	s->query_gap = key->flags & SAMPLE_QUERY_GAP;
+	s->query_lost = key->flags & SAMPLE_QUERY_LOST;
+}
+
 static int fp_resolve(struct stack_source *src, const struct sample_key *key, uint64_t count,
 		      raw_sample_fn fn, void *ctx)
 {
 	struct fp_source *fp = (struct fp_source *)src;
-	struct raw_sample s = { 0 };
+	struct raw_sample s;
 
-	s.pid = key->tgid;
-	s.tid = key->tid;
-	memcpy(s.comm, key->comm, sizeof(s.comm));
-	s.comm[sizeof(s.comm) - 1] = '\0';
-	s.count = count;
-	s.kernel_lost = key->flags & SAMPLE_KSTACK_LOST;
-	s.user_lost = key->flags & SAMPLE_USTACK_LOST;
-	s.query = key->query;
-	s.query_id = key->query_id;
-	s.query_gap = key->flags & SAMPLE_QUERY_GAP;
-	s.query_lost = key->flags & SAMPLE_QUERY_LOST;
-	s.nkernel = read_stack(fp->stacks_fd, key->kstack, fp->kbuf, &s.kernel_lost);
-	s.nuser = read_stack(fp->stacks_fd, key->ustack, fp->ubuf, &s.user_lost);
+	raw_sample_from_key(&s, key, count);
+	s.nkernel = stack_map_read(fp->stacks_fd, key->kstack, fp->kbuf, &s.kernel_lost);
+	s.nuser = stack_map_read(fp->stacks_fd, key->ustack, fp->ubuf, &s.user_lost);
+	/* bpf_get_stack() stops at its depth without saying so */
+	if (s.nuser == EBPROF_MAX_STACK_DEPTH)
+		s.user_end = UNWIND_END_DEPTH;
 	s.kernel = fp->kbuf;
 	s.user = fp->ubuf;
 	return fn(&s, ctx);

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * DWARF unwinding of user stacks (--unwind dwarf), included by
+ * profile.bpf.c. From the sample's user registers: find the mapping of
+ * the pc (`unwind_procs`: the process's executable mappings, each with
+ * its table in `unwind_tables` and load bias), binary-search the table's row,
+ * compute the CFA, read the return address and saved rbp, repeat. A pc
+ * with no table is unwound by its frame pointer (counted in fp_frames).
+ *
+ * The unwind runs either as a bpf_loop() callback (5.17+) or as a chain
+ * of tail calls of unwind_tail (UNWIND_PER_CALL frames each), chosen by
+ * userspace from a feature probe. Either way the state lives in the
+ * per-CPU `unwind_scratch`, and unwind_finish() hashes the frames, hands
+ * a stack never sent before to userspace through `ustacks` and counts the
+ * sample under its hash.
+ */
+#ifndef EBPROF_UNWIND_BPF_H
+#define EBPROF_UNWIND_BPF_H
+
+#define UNWIND_PER_CALL 32    /* frames per tail call: 32 calls reach 1024 */
+#define THREAD_SIZE_X86 16384 /* x86-64 kernel stack (without KASAN) */
+
+/* One table per binary, an array of exactly its rows that userspace
+ * creates and fills (through mmap) before it puts it here. */
+/* Makes clang emit the row's whole type into BTF, which libbpf needs for
+ * the inner map (as a pointee only, it is a forward declaration). */
+const volatile struct unwind_row unwind_row_btf = {};
+
+struct unwind_table_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, EBPROF_MAX_UNWIND_TABLES);
+	__type(key, __u32);
+	__array(values, struct unwind_table_map);
+} unwind_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, struct unwind_proc);
+} unwind_procs SEC(".maps");
+
+/* Hashes of the stacks sent through `ustacks`; userspace deletes the
+ * ones it forgets so they are sent again when seen again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u8);
+} ustack_known SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 2 * 1024 * 1024);
+} ustacks SEC(".maps");
+
+struct uw_state {
+	struct sample_key key; /* the sample being taken */
+	__u64 pc, sp, bp;
+	__u64 hash;
+	__u32 tgid;
+	__u32 calls; /* tail calls so far */
+	bool exact;  /* pc is not a return address (leaf, after a signal frame) */
+	bool done;
+	/* The mapping of the last frame: consecutive frames are mostly in
+	 * one binary, so most frames need no lookup of the process's
+	 * mappings. Empty (start = end) when that frame had none. */
+	struct unwind_mapping last;
+	struct ebprof_ustack rec;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_state);
+} unwind_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_prog SEC(".maps");
+
+/* Registers of the UAPI struct pt_regs by slot (its layout is ABI). */
+#define REG_RBP 4
+#define REG_IP 16
+#define REG_SP 19
+
+static __always_inline struct uw_state *uw_state_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&unwind_scratch, &zero);
+}
+
+/*
+ * The user registers of the sample: the context's when it interrupted
+ * user mode, else those the kernel saved at the top of the task's kernel
+ * stack on entry (task_pt_regs(); bpf_task_pt_regs() is 5.15+ only).
+ * False when there are none to read.
+ */
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, bool user_mode,
+				      struct uw_state *st)
+{
+	__u64 regs[21];
+
+	if (user_mode) {
+		st->pc = *(volatile __u64 *)((char *)ctx + REG_IP * 8);
+		st->sp = *(volatile __u64 *)((char *)ctx + REG_SP * 8);
+		st->bp = *(volatile __u64 *)((char *)ctx + REG_RBP * 8);
+		return true;
+	}
+	{
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		void *stack = BPF_CORE_READ(task, stack);
+
+		if (!stack || bpf_probe_read_kernel(regs, sizeof(regs),
+						    (char *)stack + THREAD_SIZE_X86 - sizeof(regs)))
+			return false;
+	}
+	st->pc = regs[REG_IP];
+	st->sp = regs[REG_SP];
+	st->bp = regs[REG_RBP];
+	return st->pc != 0;
+}
+
+/* The mapping of pc, NULL when none (binary search by start). */
+static __always_inline const struct unwind_mapping *find_mapping(const struct unwind_proc *proc,
+								 __u64 pc)
+{
+	__u32 lo = 0, hi = proc->n, i;
+
+	if (hi > EBPROF_MAX_UNWIND_MAPPINGS)
+		hi = EBPROF_MAX_UNWIND_MAPPINGS;
+	/* invariant: mappings before lo start at or below pc, from hi above */
+	for (int k = 0; k < 8 && lo < hi; k++) {
+		__u32 mid = (lo + hi) / 2;
+
+		if (mid >= EBPROF_MAX_UNWIND_MAPPINGS)
+			return NULL;
+		if (proc->m[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	i = lo - 1;
+	if (i >= EBPROF_MAX_UNWIND_MAPPINGS || pc >= proc->m[i].end)
+		return NULL;
+	return &proc->m[i];
+}
+
+/* The row covering addr in table `table` of n rows, NULL when addr is
+ * before its first row or the table is gone. */
+static __always_inline struct unwind_row *find_row(__u32 table, __u32 n, __u32 addr)
+{
+	__u32 lo = 0, hi = n, idx;
+	struct unwind_row *r;
+	void *rows = bpf_map_lookup_elem(&unwind_tables, &table);
+
+	if (!rows)
+		return NULL;
+	for (int k = 0; k < 23 && lo < hi; k++) {
+		idx = (lo + hi) / 2;
+		r = bpf_map_lookup_elem(rows, &idx);
+		if (!r)
+			return NULL;
+		if (r->pc <= addr)
+			lo = idx + 1;
+		else
+			hi = idx;
+	}
+	if (lo == 0)
+		return NULL;
+	idx = lo - 1;
+	return bpf_map_lookup_elem(rows, &idx);
+}
+
+static __always_inline int read_u64(__u64 *dst, __u64 addr)
+{
+	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
+}
+
+/* rt_sigframe of x86-64 at the handler's return: the ucontext is at rsp,
+ * its mcontext 40 bytes in; rbp, rsp and rip are greg 10, 15 and 16. */
+#define SIGFRAME_RBP (40 + 10 * 8)
+#define SIGFRAME_RSP (40 + 15 * 8)
+#define SIGFRAME_RIP (40 + 16 * 8)
+
+/* Follow the frame pointer: the caller's rbp at [rbp], the return
+ * address above it. */
+static __always_inline int step_fp(struct uw_state *st, __u16 no_fp_end)
+{
+	__u64 ra, bp;
+
+	if (!st->bp || st->bp < st->sp) {
+		st->rec.end = no_fp_end;
+		return 1;
+	}
+	if (read_u64(&ra, st->bp + 8) || read_u64(&bp, st->bp)) {
+		st->rec.end = UNWIND_END_READ_FAULT;
+		return 1;
+	}
+	st->rec.fp_frames++;
+	st->sp = st->bp + 16;
+	st->bp = bp;
+	st->pc = ra;
+	st->exact = false;
+	if (!ra)
+		return 1; /* UNWIND_END_OK */
+	return 0;
+}
+
+/* Record the current frame and unwind one step: 0 to go on, 1 when the
+ * stack ended (rec.end says why). */
+static __always_inline int unwind_step(struct uw_state *st)
+{
+	const struct unwind_mapping *m = &st->last;
+	struct unwind_row *r;
+	__u64 cfa, ra, addr, sp = st->sp;
+	__u32 n = st->rec.n;
+
+	if (n >= EBPROF_MAX_UNWIND_DEPTH) {
+		st->rec.end = UNWIND_END_DEPTH;
+		return 1;
+	}
+	st->rec.ips[n & (EBPROF_MAX_UNWIND_DEPTH - 1)] = st->pc;
+	st->rec.n = n + 1;
+	st->hash ^= st->pc;
+	st->hash *= 1099511628211ULL; /* FNV prime */
+	st->hash ^= st->hash >> 32;
+
+	if (st->pc < m->start || st->pc >= m->end) {
+		const struct unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
+		const struct unwind_mapping *found = proc ? find_mapping(proc, st->pc) : NULL;
+
+		if (found)
+			st->last = *found;
+		else
+			st->last.start = st->last.end = 0;
+	}
+	if (st->pc < m->start || st->pc >= m->end || !m->nrows)
+		return step_fp(st, UNWIND_END_NO_TABLE);
+	/* a return address is the instruction after the call */
+	addr = st->pc - m->bias - (st->exact ? 0 : 1);
+	if (addr > 0xffffffffULL)
+		return step_fp(st, UNWIND_END_NO_TABLE);
+	r = find_row(m->table, m->nrows, (__u32)addr);
+	if (!r)
+		return step_fp(st, UNWIND_END_NO_TABLE);
+	switch (r->cfa) {
+	case UNWIND_CFA_RSP:
+		cfa = st->sp + (__s64)r->cfa_off;
+		break;
+	case UNWIND_CFA_RBP:
+		cfa = st->bp + (__s64)r->cfa_off;
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = st->sp + (__s64)r->cfa_off + ((st->pc & 15) >= r->flags ? 8 : 0);
+		break;
+	case UNWIND_CFA_DEREF_RBP:
+		if (read_u64(&cfa, st->bp + (__s64)r->cfa_off)) {
+			st->rec.end = UNWIND_END_READ_FAULT;
+			return 1;
+		}
+		break;
+	case UNWIND_CFA_SIGNAL: {
+		__u64 rbp, rsp, rip;
+
+		if (read_u64(&rbp, st->sp + SIGFRAME_RBP) ||
+		    read_u64(&rsp, st->sp + SIGFRAME_RSP) ||
+		    read_u64(&rip, st->sp + SIGFRAME_RIP)) {
+			st->rec.end = UNWIND_END_READ_FAULT;
+			return 1;
+		}
+		st->bp = rbp;
+		st->sp = rsp;
+		st->pc = rip;
+		st->exact = true; /* the interrupted instruction itself */
+		return rip ? 0 : 1;
+	}
+	case UNWIND_CFA_END:
+		return 1; /* UNWIND_END_OK */
+	case UNWIND_CFA_GAP:
+		return step_fp(st, UNWIND_END_NO_TABLE);
+	default:
+		st->rec.end = UNWIND_END_UNSUPPORTED;
+		return 1;
+	}
+	if (read_u64(&ra, cfa - 8)) {
+		st->rec.end = UNWIND_END_READ_FAULT;
+		return 1;
+	}
+	if (r->rbp_off && read_u64(&st->bp, cfa + (__s64)r->rbp_off)) {
+		st->rec.end = UNWIND_END_READ_FAULT;
+		return 1;
+	}
+	if (cfa <= sp) {
+		st->rec.end = UNWIND_END_BAD_FRAME;
+		return 1;
+	}
+	st->sp = cfa;
+	st->pc = ra;
+	st->exact = false;
+	return ra ? 0 : 1;
+}
+
+/* Start unwinding the current sample into the scratch state. False when
+ * there is no user stack to take. */
+static __always_inline bool unwind_begin(struct bpf_perf_event_data *ctx, bool user_mode,
+					 struct uw_state *st, __u32 tgid)
+{
+	st->hash = 14695981039346656037ULL; /* FNV-1a offset basis */
+	st->tgid = tgid;
+	st->calls = 0;
+	st->exact = true;
+	st->done = false;
+	st->rec.n = 0;
+	st->rec.end = UNWIND_END_OK;
+	st->rec.fp_frames = 0;
+	st->last.start = st->last.end = 0;
+	return user_regs(ctx, user_mode, st);
+}
+
+/* Hand a stack never sent to userspace; set the sample's ustack. */
+static __always_inline void unwind_publish(struct uw_state *st)
+{
+	__u64 h = st->hash ? st->hash : 1;
+	__u32 n = st->rec.n;
+	__u8 one = 1;
+
+	/* the end reason is part of the stack's identity */
+	h ^= (__u64)st->rec.end << 56 ^ (__u64)(st->rec.fp_frames != 0) << 48;
+	h = h ? h : 1;
+	if (n > EBPROF_MAX_UNWIND_DEPTH)
+		n = EBPROF_MAX_UNWIND_DEPTH;
+	if (!n)
+		return;
+	st->rec.hash = h;
+	if (!bpf_map_lookup_elem(&ustack_known, &h)) {
+		if (bpf_ringbuf_output(&ustacks, &st->rec,
+				       offsetof(struct ebprof_ustack, ips) + (__u64)n * 8,
+				       BPF_RB_NO_WAKEUP)) {
+			stat_inc(STAT_USTACKS_LOST);
+			st->key.flags |= SAMPLE_USTACK_LOST;
+			return;
+		}
+		bpf_map_update_elem(&ustack_known, &h, &one, BPF_ANY);
+		stat_inc(STAT_USTACKS_SENT);
+	}
+	st->key.ustack = h;
+	st->key.flags |= SAMPLE_USTACK_DWARF;
+}
+
+#endif /* EBPROF_UNWIND_BPF_H */

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The sampler's state, shared by sampler.c (load, attach, events, drain)
+ * and sampler_unwind.c (the choice of unwinder and its tables). Not a
+ * header for other folders.
+ */
+#ifndef EBPROF_SAMPLER_INTERNAL_H
+#define EBPROF_SAMPLER_INTERNAL_H
+
+#include <bpf/libbpf.h>
+
+#include "sampler.h"
+#include "profile.skel.h"
+#include "unwind_tables.h"
+
+struct sampler {
+	struct profile_bpf *skel;
+	int ncpus;     /* possible CPUs: size of the arrays below */
+	int nattached; /* online CPUs with an event */
+	int *pfds;
+	struct bpf_link **links;
+	struct ring_buffer *rb;	 /* process events */
+	struct ring_buffer *urb; /* unwound user stacks; NULL with frame pointers */
+	struct stack_source *stacks;
+	struct unwind_tables *tables; /* NULL with frame pointers */
+	enum sampler_unwind unwind;   /* what runs (the loop or tail calls) */
+	sampler_event_fn on_event;
+	void *event_ctx;
+	int frequency;
+	uint32_t active; /* mirror of skel->bss->active_counts */
+	struct sample_key *keys;
+	uint64_t *values;
+	/* Stack keys referenced by the last drain (unsorted until GC). */
+	uint64_t *seen;
+	size_t nseen, seen_cap;
+};
+
+/* Before load: which programs load and how big the unwinder's maps are. */
+void unwind_configure(struct sampler *s, const struct sampler_opts *opts);
+/* After load: the tail-call table, the stack ring buffer, the stack
+ * source and the table registry. 0 or a negative errno + reason. */
+int unwind_setup(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen);
+/* The program to attach to the perf events. */
+struct bpf_program *unwind_sample_prog(struct sampler *s);
+
+#endif /* EBPROF_SAMPLER_INTERNAL_H */

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The sampler's unwinder (sampler.h): frame pointers (bpf_get_stack), or
+ * DWARF unwinding in BPF (bpf/unwind.bpf.h) as one bpf_loop() program
+ * where the kernel has the helper (5.17+) and as a chain of tail calls
+ * where it does not. Only the programs of the chosen way are loaded (an
+ * old verifier rejects a bpf_loop() call even in a program never run).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "bpf_features.h"
+#include "sampler_internal.h"
+#include "util/log.h"
+
+void unwind_configure(struct sampler *s, const struct sampler_opts *opts)
+{
+	struct profile_bpf *sk = s->skel;
+	bool dwarf = opts->user && opts->unwind != SAMPLER_UNWIND_FP;
+
+	s->unwind = SAMPLER_UNWIND_FP;
+	if (dwarf)
+		s->unwind =
+			opts->unwind == SAMPLER_UNWIND_DWARF
+				? (features_have_loop() ? SAMPLER_UNWIND_LOOP : SAMPLER_UNWIND_TAIL)
+				: opts->unwind;
+	bpf_program__set_autoload(sk->progs.do_sample, s->unwind == SAMPLER_UNWIND_FP);
+	bpf_program__set_autoload(sk->progs.do_sample_loop, s->unwind == SAMPLER_UNWIND_LOOP);
+	bpf_program__set_autoload(sk->progs.do_sample_tail, s->unwind == SAMPLER_UNWIND_TAIL);
+	bpf_program__set_autoload(sk->progs.unwind_tail, s->unwind == SAMPLER_UNWIND_TAIL);
+	if (s->unwind == SAMPLER_UNWIND_FP) { /* the unwinder's maps at their least */
+		bpf_map__set_max_entries(sk->maps.ustacks, 4096);
+		bpf_map__set_max_entries(sk->maps.ustack_known, 1);
+		bpf_map__set_max_entries(sk->maps.unwind_procs, 1);
+		bpf_map__set_max_entries(sk->maps.unwind_tables, 1);
+	}
+}
+
+static int handle_ustack(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	if (stack_source_dwarf_add(s->stacks, data, size) == -EINVAL)
+		log_debug("malformed unwound stack record (%zu bytes) ignored", size);
+	return 0;
+}
+
+int unwind_setup(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen)
+{
+	struct unwind_tables_opts to = { .budget_bytes = opts->unwind_budget,
+					 .cache_dir = opts->unwind_cache_dir };
+	struct profile_bpf *sk = s->skel;
+	int ret, key = 0, fd;
+
+	if (s->unwind == SAMPLER_UNWIND_TAIL) {
+		fd = bpf_program__fd(sk->progs.unwind_tail);
+		if (bpf_map_update_elem(bpf_map__fd(sk->maps.unwind_prog), &key, &fd, BPF_ANY)) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot set up the unwinder's tail call: %s",
+				 strerror(errno));
+			return ret;
+		}
+	}
+	ret = stack_source_dwarf_new(bpf_map__fd(sk->maps.stacks),
+				     bpf_map__fd(sk->maps.ustack_known), &s->stacks);
+	if (!ret)
+		ret = unwind_tables_new(&to, bpf_map__fd(sk->maps.unwind_tables),
+					bpf_map__fd(sk->maps.unwind_procs), &s->tables);
+	if (ret) {
+		snprintf(err, errlen, "cannot set up the unwinder: %s", strerror(-ret));
+		return ret;
+	}
+	s->urb = ring_buffer__new(bpf_map__fd(sk->maps.ustacks), handle_ustack, s, NULL);
+	if (!s->urb) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the stack ring buffer: %s", strerror(errno));
+		return ret;
+	}
+	log_debug("user stacks: %s",
+		  s->unwind == SAMPLER_UNWIND_LOOP ? "dwarf (bpf_loop)" : "dwarf (tail calls)");
+	return 0;
+}
+
+struct bpf_program *unwind_sample_prog(struct sampler *s)
+{
+	switch (s->unwind) {
+	case SAMPLER_UNWIND_LOOP:
+		return s->skel->progs.do_sample_loop;
+	case SAMPLER_UNWIND_TAIL:
+		return s->skel->progs.do_sample_tail;
+	default:
+		return s->skel->progs.do_sample;
+	}
+}
+
+int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_maps *maps)
+{
+	if (!s->tables)
+		return 0;
+	return unwind_tables_load(s->tables, pid, maps);
+}
+
+void sampler_unwind_forget(struct sampler *s, uint32_t pid)
+{
+	if (s->tables)
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid);
+}
+
+void sampler_unwind_info(const struct sampler *s, struct sampler_unwind_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->mode = s->unwind == SAMPLER_UNWIND_LOOP   ? "dwarf (bpf_loop)"
+		    : s->unwind == SAMPLER_UNWIND_TAIL ? "dwarf (tail calls)"
+						       : "frame pointers";
+	if (s->tables)
+		unwind_tables_stats(s->tables, &out->tables);
+	if (s->unwind != SAMPLER_UNWIND_FP && s->stacks)
+		stack_source_dwarf_stats(s->stacks, &out->stacks);
+}
+
+static const char *const mode_names[] = {
+	[SAMPLER_UNWIND_DWARF] = "dwarf",
+	[SAMPLER_UNWIND_FP] = "fp",
+	[SAMPLER_UNWIND_LOOP] = "dwarf-loop",
+	[SAMPLER_UNWIND_TAIL] = "dwarf-tail",
+};
+
+int sampler_unwind_parse(const char *s, enum sampler_unwind *out)
+{
+	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+		if (!strcmp(s, mode_names[i])) {
+			*out = (enum sampler_unwind)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *sampler_unwind_mode_name(enum sampler_unwind u)
+{
+	return (unsigned)u < sizeof(mode_names) / sizeof(mode_names[0]) ? mode_names[u] : "?";
+}
+
+const char *sampler_unwind_end_name(unsigned end)
+{
+	static const char *const names[UNWIND_END_MAX] = {
+		[UNWIND_END_OK] = "complete",
+		[UNWIND_END_NO_TABLE] = "no unwind table",
+		[UNWIND_END_READ_FAULT] = "read fault",
+		[UNWIND_END_DEPTH] = "depth limit",
+		[UNWIND_END_UNSUPPORTED] = "unsupported rule",
+		[UNWIND_END_BAD_FRAME] = "bad frame",
+	};
+
+	return end < UNWIND_END_MAX ? names[end] : "?";
+}

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Unwind tables in the kernel (unwind_tables.h): binaries by identity
+ * (device + inode as /proc/PID/maps names them) and by build-id, one
+ * array map per table, one mapping set per process.
+ */
+#include <errno.h>
+#include <elf.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "ebprof/bpf_shared.h"
+#include "ebprof/symbolizer.h"
+#include "unwind_tables.h"
+#include "util/hashmap.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#define DEFAULT_BUDGET (64ull << 20)
+#define DEFAULT_CACHE "/var/cache/ebprof/unwind"
+#define MAX_SEGS 8
+#define NO_TABLE UINT32_MAX
+
+/* A table loaded into the kernel (or known not to be loadable). */
+struct ut_table {
+	uint32_t id; /* index in unwind_tables, NO_TABLE: none */
+	uint32_t nrows;
+};
+
+/* A binary as processes map it: its table and file offset -> vaddr of
+ * the segments seen (a mapping's load bias without opening it again). */
+struct ut_bin {
+	uint64_t dev, inode; /* the key */
+	struct ut_table *table;
+	size_t nsegs;
+	uint64_t seg_off[MAX_SEGS], seg_vaddr[MAX_SEGS];
+};
+
+struct unwind_tables {
+	struct symbolizer *sym;
+	int outer_fd, procs_fd;
+	char *cache_dir; /* NULL: no disk cache */
+	uint64_t budget;
+	struct hashmap *bins;	  /* struct ut_bin, by (dev, inode) */
+	struct hashmap *by_build; /* struct ut_table, by build-id string (owned key) */
+	struct ut_table vdso;	  /* id NO_TABLE when it has none */
+	uint64_t vdso_base;	  /* vaddr - file offset of its segments */
+	bool vdso_tried;
+	uint32_t next_id;
+	struct unwind_tables_stats st;
+	struct unwind_proc proc; /* scratch: 4 KiB, not on the stack */
+};
+
+static uint64_t bin_hash(const void *k)
+{
+	const struct ut_bin *b = k;
+
+	return hm_mix64(b->dev * 0x9e3779b97f4a7c15ull ^ b->inode);
+}
+
+static bool bin_equal(const void *a, const void *b)
+{
+	const struct ut_bin *x = a, *y = b;
+
+	return x->dev == y->dev && x->inode == y->inode;
+}
+
+int unwind_tables_new(const struct unwind_tables_opts *o, int outer_fd, int procs_fd,
+		      struct unwind_tables **out)
+{
+	struct sym_opts so = { .max_cache_bytes = 16u << 20 };
+	struct unwind_tables *u = calloc(1, sizeof(*u));
+	const char *dir = o->cache_dir ? o->cache_dir : DEFAULT_CACHE;
+	int ret;
+
+	if (!u)
+		return -ENOMEM;
+	u->outer_fd = outer_fd;
+	u->procs_fd = procs_fd;
+	u->budget = o->budget_bytes ? o->budget_bytes : DEFAULT_BUDGET;
+	u->vdso.id = NO_TABLE;
+	u->bins = hm_new(bin_hash, bin_equal);
+	u->by_build = hm_new(hm_hash_str, hm_equal_str);
+	if (*dir && !(u->cache_dir = strdup(dir)))
+		goto nomem;
+	if (!u->bins || !u->by_build)
+		goto nomem;
+	ret = sym_new(&so, &u->sym);
+	if (ret) {
+		unwind_tables_free(u);
+		return ret;
+	}
+	*out = u;
+	return 0;
+nomem:
+	unwind_tables_free(u);
+	return -ENOMEM;
+}
+
+void unwind_tables_free(struct unwind_tables *u)
+{
+	size_t it = 0;
+	const void *k;
+	void *v;
+
+	if (!u)
+		return;
+	while (u->bins && hm_next(u->bins, &it, &k, &v))
+		free(v);
+	it = 0;
+	while (u->by_build && hm_next(u->by_build, &it, &k, &v)) {
+		free((void *)k);
+		free(v);
+	}
+	hm_free(u->bins);
+	hm_free(u->by_build);
+	sym_free(u->sym);
+	free(u->cache_dir);
+	free(u);
+}
+
+/* Put rows into a new array map of their size at a free index of
+ * unwind_tables. 0 or a negative errno. */
+static int install(struct unwind_tables *u, const struct sym_unwind_table *t, struct ut_table *out)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	size_t bytes = ((t->n * sizeof(struct unwind_row)) + 4095) & ~(size_t)4095;
+	int fd, ret = 0;
+	void *mem;
+
+	if (t->n == 0 || t->n > EBPROF_MAX_TABLE_ROWS)
+		return -E2BIG;
+	if (u->next_id >= EBPROF_MAX_UNWIND_TABLES || u->st.bytes + bytes > u->budget)
+		return -ENOSPC;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ebprof_unwind", sizeof(__u32),
+			    sizeof(struct unwind_row), (__u32)t->n, &mo);
+	if (fd < 0)
+		return -errno;
+	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		ret = -errno;
+		goto out;
+	}
+	memcpy(mem, t->rows, t->n * sizeof(struct unwind_row));
+	munmap(mem, bytes);
+	if (bpf_map_update_elem(u->outer_fd, &u->next_id, &fd, BPF_ANY)) {
+		ret = -errno;
+		goto out;
+	}
+	out->id = u->next_id++;
+	out->nrows = (uint32_t)t->n;
+	u->st.tables++;
+	u->st.rows += t->n;
+	u->st.bytes += bytes;
+out:
+	close(fd); /* unwind_tables holds the map now */
+	return ret;
+}
+
+/* The table of a binary by its build-id ("" when it has none: compiled
+ * each time its identity is new, never cached on disk). */
+static struct ut_table *table_for(struct unwind_tables *u, struct sym_elf *elf, const char *what)
+{
+	const char *bid = sym_elf_build_id(elf);
+	struct sym_unwind_table t = { 0 };
+	struct ut_table *tab;
+	char *key = NULL;
+	int64_t t0;
+	int ret;
+
+	if (*bid && !hm_find(u->by_build, bid, (void **)&tab))
+		return tab;
+	tab = calloc(1, sizeof(*tab));
+	if (!tab || (*bid && !(key = strdup(bid)))) {
+		free(tab);
+		return NULL;
+	}
+	tab->id = NO_TABLE;
+	ret = -ENOENT;
+	if (*bid && u->cache_dir && !(ret = sym_unwind_cache_load(u->cache_dir, bid, &t)))
+		u->st.cache_hits++;
+	if (ret) {
+		t0 = mono_ns();
+		ret = sym_elf_unwind_table(u->sym, elf, &t);
+		if (!ret) {
+			u->st.built++;
+			u->st.build_ns += (uint64_t)(mono_ns() - t0);
+			if (*bid && u->cache_dir && sym_unwind_cache_save(u->cache_dir, bid, &t))
+				log_debug("unwind table of %s not cached on disk", what);
+		}
+	}
+	if (ret) {
+		u->st.no_cfi++;
+		log_debug("no unwind table for %s: %s (frame pointers)", what, strerror(-ret));
+	} else if ((ret = install(u, &t, tab))) {
+		if (ret == -ENOSPC) {
+			u->st.over_budget++;
+			log_warn("unwind tables: %s (%zu rows) is over the memory budget: its "
+				 "frames are unwound by frame pointers",
+				 what, t.n);
+		} else {
+			u->st.failed++;
+			log_warn("unwind tables: cannot load the table of %s: %s", what,
+				 strerror(-ret));
+		}
+	}
+	sym_unwind_table_free(&t);
+	if (key && hm_set(u->by_build, key, tab, NULL)) {
+		free(key); /* not remembered: built again next time */
+		return tab;
+	}
+	return tab;
+}
+
+/* The vDSO's table, from the agent's own (the kernel's image is the
+ * same in every process). */
+static const struct ut_table *vdso_table(struct unwind_tables *u)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	struct sym_unwind_table t = { 0 };
+	size_t size;
+
+	if (u->vdso_tried)
+		return &u->vdso;
+	u->vdso_tried = true;
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return &u->vdso;
+	/* the image ends with its section headers */
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size > (1u << 20) || sym_unwind_table_from_image(eh, size, &t))
+		return &u->vdso;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)((const char *)eh + eh->e_phoff +
+						      (size_t)i * eh->e_phentsize);
+
+		if (ph->p_type == PT_LOAD) {
+			u->vdso_base = ph->p_vaddr - ph->p_offset;
+			break;
+		}
+	}
+	if (install(u, &t, &u->vdso))
+		u->vdso.id = NO_TABLE;
+	sym_unwind_table_free(&t);
+	return &u->vdso;
+}
+
+/* The binary behind a file mapping, its table and the mapping's bias
+ * (ELF virtual address = address - bias). False when it has no table. */
+static bool mapping_table(struct unwind_tables *u, uint32_t pid, const struct map_entry *e,
+			  struct unwind_mapping *out)
+{
+	struct ut_bin key = { .dev = e->dev, .inode = e->inode }, *b;
+	struct sym_binary sb = { .path = e->path,
+				 .pid = (int)pid,
+				 .map_start = e->start,
+				 .map_end = e->end,
+				 .dev = e->dev,
+				 .inode = e->inode };
+	struct sym_elf *elf = NULL;
+	uint64_t vaddr = 0;
+	size_t i;
+
+	if (hm_find(u->bins, &key, (void **)&b)) {
+		if (!(b = calloc(1, sizeof(*b))))
+			return false;
+		*b = key;
+		if (hm_set(u->bins, b, b, NULL)) {
+			free(b);
+			return false;
+		}
+	}
+	for (i = 0; i < b->nsegs && b->seg_off[i] != e->offset; i++)
+		;
+	if (!b->table || i == b->nsegs) {
+		if (sym_elf_get(u->sym, &sb, &elf)) {
+			u->st.failed += !b->table;
+			return false;
+		}
+		if (!b->table)
+			b->table = table_for(u, elf, e->path);
+		if (i == b->nsegs && !sym_elf_offset_vaddr(elf, e->offset, &vaddr) &&
+		    b->nsegs < MAX_SEGS) {
+			b->seg_off[b->nsegs] = e->offset;
+			b->seg_vaddr[b->nsegs++] = vaddr;
+		}
+		sym_elf_put(u->sym, elf);
+	}
+	if (!b->table || b->table->id == NO_TABLE || i >= b->nsegs)
+		return false;
+	out->start = e->start;
+	out->end = e->end;
+	out->bias = e->start - b->seg_vaddr[i];
+	out->table = b->table->id;
+	out->nrows = b->table->nrows;
+	return true;
+}
+
+int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps)
+{
+	struct unwind_proc *p = &u->proc;
+	const struct ut_table *vt;
+
+	memset(p, 0, sizeof(*p));
+	for (size_t i = 0; maps && i < maps->n; i++) {
+		const struct map_entry *e = &maps->entries[i];
+		struct unwind_mapping *m;
+
+		if (!strchr(e->perms, 'x'))
+			continue;
+		if (p->n == EBPROF_MAX_UNWIND_MAPPINGS) {
+			u->st.mappings_dropped++;
+			continue;
+		}
+		m = &p->m[p->n];
+		if (e->kind == MAPPING_FILE && e->path) {
+			if (!mapping_table(u, pid, e, m))
+				continue;
+		} else if (e->kind == MAPPING_SPECIAL && e->path && !strcmp(e->path, "[vdso]")) {
+			vt = vdso_table(u);
+			if (vt->id == NO_TABLE)
+				continue;
+			m->start = e->start;
+			m->end = e->end;
+			m->bias = e->start - u->vdso_base;
+			m->table = vt->id;
+			m->nrows = vt->nrows;
+		} else {
+			continue; /* anonymous: JIT code, frame pointers */
+		}
+		p->n++;
+	}
+	if (bpf_map_update_elem(u->procs_fd, &pid, p, BPF_ANY))
+		return -errno;
+	u->st.procs_loaded++;
+	return 0;
+}
+
+void unwind_tables_stats(const struct unwind_tables *u, struct unwind_tables_stats *out)
+{
+	*out = u->st;
+}
