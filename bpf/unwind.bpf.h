@@ -17,7 +17,7 @@
 #ifndef EBPROF_UNWIND_BPF_H
 #define EBPROF_UNWIND_BPF_H
 
-#define UNWIND_PER_CALL 32    /* frames per tail call: 32 calls reach 1024 */
+#define UNWIND_PER_CALL 64    /* frames per tail call: 32 calls reach 2048 */
 #define THREAD_SIZE_X86 16384 /* x86-64 kernel stack (without KASAN) */
 
 /* One table per binary, an array of exactly its rows that userspace
@@ -162,16 +162,31 @@ static __always_inline const struct unwind_mapping *find_mapping(const struct un
 	return &proc->m[i];
 }
 
-/* The row covering addr in table `table` of n rows, NULL when addr is
+/* The row covering addr in the table of mapping m, NULL when addr is
  * before its first row or the table is gone. */
-static __always_inline struct unwind_row *find_row(__u32 table, __u32 n, __u32 addr)
+static __always_inline struct unwind_row *find_row(const struct unwind_mapping *m, __u32 addr)
 {
-	__u32 lo = 0, hi = n, idx;
+	__u32 lo = m->npages ? m->npages + 1 : 0, hi = m->nrows, idx, page = addr >> 12;
 	struct unwind_row *r;
-	void *rows = bpf_map_lookup_elem(&unwind_tables, &table);
+	void *rows = bpf_map_lookup_elem(&unwind_tables, &m->table);
 
 	if (!rows)
 		return NULL;
+	if (m->npages && page >= m->page_base && page - m->page_base < m->npages) {
+		struct unwind_row *a, *b;
+
+		idx = page - m->page_base;
+		a = bpf_map_lookup_elem(rows, &idx);
+		idx++;
+		b = bpf_map_lookup_elem(rows, &idx);
+		if (!a || !b)
+			return NULL;
+		if (a->pc > lo)
+			lo = a->pc;
+		if (b->pc + 1 < hi)
+			hi = b->pc + 1;
+	}
+	/* the last row at or below addr: lo - 1 once lo passes it */
 	for (int k = 0; k < 23 && lo < hi; k++) {
 		idx = (lo + hi) / 2;
 		r = bpf_map_lookup_elem(rows, &idx);
@@ -182,7 +197,7 @@ static __always_inline struct unwind_row *find_row(__u32 table, __u32 n, __u32 a
 		else
 			hi = idx;
 	}
-	if (lo == 0)
+	if (lo == 0 || lo - 1 < (m->npages ? m->npages + 1 : 0))
 		return NULL;
 	idx = lo - 1;
 	return bpf_map_lookup_elem(rows, &idx);
@@ -257,7 +272,7 @@ static __always_inline int unwind_step(struct uw_state *st)
 	addr = st->pc - m->bias - (st->exact ? 0 : 1);
 	if (addr > 0xffffffffULL)
 		return step_fp(st, UNWIND_END_NO_TABLE);
-	r = find_row(m->table, m->nrows, (__u32)addr);
+	r = find_row(m, (__u32)addr);
 	if (!r)
 		return step_fp(st, UNWIND_END_NO_TABLE);
 	switch (r->cfa) {

@@ -61,7 +61,10 @@ struct stack_trace {
  * (x86-64 ABI; a table whose CFI says otherwise marks the row
  * UNWIND_CFA_UNSUPPORTED) and rbp was saved at CFA + rbp_off (0: rbp
  * unchanged). Each table is an array map of its own, exactly its size,
- * in the `unwind_tables` array of maps.
+ * in the `unwind_tables` array of maps: npages + 1 index entries first
+ * (entry k: in its pc, the index of the row that covers the start of page
+ * page_base + k, so a pc of that page is between entries k and k + 1: a
+ * search of a few rows instead of the whole table), then the rows.
  */
 enum unwind_cfa {
 	UNWIND_CFA_RSP = 0,	/* CFA = rsp + cfa_off */
@@ -83,7 +86,7 @@ struct unwind_row {
 	__u32 pad;     /* array maps store values 8-byte aligned anyway */
 };
 
-#define EBPROF_MAX_UNWIND_DEPTH 1024	 /* user frames of a DWARF-unwound stack */
+#define EBPROF_MAX_UNWIND_DEPTH 2048	 /* user frames of a DWARF-unwound stack */
 #define EBPROF_MAX_UNWIND_MAPPINGS 128	 /* executable mappings of a process */
 #define EBPROF_MAX_TABLE_ROWS (1u << 22) /* rows of one table: 22 search steps */
 #define EBPROF_MAX_UNWIND_TABLES 4096	 /* tables loaded at once */
@@ -93,7 +96,9 @@ struct unwind_mapping {
 	__u64 start, end; /* [start, end) in the process */
 	__u64 bias;	  /* ELF virtual address = address - bias */
 	__u32 table;	  /* its table's index in `unwind_tables` */
-	__u32 nrows;	  /* rows of that table; 0: none (frame pointers) */
+	__u32 nrows;	  /* entries of that table; 0: none (frame pointers) */
+	__u32 page_base;  /* first 4 KiB page (vaddr >> 12) of its page index */
+	__u32 npages;	  /* pages indexed; 0: no index (rows start at 0) */
 };
 
 /* Value of the `unwind_procs` map, keyed by tgid: its executable

@@ -29,8 +29,9 @@
 
 /* A table loaded into the kernel (or known not to be loadable). */
 struct ut_table {
-	uint32_t id; /* index in unwind_tables, NO_TABLE: none */
-	uint32_t nrows;
+	uint32_t id;	/* index in unwind_tables, NO_TABLE: none */
+	uint32_t nrows; /* entries: page index and rows */
+	uint32_t page_base, npages;
 };
 
 /* A binary as processes map it: its table and file offset -> vaddr of
@@ -125,21 +126,45 @@ void unwind_tables_free(struct unwind_tables *u)
 	free(u);
 }
 
-/* Put rows into a new array map of their size at a free index of
- * unwind_tables. 0 or a negative errno. */
+/* The page index in front of the rows (bpf_shared.h): entry k holds the
+ * index of the row covering the start of page base + k. */
+static void fill_index(struct unwind_row *idx, uint32_t base, uint32_t npages,
+		       const struct unwind_row *rows, size_t n)
+{
+	uint32_t first = npages + 1;
+	size_t r = 0;
+
+	for (uint32_t k = 0; k <= npages; k++) {
+		uint64_t start = (uint64_t)(base + k) << 12;
+
+		while (r + 1 < n && rows[r + 1].pc <= start)
+			r++;
+		memset(&idx[k], 0, sizeof(idx[k]));
+		idx[k].pc = first + (uint32_t)r;
+	}
+}
+
+/* Put rows (behind their page index) into a new array map of their size
+ * at a free index of unwind_tables. 0 or a negative errno. */
 static int install(struct unwind_tables *u, const struct sym_unwind_table *t, struct ut_table *out)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	size_t bytes = ((t->n * sizeof(struct unwind_row)) + 4095) & ~(size_t)4095;
+	uint32_t base = t->n ? t->rows[0].pc >> 12 : 0;
+	uint32_t npages = t->n ? (t->rows[t->n - 1].pc >> 12) - base + 1 : 0;
+	size_t entries, bytes;
 	int fd, ret = 0;
 	void *mem;
 
 	if (t->n == 0 || t->n > EBPROF_MAX_TABLE_ROWS)
 		return -E2BIG;
+	if (npages > t->n + 4096) /* sparse: not worth its memory, search it all */
+		npages = 0;
+	entries = t->n + (npages ? npages + 1 : 0);
+	bytes = (entries * sizeof(struct unwind_row) + 4095) & ~(size_t)4095;
 	if (u->next_id >= EBPROF_MAX_UNWIND_TABLES || u->st.bytes + bytes > u->budget)
 		return -ENOSPC;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ebprof_unwind", sizeof(__u32),
-			    sizeof(struct unwind_row), (__u32)t->n, &mo);
+			    sizeof(struct unwind_row), (__u32)entries, &mo);
 	if (fd < 0)
 		return -errno;
 	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -147,14 +172,19 @@ static int install(struct unwind_tables *u, const struct sym_unwind_table *t, st
 		ret = -errno;
 		goto out;
 	}
-	memcpy(mem, t->rows, t->n * sizeof(struct unwind_row));
+	if (npages)
+		fill_index(mem, base, npages, t->rows, t->n);
+	memcpy((struct unwind_row *)mem + (npages ? npages + 1 : 0), t->rows,
+	       t->n * sizeof(struct unwind_row));
 	munmap(mem, bytes);
 	if (bpf_map_update_elem(u->outer_fd, &u->next_id, &fd, BPF_ANY)) {
 		ret = -errno;
 		goto out;
 	}
 	out->id = u->next_id++;
-	out->nrows = (uint32_t)t->n;
+	out->nrows = (uint32_t)entries;
+	out->page_base = base;
+	out->npages = npages;
 	u->st.tables++;
 	u->st.rows += t->n;
 	u->st.bytes += bytes;
@@ -298,6 +328,8 @@ static bool mapping_table(struct unwind_tables *u, uint32_t pid, const struct ma
 	out->bias = e->start - b->seg_vaddr[i];
 	out->table = b->table->id;
 	out->nrows = b->table->nrows;
+	out->page_base = b->table->page_base;
+	out->npages = b->table->npages;
 	return true;
 }
 
@@ -330,6 +362,8 @@ int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_
 			m->bias = e->start - u->vdso_base;
 			m->table = vt->id;
 			m->nrows = vt->nrows;
+			m->page_base = vt->page_base;
+			m->npages = vt->npages;
 		} else {
 			continue; /* anonymous: JIT code, frame pointers */
 		}
