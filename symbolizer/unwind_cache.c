@@ -19,14 +19,14 @@
 #include "ebprof/symbolizer.h"
 
 #define CACHE_MAGIC "EBPFUNW1"
-#define CACHE_VERSION 1u
+#define CACHE_VERSION 2u
 
 struct cache_head {
 	char magic[8];
 	__u32 version;
 	__u32 row_size;
 	__u64 n, fdes, unsupported;
-	char source[16];
+	char source[24];
 };
 
 /* DIR/BUILD_ID.unwind; -EINVAL for a build-id that is not plain hex. */

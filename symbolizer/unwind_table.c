@@ -28,9 +28,10 @@
 #define REG_RSP 7
 #define REG_RA 16
 
-/* FDE address ranges, sorted. */
+/* FDE address ranges, sorted, with the CFI that describes them. */
 struct fde_range {
 	uint64_t start, end;
+	Dwarf_CFI *cfi;
 };
 
 struct builder {
@@ -149,7 +150,7 @@ static bool translate(Dwarf_Frame *f, bool signal, struct unwind_row *r)
 	return true;
 }
 
-static int push_fde(struct builder *b, uint64_t start, uint64_t end)
+static int push_fde(struct builder *b, uint64_t start, uint64_t end, Dwarf_CFI *cfi)
 {
 	if (end <= start)
 		return 0;
@@ -164,7 +165,7 @@ static int push_fde(struct builder *b, uint64_t start, uint64_t end)
 		b->fdes = n;
 		b->fcap = cap;
 	}
-	b->fdes[b->nfdes++] = (struct fde_range){ start, end };
+	b->fdes[b->nfdes++] = (struct fde_range){ start, end, cfi };
 	return 0;
 }
 
@@ -246,7 +247,8 @@ static uint8_t fde_encoding(const Dwarf_CIE *cie, bool eh)
 }
 
 /* Every FDE's [start, end) in section data of address sh_addr. */
-static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh_addr, bool eh)
+static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh_addr, bool eh,
+			Dwarf_CFI *cfi)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	Dwarf_Off off = 0, next;
@@ -294,7 +296,7 @@ static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh
 			off = next;
 			continue;
 		}
-		if ((ret = push_fde(b, start, start + range)))
+		if ((ret = push_fde(b, start, start + range, cfi)))
 			return ret;
 		off = next;
 	}
@@ -305,11 +307,13 @@ static int cmp_fde(const void *a, const void *b)
 {
 	const struct fde_range *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x < y ? -1 : x > y; /* the same start: .eh_frame's (collected first) */
 }
 
 /* Walk the FDEs' ranges asking libdw for the rule at each row. */
-static int compile(struct builder *b, Dwarf_CFI *cfi)
+static int compile(struct builder *b)
 {
 	struct unwind_row gap = { .cfa = UNWIND_CFA_GAP };
 	uint64_t covered = 0; /* addresses below are done */
@@ -329,7 +333,7 @@ static int compile(struct builder *b, Dwarf_CFI *cfi)
 			Dwarf_Addr s, e;
 			bool signal;
 
-			if (dwarf_cfi_addrframe(cfi, addr, &f) ||
+			if (dwarf_cfi_addrframe(b->fdes[i].cfi, addr, &f) ||
 			    dwarf_frame_info(f, &s, &e, &signal) < 0 || e <= addr) {
 				free(f);
 				/* libdw cannot read this FDE: a gap from here */
@@ -379,8 +383,9 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
-/* Compile from .eh_frame of elf, else .debug_frame of dbg_elf (cfi_dbg:
- * its CFI, owned by its Dwarf). */
+/* Compile from .eh_frame of elf and .debug_frame of dbg_elf (cfi_dbg: its
+ * CFI, owned by its Dwarf), which covers what .eh_frame does not (code
+ * built without unwind tables next to crt files that have them). */
 static int compile_elf(Elf *elf, Elf *dbg_elf, Dwarf_CFI *cfi_dbg, struct sym_unwind_table *out)
 {
 	struct builder b = { 0 };
@@ -389,7 +394,8 @@ static int compile_elf(Elf *elf, Elf *dbg_elf, Dwarf_CFI *cfi_dbg, struct sym_un
 	Elf_Scn *scn;
 	Elf_Data *data;
 	Dwarf_CFI *cfi = NULL;
-	int ret = -ENODATA;
+	size_t neh = 0;
+	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!gelf_getehdr(elf, &eh))
@@ -397,21 +403,19 @@ static int compile_elf(Elf *elf, Elf *dbg_elf, Dwarf_CFI *cfi_dbg, struct sym_un
 	if (eh.e_machine != EM_X86_64 || eh.e_ident[EI_CLASS] != ELFCLASS64)
 		return -ENOTSUP;
 	if ((scn = find_section(elf, ".eh_frame", &sh)) && (data = elf_getdata(scn, NULL)) &&
-	    data->d_size && (cfi = dwarf_getcfi_elf(elf))) {
-		out->source = "eh_frame";
-		ret = collect_fdes(&b, elf, data, sh.sh_addr, true);
-		if (!ret)
-			ret = compile(&b, cfi);
+	    data->d_size && (cfi = dwarf_getcfi_elf(elf)))
+		ret = collect_fdes(&b, elf, data, sh.sh_addr, true, cfi);
+	neh = b.nfdes;
+	if (!ret && dbg_elf && cfi_dbg && (scn = find_section(dbg_elf, ".debug_frame", &sh)) &&
+	    (data = elf_getdata(scn, NULL)))
+		ret = collect_fdes(&b, dbg_elf, data, sh.sh_addr, false, cfi_dbg);
+	if (!ret && !b.nfdes)
+		ret = -ENODATA;
+	if (!ret)
+		ret = compile(&b);
+	out->source = b.nfdes > neh ? (neh ? "eh_frame+debug_frame" : "debug_frame") : "eh_frame";
+	if (cfi)
 		dwarf_cfi_end(cfi);
-	}
-	if (ret == -ENODATA && dbg_elf && cfi_dbg &&
-	    (scn = find_section(dbg_elf, ".debug_frame", &sh)) && (data = elf_getdata(scn, NULL))) {
-		b.nfdes = b.n = 0;
-		out->source = "debug_frame";
-		ret = collect_fdes(&b, dbg_elf, data, sh.sh_addr, false);
-		if (!ret)
-			ret = compile(&b, cfi_dbg);
-	}
 	free(b.fdes);
 	if (ret) {
 		free(b.rows);

@@ -340,6 +340,10 @@ static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, boo
 		uint64_t off = (leaf ? addr : addr - 1) - e->start + e->offset;
 
 		n = sym_elf_resolve(b->opts.sym, bm->elf, off, frames, MAX_INLINE);
+		/* a signal trampoline (__restore_rt) is "returned to" at its
+		 * first byte: the byte before belongs to no function */
+		if (n <= 0 && !leaf)
+			n = sym_elf_resolve(b->opts.sym, bm->elf, off + 1, frames, MAX_INLINE);
 		if (n < 0)
 			n = 0;
 	} else if (e->kind == MAPPING_ANON) {
