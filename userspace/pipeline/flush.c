@@ -199,8 +199,10 @@ void session_unwind_text(const struct builder_stats *st, char *buf, size_t len)
 	buf[0] = '\0';
 	if (!total && !st->fp_samples)
 		return;
-	off = (size_t)snprintf(buf, len, "%llu of %llu samples truncated",
-			       (unsigned long long)total, (unsigned long long)st->samples);
+	off = 0;
+	if (total)
+		off = (size_t)snprintf(buf, len, "%llu of %llu samples truncated",
+				       (unsigned long long)total, (unsigned long long)st->samples);
 	for (int i = 1, first = 1; i < UNWIND_END_MAX && off < len; i++) {
 		if (!st->truncated[i])
 			continue;
@@ -212,8 +214,11 @@ void session_unwind_text(const struct builder_stats *st, char *buf, size_t len)
 	if (total && off < len)
 		off += (size_t)snprintf(buf + off, len - off, ")");
 	if (st->fp_samples && off < len)
-		snprintf(buf + off, len - off, ", %llu with frame-pointer frames (no unwind table)",
-			 (unsigned long long)st->fp_samples);
+		snprintf(buf + off, len - off,
+			 "%s%llu of %llu samples with frame-pointer frames (no "
+			 "unwind table)",
+			 off ? ", " : "", (unsigned long long)st->fp_samples,
+			 (unsigned long long)st->samples);
 }
 
 /* Hand one finished profile to every sink: true when each took it. */

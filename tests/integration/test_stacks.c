@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * True stacks: each fixture of tests/fixtures/stacks/ under `ebprof record
+ * --unwind dwarf` (and the tail-call way of unwinding, which kernels
+ * without bpf_loop() take), read back with go tool pprof: the share of
+ * samples whose stack holds the fixture's whole chain from the leaf to
+ * main, with nothing cut short. Frame pointers are recorded too, to show
+ * the check fails where they lose callers.
+ *
+ * With EBPROF_STACKS_REPORT set, each check prints "stacks: NAME MODE
+ * share=P" (bench/unwind-fixtures.sh collects them).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gopprof.h"
+#include "record_env.h"
+
+struct chain {
+	const char *frames[8]; /* leaf first, NULL-terminated */
+	bool ordered;	       /* in this order, other frames allowed between */
+};
+
+/* Does the sample hold the chain (from its first frame named like the
+ * chain's leaf), with no frame marking a truncation? */
+static bool holds(const struct gp_sample *s, const struct chain *c)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < s->nframes; i++)
+		if (s->frames[i].fn && !strncmp(s->frames[i].fn, "[truncated", 10))
+			return false;
+	for (i = 0; i < s->nframes; i++)
+		if (s->frames[i].fn && !strcmp(s->frames[i].fn, c->frames[0]))
+			break;
+	for (; i < s->nframes && c->frames[k]; i++) {
+		const char *fn = s->frames[i].fn;
+
+		if (fn && !strcmp(fn, c->frames[k]))
+			k++;
+		else if (!c->ordered)
+			return false;
+	}
+	return !c->frames[k];
+}
+
+/* Share (%) of pid's samples that hold one of the chains; *with_label:
+ * samples with label key=value. */
+static double share(const struct gp_profile *p, int64_t pid, const struct chain *chains,
+		    size_t nchains, int64_t *counts, const char *key, const char *value,
+		    int64_t *with_label)
+{
+	int64_t total = 0, good = 0;
+
+	if (with_label)
+		*with_label = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct gp_sample *s = &p->samples[i];
+
+		if (gp_label_num(s, "pid") != pid)
+			continue;
+		total += s->values[0];
+		for (size_t c = 0; c < nchains; c++) {
+			if (holds(s, &chains[c])) {
+				good += s->values[0];
+				if (counts)
+					counts[c] += s->values[0];
+				break;
+			}
+		}
+		if (with_label && key && gp_label(s, key) && !strcmp(gp_label(s, key), value))
+			*with_label += s->values[0];
+	}
+	cr_assert_gt(total, 0, "no samples of pid %lld", (long long)pid);
+	return 100.0 * good / total;
+}
+
+/* Record fixture name (argv: the fixture's arguments after the seconds)
+ * for secs seconds with --unwind mode; the profile read back. */
+static struct gp_profile *record(const char *name, const char *mode, const char *secs,
+				 pid_t *pid_out)
+{
+	char *dir = tl_tmpdir("stacks"), out[512], exe[512], pidarg[16];
+	struct tl_proc fx;
+	struct rec_run rec;
+	struct gp_profile *p;
+	pid_t pid;
+
+	snprintf(out, sizeof(out), "%s/%s.pb.gz", dir, name);
+	snprintf(exe, sizeof(exe), "%s/%s", tl_path("fixtures/stacks"), name);
+	pid = rec_start_fixture(&fx, (char *[]){ exe, (char *)secs, NULL });
+	snprintf(pidarg, sizeof(pidarg), "%d", pid);
+	rec_start_record(&rec, (char *[]){ "-F", "99", "--unwind", (char *)mode, "-p", pidarg, "-d",
+					   "60", "-o", out, NULL });
+	fputs("go\n", fx.in);
+	fflush(fx.in);
+	cr_assert_eq(tl_wait(&fx, 60), 0, "%s did not exit 0", name);
+	cr_assert_eq(rec_finish_record(&rec, 0, 30), 0);
+	p = rec_read_back(out);
+	rec_expect_counts_agree(p, tl_log_text(&rec.log));
+	*pid_out = pid;
+	return p;
+}
+
+static void report(const char *name, const char *mode, double pct)
+{
+	if (getenv("EBPROF_STACKS_REPORT"))
+		fprintf(stderr, "stacks: %s %s share=%.1f\n", name, mode, pct);
+}
+
+static const struct chain chain_chains[] = {
+	{ { "leaf_three", "middle_a", "outer", "main", NULL } },
+	{ { "leaf_one", "middle_b", "outer", "main", NULL } },
+};
+
+/* The -O2 chain: true callers in >= 95% of samples, the 3:1 split. */
+static void check_chain(const char *name, const char *mode)
+{
+	int64_t counts[2] = { 0 };
+	struct gp_profile *p;
+	double pct, three;
+	pid_t pid;
+
+	rec_require_root();
+	p = record(name, mode, "3", &pid);
+	pct = share(p, pid, chain_chains, 2, counts, NULL, NULL, NULL);
+	report(name, mode, pct);
+	cr_expect_geq(pct, 95.0,
+		      "%s --unwind %s: %.1f%% of samples hold main -> outer -> middle_* "
+		      "-> leaf_*",
+		      name, mode, pct);
+	cr_assert_gt(counts[0] + counts[1], 0);
+	three = 100.0 * counts[0] / (counts[0] + counts[1]);
+	cr_expect(three >= 65 && three <= 85,
+		  "%s: leaf_three %.1f%% of the chain, expected 75 +- 10", name, three);
+	gp_free(p);
+}
+
+Test(stacks, chain_with_frame_pointers, .timeout = 120)
+{
+	check_chain("chain_fp", "dwarf");
+}
+
+Test(stacks, chain_without_frame_pointers, .timeout = 120)
+{
+	check_chain("chain_nofp", "dwarf");
+}
+
+Test(stacks, chain_without_frame_pointers_by_tail_calls, .timeout = 120)
+{
+	check_chain("chain_nofp", "dwarf-tail");
+}
+
+Test(stacks, chain_with_only_debug_frame, .timeout = 120)
+{
+	check_chain("chain_debug_frame", "dwarf");
+}
+
+/* What this is all for: frame pointers skip the leaves' callers. */
+Test(stacks, frame_pointers_lose_the_callers_of_leaves, .timeout = 120)
+{
+	struct gp_profile *p;
+	pid_t pid;
+	double pct;
+
+	rec_require_root();
+	p = record("chain_fp", "fp", "2", &pid);
+	pct = share(p, pid, chain_chains, 2, NULL, NULL, NULL, NULL);
+	report("chain_fp", "fp", pct);
+	cr_expect_lt(pct, 50.0, "frame pointers: %.1f%% true chains (the check can fail)", pct);
+	gp_free(p);
+}
+
+Test(stacks, callback_through_qsort, .timeout = 120)
+{
+	static const struct chain c[] = { { { "compare", "sorter", "main", NULL }, true } };
+	struct gp_profile *p;
+	pid_t pid;
+	double pct;
+
+	rec_require_root();
+	p = record("qsort_cb", "dwarf", "3", &pid);
+	pct = share(p, pid, c, 1, NULL, NULL, NULL, NULL);
+	report("qsort_cb", "dwarf", pct);
+	/* the sorting itself (libc's msort) is a part of the samples too */
+	cr_expect_geq(pct, 60.0, "%.1f%% of samples hold main -> sorter -> qsort -> compare", pct);
+	cr_expect_eq(gp_with(p, "[truncated: no unwind table]", pid, 0), 0);
+	gp_free(p);
+}
+
+Test(stacks, signal_handler_over_its_interrupted_code, .timeout = 120)
+{
+	static const struct chain c[] = {
+		{ { "handler_leaf", "on_signal", "__restore_rt", "busy_loop", "main", NULL }, true }
+	};
+	int64_t in_handler;
+	struct gp_profile *p;
+	pid_t pid;
+	double pct;
+
+	rec_require_root();
+	p = record("sig_busy", "dwarf", "3", &pid);
+	in_handler = gp_with(p, "handler_leaf", pid, 0);
+	pct = share(p, pid, c, 1, NULL, NULL, NULL, NULL);
+	report("sig_busy", "dwarf", pct);
+	cr_assert_gt(in_handler, 0);
+	pct = pct * gp_total(p, pid, 0) / in_handler; /* of the handler's samples */
+	cr_expect_geq(pct, 95.0,
+		      "of the handler's samples, %.1f%% hold main -> busy_loop -> __restore_rt -> "
+		      "on_signal -> handler_leaf",
+		      pct);
+	gp_free(p);
+}
+
+Test(stacks, plt_call_into_a_library_without_frame_pointers, .timeout = 120)
+{
+	static const struct chain c[] = { { { "lib_leaf", "lib_entry", "caller", "main", NULL } } };
+	struct gp_profile *p;
+	pid_t pid;
+	double pct;
+
+	rec_require_root();
+	p = record("plt_main", "dwarf", "3", &pid);
+	pct = share(p, pid, c, 1, NULL, NULL, NULL, NULL);
+	report("plt_main", "dwarf", pct);
+	cr_expect_geq(pct, 95.0, "%.1f%% of samples hold main -> caller -> lib_entry -> lib_leaf",
+		      pct);
+	gp_free(p);
+}
+
+static void check_deep(const char *mode)
+{
+	static const struct chain c[] = { { { "bottom", "recurse", "main", NULL }, true } };
+	int64_t deep = 0, total = 0;
+	struct gp_profile *p;
+	pid_t pid;
+	double pct;
+
+	rec_require_root();
+	p = record("deep_recurse", mode, "3", &pid);
+	pct = share(p, pid, c, 1, NULL, NULL, NULL, NULL);
+	report("deep_recurse", mode, pct);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct gp_sample *s = &p->samples[i];
+
+		if (gp_label_num(s, "pid") != pid)
+			continue;
+		total += s->values[0];
+		deep += s->nframes >= 1500 && gp_frame_pos(s, "main") >= 1500 ? s->values[0] : 0;
+	}
+	cr_expect_geq(pct, 95.0, "--unwind %s: %.1f%% of samples reach main from bottom", mode,
+		      pct);
+	cr_expect_geq(100.0 * deep / total, 95.0, "%.1f%% of samples 1500 frames deep",
+		      100.0 * deep / total);
+	gp_free(p);
+}
+
+Test(stacks, recursion_1500_frames_deep, .timeout = 120)
+{
+	check_deep("dwarf");
+}
+
+Test(stacks, recursion_1500_frames_deep_by_tail_calls, .timeout = 120)
+{
+	check_deep("dwarf-tail");
+}
+
+Test(stacks, jit_code_through_its_frame_pointer, .timeout = 120)
+{
+	static const struct chain c[] = { { { "jit_callee", "run_jit", "main", NULL }, true } };
+	int64_t labelled;
+	struct gp_profile *p;
+	pid_t pid;
+	double pct;
+
+	rec_require_root();
+	p = record("jit_anon", "dwarf", "3", &pid);
+	pct = share(p, pid, c, 1, NULL, "unwind", "fp", &labelled);
+	report("jit_anon", "dwarf", pct);
+	cr_expect_geq(pct, 95.0, "%.1f%% of samples hold main -> run_jit -> [anon] -> jit_callee",
+		      pct);
+	/* the frame found by frame pointer is marked */
+	cr_expect_geq(100.0 * labelled / gp_total(p, pid, 0), 95.0,
+		      "%.1f%% of samples labelled unwind=fp",
+		      100.0 * labelled / gp_total(p, pid, 0));
+	gp_free(p);
+}
