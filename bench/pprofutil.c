@@ -8,6 +8,9 @@
  *       one frame per location (a physical frame: a return address or the
  *       sampled ip), named by the outermost function of its inline chain,
  *       "0xADDR" when unresolved; kernel and user frames alike.
+ *   pprofutil ustacks FILE...
+ *       the same with user frames only (no kernel frame, no marker), each
+ *       line prefixed by the sample's pid: "COUNT<TAB>PID<TAB>frames".
  *   pprofutil offsets SUFFIX FILE...
  *       the distinct file offsets (address - mapping start + mapping
  *       offset, hex) of the locations whose mapping file name ends with
@@ -87,6 +90,53 @@ static int cmd_stacks(int argc, char **argv)
 				print_frame(p, sm->location_ids[k]);
 				if (k)
 					putchar(';');
+			}
+			putchar('\n');
+		}
+		profile_free(p);
+	}
+	return 0;
+}
+
+static int64_t pid_of(const struct profile *p, const struct pf_sample *sm)
+{
+	for (size_t l = 0; l < sm->nlabels; l++) {
+		const struct pf_label *lb = &sm->labels[l];
+
+		if (!lb->str && lb->key > 0 && (size_t)lb->key < p->nstrings &&
+		    !strcmp(p->strings[lb->key], "pid"))
+			return lb->num;
+	}
+	return 0;
+}
+
+static bool user_location(const struct profile *p, uint64_t loc_id)
+{
+	const struct pf_location *l = &p->locations[loc_id - 1];
+
+	return l->mapping_id && strcmp(profile_string(p, p->mappings[l->mapping_id - 1].filename),
+				       "[kernel.kallsyms]");
+}
+
+static int cmd_ustacks(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		struct profile *p = load(argv[i]);
+
+		for (size_t s = 0; s < p->nsamples; s++) {
+			const struct pf_sample *sm = &p->samples[s];
+			bool first = true;
+
+			if (!sm->values[0])
+				continue;
+			printf("%" PRId64 "\t%" PRId64 "\t", sm->values[0], pid_of(p, sm));
+			for (size_t k = sm->nlocations; k-- > 0;) {
+				if (!user_location(p, sm->location_ids[k]))
+					continue;
+				if (!first)
+					putchar(';');
+				print_frame(p, sm->location_ids[k]);
+				first = false;
 			}
 			putchar('\n');
 		}
@@ -320,6 +370,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "stacks"))
 		return cmd_stacks(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[1], "ustacks"))
+		return cmd_ustacks(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[1], "leafshare"))
 		return cmd_leafshare(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[1], "count"))
@@ -328,7 +380,8 @@ int main(int argc, char **argv)
 		return cmd_offsets(argv[2], argc - 3, argv + 3);
 	if (argc == 4 && !strcmp(argv[1], "encode"))
 		return cmd_encode(argv[2], atof(argv[3]));
-	fprintf(stderr, "usage: pprofutil stacks FILE... | count FILE... | leafshare FILE... |\n"
+	fprintf(stderr, "usage: pprofutil stacks FILE... | ustacks FILE... | count FILE... | "
+			"leafshare FILE... |\n"
 			"       offsets SUFFIX FILE... |\n"
 			"       encode FILE SECONDS\n");
 	return 2;
