@@ -524,9 +524,9 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 			stat_inc(STAT_PG_FULL);
 	}
 	{ /* the child has its parent's mappings until it execs */
-		struct unwind_proc *up = bpf_map_lookup_elem(&unwind_procs, &ptgid);
+		__u32 *set = bpf_map_lookup_elem(&unwind_pids, &ptgid);
 
-		if (up && bpf_map_update_elem(&unwind_procs, &ctgid, up, BPF_ANY))
+		if (set && bpf_map_update_elem(&unwind_pids, &ctgid, set, BPF_ANY))
 			stat_inc(STAT_UNWIND_PROCS_FULL);
 	}
 	if (filter_targets) {
@@ -563,7 +563,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * whether it is PostgreSQL). */
 	bpf_map_delete_elem(&seen, &tgid);
 	bpf_map_delete_elem(&pg_procs, &tgid);
-	bpf_map_delete_elem(&unwind_procs, &tgid);
+	bpf_map_delete_elem(&unwind_pids, &tgid);
 	emit(EVENT_EXEC, tgid, 0, 0);
 	return 0;
 }
@@ -601,7 +601,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, pid) != tgid) /* a thread, not the process */
 		return 0;
 	bpf_map_delete_elem(&pg_procs, &tgid);
-	bpf_map_delete_elem(&unwind_procs, &tgid);
+	bpf_map_delete_elem(&unwind_pids, &tgid);
 	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
 	if (!filter_targets && !bpf_map_lookup_elem(&seen, &tgid))

@@ -2,7 +2,8 @@
 /*
  * DWARF unwinding of user stacks (--unwind dwarf), included by
  * profile.bpf.c. From the sample's user registers: find the mapping of
- * the pc (`unwind_procs`: the process's executable mappings, each with
+ * the pc (`unwind_pids` -> `unwind_sets`: the process's executable
+ * mappings, each with
  * its table in `unwind_tables` and load bias), binary-search the table's row,
  * compute the CFA, read the return address and saved rbp, repeat. A pc
  * with no table is unwound by its frame pointer (counted in fp_frames).
@@ -41,13 +42,21 @@ struct {
 	__array(values, struct unwind_table_map);
 } unwind_tables SEC(".maps");
 
+/* Preallocated, both: before 6.1 a perf_event program may use no other
+ * hash map. A set is 5 KiB; processes share them by layout. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tgid */
+	__uint(max_entries, 32768);
+	__type(key, __u32);   /* tgid */
+	__type(value, __u32); /* index in unwind_sets */
+} unwind_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 512);
+	__type(key, __u32);
 	__type(value, struct unwind_proc);
-} unwind_procs SEC(".maps");
+} unwind_sets SEC(".maps");
 
 /* Hashes of the stacks sent through `ustacks`; userspace deletes the
  * ones it forgets so they are sent again when seen again. */
@@ -258,7 +267,9 @@ static __always_inline int unwind_step(struct uw_state *st)
 	st->hash ^= st->hash >> 32;
 
 	if (st->pc < m->start || st->pc >= m->end) {
-		const struct unwind_proc *proc = bpf_map_lookup_elem(&unwind_procs, &st->tgid);
+		const __u32 *set = bpf_map_lookup_elem(&unwind_pids, &st->tgid);
+		const struct unwind_proc *proc =
+			set ? bpf_map_lookup_elem(&unwind_sets, set) : NULL;
 		const struct unwind_mapping *found = proc ? find_mapping(proc, st->pc) : NULL;
 
 		if (found)

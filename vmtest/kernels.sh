@@ -1,16 +1,20 @@
 #!/bin/sh
 # vmtest/kernels.sh: fetch one of Debian's kernels and build what qemu boots.
 #
-# Usage: BUILD=build vmtest/kernels.sh LABEL...     LABEL: 6.1 | 6.12
+# Usage: BUILD=build vmtest/kernels.sh LABEL...     LABEL: 5.10 | 6.1 | 6.12
 #
 # Prints, per label, one line "LABEL DIR" where DIR holds vmlinuz,
 # initramfs.gz and release (the kernel's uname -r). Exit 1 with one
 # "error: ..." line on stderr when a kernel cannot be had.
 #
 # Which package: the one a Debian metapackage depends on today
+#   5.10 -> linux-image-amd64      (bullseye: linux-image-5.10.0-NN-amd64; no
+#                                   bpf_loop: the tail-call unwinder runs)
 #   6.1  -> linux-image-amd64      (bookworm: linux-image-6.1.0-NN-amd64)
 #   6.12 -> linux-image-6.12-amd64 (linux-image-6.12.NN+deb12-amd64)
-# or a pinned name: VMTEST_PKG_6_1=linux-image-6.1.0-56-amd64 (VMTEST_PKG_6_12).
+# or a pinned name: VMTEST_PKG_6_1=linux-image-6.1.0-56-amd64 (VMTEST_PKG_5_10,
+# VMTEST_PKG_6_12). Bullseye's packages come through an apt configuration of
+# their own under $BUILD/vmtest/apt-bullseye (the host's apt is not touched).
 #
 # Everything is cached under $BUILD/vmtest/ (never committed):
 #   debs/PKG_*.deb               apt-get download
@@ -48,20 +52,41 @@ apt_refresh() {
 	apt-get update -qq >/dev/null 2>&1
 }
 
+# apt options of another Debian suite ($1: bullseye): its own sources and
+# lists under $VM/apt-$1, refreshed once a day.
+APT_OPTS=""
+suite_apt() {
+	d="$VM/apt-$1"
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	k=/usr/share/keyrings/debian-archive-keyring.gpg
+	printf '%s\n' "deb [signed-by=$k] http://deb.debian.org/debian $1 main" \
+		"deb [signed-by=$k] http://deb.debian.org/debian-security $1-security main" \
+		>"$d/sources.list"
+	APT_OPTS="-o Dir::Etc::sourcelist=$d/sources.list -o Dir::Etc::sourceparts=- \
+-o Dir::State::Lists=$d/lists -o Dir::Cache=$d/cache -o Dir::State::status=/dev/null"
+	if [ -z "$(find "$d/lists" -name '*Packages*' -mtime -1 2>/dev/null | head -1)" ]; then
+		echo "vmtest: apt-get update ($1)" >&2
+		# shellcheck disable=SC2086
+		apt-get $APT_OPTS update -qq >/dev/null 2>&1 || die "cannot reach Debian's $1 suite"
+	fi
+}
+
 # The kernel package for a label: pinned, or the metapackage's dependency.
 package_for() {
 	case "$1" in
+	5.10) pin=${VMTEST_PKG_5_10:-} meta=linux-image-amd64 ;;
 	6.1) pin=${VMTEST_PKG_6_1:-} meta=linux-image-amd64 ;;
 	6.12) pin=${VMTEST_PKG_6_12:-} meta=linux-image-6.12-amd64 ;;
-	*) die "unknown kernel '$1' (known: 6.1 6.12)" ;;
+	*) die "unknown kernel '$1' (known: 5.10 6.1 6.12)" ;;
 	esac
 	if [ -n "$pin" ]; then
 		echo "$pin"
 		return
 	fi
-	pkg=$(apt-cache depends "$meta" 2>/dev/null |
+	# shellcheck disable=SC2086
+	pkg=$(apt-cache $APT_OPTS depends "$meta" 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
-	if [ -z "$pkg" ] && apt_refresh; then
+	if [ -z "$pkg" ] && [ -z "$APT_OPTS" ] && apt_refresh; then
 		pkg=$(apt-cache depends "$meta" 2>/dev/null |
 			sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
 	fi
@@ -77,7 +102,8 @@ fetch() { # PKG -> path of the .deb; 1 when apt-get download fails
 	deb=$(ls "$VM/debs/$1"_*.deb 2>/dev/null | head -1)
 	if [ -z "$deb" ]; then
 		echo "vmtest: downloading $1" >&2
-		(cd "$VM/debs" && apt-get download -q "$1" >/dev/null 2>"$1.err") || return 1
+		# shellcheck disable=SC2086
+		(cd "$VM/debs" && apt-get $APT_OPTS download -q "$1" >/dev/null 2>"$1.err") || return 1
 		rm -f "$VM/debs/$1.err"
 		deb=$(ls "$VM/debs/$1"_*.deb | head -1)
 	fi
@@ -139,8 +165,10 @@ initramfs() { # DIR
 	rm -rf "$stage"
 }
 
-[ $# -gt 0 ] || die "usage: vmtest/kernels.sh 6.1|6.12..."
+[ $# -gt 0 ] || die "usage: vmtest/kernels.sh 5.10|6.1|6.12..."
 for label in "$@"; do
+	APT_OPTS=""
+	[ "$label" = 5.10 ] && suite_apt bullseye
 	pkg=$(package_for "$label")
 	if ! deb=$(fetch "$pkg"); then
 		# Stale lists name a package the mirror no longer has (an ABI or

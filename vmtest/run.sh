@@ -3,7 +3,7 @@
 # runs the focused BPF integration tests (vmtest/suite.sh) inside each; runs
 # the same tests natively on the host's kernel.
 #
-# Usage: BUILD=build vmtest/run.sh [6.1] [6.12] [host]   (default: all three)
+# Usage: BUILD=build vmtest/run.sh [5.10] [6.1] [6.12] [host]   (default: all four)
 #
 # Needs, built on the host: $BUILD/ebprof, $BUILD/tests/integration/*,
 # $BUILD/fixtures/* (make vmtest builds them). Kernels: vmtest/kernels.sh.
@@ -34,7 +34,7 @@ VMTEST_KVM_PROBE_S=${VMTEST_KVM_PROBE_S:-20}
 VMTEST_MEM=${VMTEST_MEM:-2048}
 mkdir -p "$LOGS"
 
-kernels=${*:-"6.1 6.12 host"}
+kernels=${*:-"5.10 6.1 6.12 host"}
 results="$VM/results.$$"
 : >"$results"
 trap 'rm -f "$results"' EXIT
@@ -203,9 +203,9 @@ echo "PLAN: $(echo $kernels | wc -w)" # one PASS/FAIL line per kernel (tests/run
 for k in $kernels; do
 	case "$k" in
 	host) run_host ;;
-	6.1 | 6.12) run_guest "$k" ;;
+	5.10 | 6.1 | 6.12) run_guest "$k" ;;
 	*)
-		echo "FAIL: kernel $k: unknown (known: 6.1 6.12 host)"
+		echo "FAIL: kernel $k: unknown (known: 5.10 6.1 6.12 host)"
 		record "$k" none 0 1 0 0 - fail
 		;;
 	esac

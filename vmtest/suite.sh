@@ -44,6 +44,10 @@ export BUILD
 #    on each kernel: a real PostgreSQL cluster under pgbench -S, backends
 #    forked after the start followed, their frames symbolized (~35 s in a
 #    TCG guest).
+#  - stacks/*: DWARF unwinding in BPF, by bpf_loop() where the kernel has it
+#    (5.17+) and by tail calls where it does not (5.10): true callers of
+#    -O2 leaves without frame pointers, 1500 frames deep, through a signal
+#    frame, through a PLT call into a library without frame pointers.
 # Left out: agent/sighup_reloads_without_losing_samples asserts that the
 # profiles account for the workload's CPU time across a reload; under TCG
 # the reload (a new load, verification and attach, ~10-30x slower) leaves a
@@ -65,6 +69,10 @@ test_agent:agent/processes_entering_a_target_cgroup_are_followed
 test_agent:agent/short_lived_children_share_a_profile_each_sample_its_pid
 test_http_pprof:http/pprof_get_profile_and_svg_as_documented
 test_postgres:postgres/pgbench_select_profile_has_backend_frames
+test_stacks:stacks/chain_without_frame_pointers
+test_stacks:stacks/recursion_1500_frames_deep
+test_stacks:stacks/signal_handler_over_its_interrupted_code
+test_stacks:stacks/plt_call_into_a_library_without_frame_pointers
 "
 
 features=$("$BUILD/ebprof" record -a -d 1 -v --format folded -o - 2>&1 >/dev/null |

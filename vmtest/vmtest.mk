@@ -1,18 +1,19 @@
 # vmtest: the kernel matrix (vmtest/run.sh). Included by the Makefile.
-#   make vmtest                 Debian's 6.1 and 6.12 kernels under qemu, and the host
-#   make vmtest KERNEL=6.12     one of them (6.1, 6.12, host)
+#   make vmtest                 Debian's 5.10, 6.1 and 6.12 kernels under qemu, and the host
+#   make vmtest KERNEL=6.12     one of them (5.10, 6.1, 6.12, host)
 # Kernel packages, their initramfs and the console logs live under
 # $(BUILD)/vmtest/ (see vmtest/kernels.sh).
 DEB_PACKAGES += qemu-system-x86 busybox-static kmod xz-utils zstd cpio coreutils
 
 VMTEST_BINS := $(BUILD)/ebprof $(BUILD)/tests/integration/test_record \
 	$(BUILD)/tests/integration/test_agent $(BUILD)/tests/integration/test_http_pprof \
-	$(BUILD)/tests/integration/test_postgres
+	$(BUILD)/tests/integration/test_postgres $(BUILD)/tests/integration/test_stacks
 # The workload fixtures the selected tests use (not all of FIXTURES: the
 # browser test's need npm).
 VMTEST_FIXTURES := $(BUILD)/fixtures/work_split $(BUILD)/fixtures/fork_tree \
-	$(BUILD)/fixtures/forker
-VMTEST_KERNELS := 6.1 6.12
+	$(BUILD)/fixtures/forker $(addprefix $(BUILD)/fixtures/stacks/,chain_nofp deep_recurse \
+	sig_busy plt_main libstacks_nofp.so)
+VMTEST_KERNELS := 5.10 6.1 6.12
 
 SHELL_TESTS += tests/vmtest/test_matrix.sh
 TEST_PREREQS += vmtest-kernels

@@ -101,9 +101,10 @@ struct unwind_mapping {
 	__u32 npages;	  /* pages indexed; 0: no index (rows start at 0) */
 };
 
-/* Value of the `unwind_procs` map, keyed by tgid: its executable
- * mappings sorted by start, set by userspace from /proc/PID/maps and
- * copied to a forked child by the BPF program. */
+/* An element of the `unwind_sets` array: executable mappings sorted by
+ * start, set by userspace from /proc/PID/maps. `unwind_pids` maps a tgid
+ * to its set (processes with the same layout share one: a postmaster and
+ * its backends); the BPF program gives a forked child its parent's set. */
 struct unwind_proc {
 	__u32 n;
 	__u32 pad;
@@ -148,7 +149,7 @@ enum ebprof_stat {
 	STAT_QUERY_LOST,		  /* ring buffer full: statement text lost */
 	STAT_PG_FULL,			  /* pg_procs map full: backend not labelled */
 	STAT_USTACKS_LOST,		  /* ring buffer full: unwound stack lost */
-	STAT_UNWIND_PROCS_FULL,		  /* unwind_procs full: child unwound by frame pointers */
+	STAT_UNWIND_PROCS_FULL,		  /* unwind_pids full: child unwound by frame pointers */
 	STAT_LOSS_END,			  /* the losses end here; what follows are counts */
 	STAT_QUERY_READS = STAT_LOSS_END, /* statement texts read */
 	STAT_QUERY_SENT,		  /* ... of which changed and were sent */

@@ -574,8 +574,7 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_QUERY_LOST] = "statement texts lost (ring buffer full)",
 		[STAT_PG_FULL] = "backends not labelled (pg_procs map full)",
 		[STAT_USTACKS_LOST] = "user stacks lost (unwound stack ring buffer full)",
-		[STAT_UNWIND_PROCS_FULL] =
-			"processes unwound by frame pointers (unwind_procs full)",
+		[STAT_UNWIND_PROCS_FULL] = "processes unwound by frame pointers (unwind_pids full)",
 		[STAT_QUERY_READS] = "statement texts read",
 		[STAT_QUERY_SENT] = "statement texts sent",
 		[STAT_QUERY_NS] = "ns in statement capture (bench builds)",

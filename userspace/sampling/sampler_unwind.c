@@ -33,7 +33,8 @@ void unwind_configure(struct sampler *s, const struct sampler_opts *opts)
 	if (s->unwind == SAMPLER_UNWIND_FP) { /* the unwinder's maps at their least */
 		bpf_map__set_max_entries(sk->maps.ustacks, 4096);
 		bpf_map__set_max_entries(sk->maps.ustack_known, 1);
-		bpf_map__set_max_entries(sk->maps.unwind_procs, 1);
+		bpf_map__set_max_entries(sk->maps.unwind_pids, 1);
+		bpf_map__set_max_entries(sk->maps.unwind_sets, 1);
 		bpf_map__set_max_entries(sk->maps.unwind_tables, 1);
 	}
 }
@@ -67,7 +68,9 @@ int unwind_setup(struct sampler *s, const struct sampler_opts *opts, char *err, 
 				     bpf_map__fd(sk->maps.ustack_known), &s->stacks);
 	if (!ret)
 		ret = unwind_tables_new(&to, bpf_map__fd(sk->maps.unwind_tables),
-					bpf_map__fd(sk->maps.unwind_procs), &s->tables);
+					bpf_map__fd(sk->maps.unwind_pids),
+					bpf_map__fd(sk->maps.unwind_sets),
+					bpf_map__max_entries(sk->maps.unwind_sets), &s->tables);
 	if (ret) {
 		snprintf(err, errlen, "cannot set up the unwinder: %s", strerror(-ret));
 		return ret;
@@ -105,7 +108,7 @@ int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_ma
 void sampler_unwind_forget(struct sampler *s, uint32_t pid)
 {
 	if (s->tables)
-		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.unwind_procs), &pid);
+		unwind_tables_forget(s->tables, pid);
 }
 
 void sampler_unwind_info(const struct sampler *s, struct sampler_unwind_info *out)

@@ -43,10 +43,23 @@ struct ut_bin {
 	uint64_t seg_off[MAX_SEGS], seg_vaddr[MAX_SEGS];
 };
 
+/* A mapping set in `unwind_sets`: the hash of its content, its users. */
+struct ut_set {
+	uint64_t hash;
+	uint32_t refs; /* 0: free */
+};
+
 struct unwind_tables {
 	struct symbolizer *sym;
-	int outer_fd, procs_fd;
-	char *cache_dir; /* NULL: no disk cache */
+	int outer_fd, pids_fd, sets_fd;
+	uint32_t nsets;
+	struct ut_set *sets;
+	/* Free sets, oldest freed first: a forked child the BPF program gave
+	 * a set userspace freed since reads it cleared (frame pointers)
+	 * rather than another layout, for as long as possible. */
+	uint32_t *fifo, fifo_head, fifo_len;
+	struct hashmap *pid_set; /* pid -> set index + 1 (as a pointer) */
+	char *cache_dir;	 /* NULL: no disk cache */
 	uint64_t budget;
 	struct hashmap *bins;	  /* struct ut_bin, by (dev, inode) */
 	struct hashmap *by_build; /* struct ut_table, by build-id string (owned key) */
@@ -72,8 +85,8 @@ static bool bin_equal(const void *a, const void *b)
 	return x->dev == y->dev && x->inode == y->inode;
 }
 
-int unwind_tables_new(const struct unwind_tables_opts *o, int outer_fd, int procs_fd,
-		      struct unwind_tables **out)
+int unwind_tables_new(const struct unwind_tables_opts *o, int outer_fd, int pids_fd, int sets_fd,
+		      uint32_t nsets, struct unwind_tables **out)
 {
 	struct sym_opts so = { .max_cache_bytes = 16u << 20 };
 	struct unwind_tables *u = calloc(1, sizeof(*u));
@@ -83,7 +96,16 @@ int unwind_tables_new(const struct unwind_tables_opts *o, int outer_fd, int proc
 	if (!u)
 		return -ENOMEM;
 	u->outer_fd = outer_fd;
-	u->procs_fd = procs_fd;
+	u->pids_fd = pids_fd;
+	u->sets_fd = sets_fd;
+	u->nsets = nsets;
+	u->sets = calloc(nsets ? nsets : 1, sizeof(*u->sets));
+	u->fifo = calloc(nsets ? nsets : 1, sizeof(*u->fifo));
+	u->pid_set = hm_new_u64();
+	if (!u->sets || !u->fifo || !u->pid_set)
+		goto nomem;
+	for (uint32_t i = 0; i < nsets; i++)
+		u->fifo[u->fifo_len++] = i;
 	u->budget = o->budget_bytes ? o->budget_bytes : DEFAULT_BUDGET;
 	u->vdso.id = NO_TABLE;
 	u->bins = hm_new(bin_hash, bin_equal);
@@ -121,6 +143,9 @@ void unwind_tables_free(struct unwind_tables *u)
 	}
 	hm_free(u->bins);
 	hm_free(u->by_build);
+	hm_free(u->pid_set);
+	free(u->sets);
+	free(u->fifo);
 	sym_free(u->sym);
 	free(u->cache_dir);
 	free(u);
@@ -333,6 +358,52 @@ static bool mapping_table(struct unwind_tables *u, uint32_t pid, const struct ma
 	return true;
 }
 
+/* Drop a user of set i; a set nobody uses is cleared and freed. */
+static void release_set(struct unwind_tables *u, uint32_t i)
+{
+	if (i >= u->nsets || !u->sets[i].refs || --u->sets[i].refs)
+		return;
+	memset(&u->proc, 0, sizeof(u->proc));
+	bpf_map_update_elem(u->sets_fd, &i, &u->proc, BPF_ANY);
+	u->fifo[(u->fifo_head + u->fifo_len++) % u->nsets] = i;
+	u->st.sets--;
+}
+
+/* The set holding u->proc (content hash h): an existing one, or a new one
+ * written now. -ENOSPC when every set is taken. */
+static int find_set(struct unwind_tables *u, uint64_t h, uint32_t *out)
+{
+	uint32_t i;
+
+	for (i = 0; i < u->nsets; i++) {
+		if (u->sets[i].refs && u->sets[i].hash == h) {
+			*out = i;
+			return 0;
+		}
+	}
+	if (!u->fifo_len)
+		return -ENOSPC;
+	i = u->fifo[u->fifo_head];
+	if (bpf_map_update_elem(u->sets_fd, &i, &u->proc, BPF_ANY))
+		return -errno;
+	u->fifo_head = (u->fifo_head + 1) % u->nsets;
+	u->fifo_len--;
+	u->sets[i].hash = h;
+	u->st.sets++;
+	*out = i;
+	return 0;
+}
+
+void unwind_tables_forget(struct unwind_tables *u, uint32_t pid)
+{
+	uint64_t key = pid;
+	void *old = NULL;
+
+	bpf_map_delete_elem(u->pids_fd, &pid);
+	if (!hm_remove(u->pid_set, &key, NULL, &old) && old)
+		release_set(u, (uint32_t)((uintptr_t)old - 1));
+}
+
 int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps)
 {
 	struct unwind_proc *p = &u->proc;
@@ -369,8 +440,30 @@ int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_
 		}
 		p->n++;
 	}
-	if (bpf_map_update_elem(u->procs_fd, &pid, p, BPF_ANY))
-		return -errno;
+	{
+		uint64_t h = hm_hash_bytes(p, offsetof(struct unwind_proc, m) +
+						      p->n * sizeof(struct unwind_mapping));
+		void *old = NULL;
+		uint32_t set;
+		int ret = find_set(u, h, &set);
+
+		if (ret) {
+			u->st.sets_full += ret == -ENOSPC;
+			unwind_tables_forget(u, pid);
+			return ret;
+		}
+		if (hm_find_u64(u->pid_set, pid, &old) || (uintptr_t)old != set + 1u) {
+			u->sets[set].refs++;
+			if (hm_set_u64(u->pid_set, pid, (void *)(uintptr_t)(set + 1u))) {
+				release_set(u, set);
+				return -ENOMEM;
+			}
+			if (old)
+				release_set(u, (uint32_t)((uintptr_t)old - 1));
+		}
+		if (bpf_map_update_elem(u->pids_fd, &pid, &set, BPF_ANY))
+			return -errno;
+	}
 	u->st.procs_loaded++;
 	return 0;
 }
