@@ -15,6 +15,7 @@
 #include "process/targets.h"
 #include "session_internal.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 
 /* The target rules of the session's options. */
 struct target_rules session_target_rules(const struct session_opts *o)
@@ -41,10 +42,12 @@ static int no_targets(const struct session_opts *o, char *err, size_t errlen)
 
 int session_seed(struct session *s, char *err, size_t errlen)
 {
+	struct sampler_unwind_info ui;
+	int64_t t0;
 	const struct session_opts *o = &s->o;
 	struct target_rules rules = session_target_rules(o);
-	const char *const *names;
-	size_t nnames;
+	const char *const *names = NULL;
+	size_t nnames = 0;
 	uint32_t *tgids = NULL;
 	size_t n = 0;
 	int ret;
@@ -80,6 +83,7 @@ int session_seed(struct session *s, char *err, size_t errlen)
 		free(tgids);
 		return no_targets(o, err, errlen);
 	}
+	t0 = mono_ns();
 	for (size_t i = 0; i < n; i++) {
 		ret = sampler_add_target(s->sampler, tgids[i]);
 		if (ret) {
@@ -93,7 +97,14 @@ int session_seed(struct session *s, char *err, size_t errlen)
 		session_unwind_process(s, tgids[i]); /* and its unwind tables */
 	}
 	free(tgids);
-	targets_names(&rules, &names, &nnames);
+	sampler_unwind_info(s->sampler, &ui);
+	if (ui.tables.tables)
+		log_info("user stacks: %s; unwind tables of the %zu processes ready in %.0f ms "
+			 "(%llu "
+			 "tables, %.1f MiB: %llu compiled, %llu from the cache)",
+			 ui.mode, n, (mono_ns() - t0) / 1e6, (unsigned long long)ui.tables.tables,
+			 ui.tables.bytes / 1048576.0, (unsigned long long)ui.tables.built,
+			 (unsigned long long)ui.tables.cache_hits);
 	log_info("following %zu processes now (names %s%s, %zu pids, %zu cgroups)%s", n,
 		 nnames ? names[0] : "-", nnames > 1 ? ",..." : "", o->npids, o->ncgroups,
 		 o->inherit ? "; new ones are followed as they fork or exec" : "");

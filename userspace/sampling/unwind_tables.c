@@ -246,6 +246,11 @@ static struct ut_table *table_for(struct unwind_tables *u, struct sym_elf *elf, 
 		if (!ret) {
 			u->st.built++;
 			u->st.build_ns += (uint64_t)(mono_ns() - t0);
+			log_debug("unwind table of %s: %zu rows (%zu KiB, from %s, %llu FDEs, %llu "
+				  "rows unsupported) compiled in %.1f ms",
+				  what, t.n, t.n * sizeof(struct unwind_row) / 1024, t.source,
+				  (unsigned long long)t.fdes, (unsigned long long)t.unsupported,
+				  (mono_ns() - t0) / 1e6);
 			if (*bid && u->cache_dir && sym_unwind_cache_save(u->cache_dir, bid, &t))
 				log_debug("unwind table of %s not cached on disk", what);
 		}
