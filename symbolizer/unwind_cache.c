@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The on-disk cache of unwind tables (symbolizer.h): DIR/BUILD_ID.unwind,
+ * and the identity of a binary to look a table up by, read without opening
+ * it for symbolization (sym_binary_ident()).
+ *
  * a header and the rows as the BPF program takes them. Written to a
  * temporary file and renamed (never half a file); read back only after
  * every field is checked, since a file of another version, truncated or
@@ -17,6 +20,7 @@
 
 #include "ebprof/bpf_shared.h"
 #include "ebprof/symbolizer.h"
+#include "elf_binary.h"
 
 #define CACHE_MAGIC "EBPFUNW1"
 #define CACHE_VERSION 2u
@@ -141,5 +145,26 @@ int sym_unwind_cache_save(const char *dir, const char *build_id, const struct sy
 		ret = -errno;
 	if (ret)
 		unlink(tmp);
+	return ret;
+}
+
+int sym_binary_ident(const struct sym_binary *bin, uint64_t file_offset, char *build_id,
+		     size_t len, uint64_t *vaddr)
+{
+	struct elf_ident id;
+	struct stat st;
+	int fd, ret;
+
+	if (len < 2 * ELFBIN_MAX_BUILD_ID + 1)
+		return -EINVAL;
+	if ((ret = elfbin_open(bin, &fd, &st)))
+		return ret;
+	ret = elfbin_ident(fd, &id);
+	close(fd);
+	if (ret)
+		return ret;
+	elfbin_hex(id.build_id, id.build_id_len, build_id);
+	ret = elfbin_vaddr(&id, file_offset, vaddr);
+	elfbin_ident_release(&id);
 	return ret;
 }

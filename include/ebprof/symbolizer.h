@@ -183,19 +183,39 @@ enum sym_log_level { SYM_LOG_WARN, SYM_LOG_INFO, SYM_LOG_DEBUG };
 typedef void (*sym_print_fn)(enum sym_log_level level, const char *fmt, va_list ap);
 sym_print_fn sym_set_print(sym_print_fn fn);
 
+/*
+ * Unwind tables (symbolizer/unwind_table.c): a binary's CFI compiled into
+ * the rows the BPF unwinder walks (struct unwind_row, ebprof/bpf_shared.h),
+ * read through libdw's CFI interpreter. The table owns its rows
+ * (sym_unwind_table_free()).
+ */
 struct unwind_row; /* ebprof/bpf_shared.h */
 
-/* An unwind table: the CFI of one binary compiled for the BPF unwinder. */
 struct sym_unwind_table {
-	struct unwind_row *rows; /* sorted by pc, malloc'ed; rows[n-1] ends the last range */
+	struct unwind_row *rows; /* sorted by pc; the last row (a gap) ends the last range */
 	size_t n;
-	const char *source;   /* "eh_frame" or "debug_frame" (static string) */
+	const char *source;   /* "eh_frame", "debug_frame", "eh_frame+debug_frame" (static) */
 	uint64_t fdes;	      /* FDEs read */
 	uint64_t unsupported; /* rows marked UNWIND_CFA_UNSUPPORTED */
 };
+/* The table of a pinned binary: its .eh_frame, and .debug_frame (its own or
+ * its debug file's) for the code .eh_frame does not cover. 0; -ENODATA: no
+ * CFI; -ENOTSUP: not x86-64; -E2BIG: addresses beyond 4 GiB or more than
+ * EBPROF_MAX_TABLE_ROWS rows; -ENOEXEC; -ENOMEM. */
 int sym_elf_unwind_table(struct symbolizer *sym, struct sym_elf *elf, struct sym_unwind_table *out);
+/* The same for an ELF image in memory (the vDSO). */
 int sym_unwind_table_from_image(const void *image, size_t size, struct sym_unwind_table *out);
 void sym_unwind_table_free(struct sym_unwind_table *t);
+/* The identity of a binary, cheaply (its ELF headers and notes only):
+ * lower-case hex build-id ("" when none) into build_id (len >= 129) and
+ * the virtual address of file_offset. 0, -ENOENT (no such file or no
+ * segment at the offset), -ENOEXEC, or a negative errno. */
+int sym_binary_ident(const struct sym_binary *bin, uint64_t file_offset, char *build_id,
+		     size_t len, uint64_t *vaddr);
+/* The disk cache of tables, DIR/BUILD_ID.unwind (dir made 0700 when
+ * missing). Save writes a temporary file and renames it; load returns 0,
+ * -ENOENT, or -EINVAL for a file that is truncated, corrupt or of another
+ * version (which it removes), or for a build-id that is not plain hex. */
 int sym_unwind_cache_load(const char *dir, const char *build_id, struct sym_unwind_table *out);
 int sym_unwind_cache_save(const char *dir, const char *build_id, const struct sym_unwind_table *t);
 

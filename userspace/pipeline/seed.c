@@ -100,11 +100,11 @@ int session_seed(struct session *s, char *err, size_t errlen)
 	sampler_unwind_info(s->sampler, &ui);
 	if (ui.tables.tables)
 		log_info("user stacks: %s; unwind tables of the %zu processes ready in %.0f ms "
-			 "(%llu "
-			 "tables, %.1f MiB: %llu compiled, %llu from the cache)",
-			 ui.mode, n, (mono_ns() - t0) / 1e6, (unsigned long long)ui.tables.tables,
+			 "(%llu tables, %.1f MiB: %llu compiled, %llu from the cache; the start "
+			 "took %.0f ms)",
+			 ui.mode, n, ui.tables.load_ns / 1e6, (unsigned long long)ui.tables.tables,
 			 ui.tables.bytes / 1048576.0, (unsigned long long)ui.tables.built,
-			 (unsigned long long)ui.tables.cache_hits);
+			 (unsigned long long)ui.tables.cache_hits, (mono_ns() - t0) / 1e6);
 	log_info("following %zu processes now (names %s%s, %zu pids, %zu cgroups)%s", n,
 		 nnames ? names[0] : "-", nnames > 1 ? ",..." : "", o->npids, o->ncgroups,
 		 o->inherit ? "; new ones are followed as they fork or exec" : "");

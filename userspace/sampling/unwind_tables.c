@@ -26,6 +26,7 @@
 #define DEFAULT_CACHE "/var/cache/ebprof/unwind"
 #define MAX_SEGS 8
 #define NO_TABLE UINT32_MAX
+#define MAX_PENDING 64
 
 /* A table loaded into the kernel (or known not to be loadable). */
 struct ut_table {
@@ -41,6 +42,13 @@ struct ut_bin {
 	struct ut_table *table;
 	size_t nsegs;
 	uint64_t seg_off[MAX_SEGS], seg_vaddr[MAX_SEGS];
+};
+
+/* A table made, its map not yet in unwind_tables. */
+struct ut_pending {
+	struct ut_table *table;
+	int fd;
+	size_t bytes, rows;
 };
 
 /* A mapping set in `unwind_sets`: the hash of its content, its users. */
@@ -68,6 +76,10 @@ struct unwind_tables {
 	bool vdso_tried;
 	uint32_t next_id;
 	struct unwind_tables_stats st;
+	struct ut_pending pending[MAX_PENDING];
+	size_t npending;
+	uint32_t failed[MAX_PENDING]; /* ids the last flush could not put in place */
+	size_t nfailed;
 	struct unwind_proc proc; /* scratch: 4 KiB, not on the stack */
 };
 
@@ -134,6 +146,8 @@ void unwind_tables_free(struct unwind_tables *u)
 
 	if (!u)
 		return;
+	for (size_t i = 0; i < u->npending; i++)
+		close(u->pending[i].fd);
 	while (u->bins && hm_next(u->bins, &it, &k, &v))
 		free(v);
 	it = 0;
@@ -149,6 +163,61 @@ void unwind_tables_free(struct unwind_tables *u)
 	sym_free(u->sym);
 	free(u->cache_dir);
 	free(u);
+}
+
+/*
+ * Put the tables made since into unwind_tables. Every update of an array
+ * of maps waits for an RCU grace period (the kernel makes sure no program
+ * still sees the old value), ~10 ms here: one batch for all the tables of
+ * a process rather than one wait per library. Kernels without batch
+ * updates of arrays of maps get them one by one. A table that could not
+ * be put there is none (frame pointers).
+ */
+static int flush_pending(struct unwind_tables *u)
+{
+	uint32_t keys[MAX_PENDING], count = u->npending;
+	int fds[MAX_PENDING], ret = 0;
+	size_t i;
+
+	u->nfailed = 0;
+	if (!u->npending)
+		return 0;
+	for (i = 0; i < u->npending; i++) {
+		keys[i] = u->pending[i].table->id;
+		fds[i] = u->pending[i].fd;
+	}
+	if (bpf_map_update_batch(u->outer_fd, keys, fds, &count, NULL))
+		count = 0;
+	for (i = count; i < u->npending; i++) {
+		if (bpf_map_update_elem(u->outer_fd, &keys[i], &fds[i], BPF_ANY)) {
+			ret = -errno;
+			log_warn("unwind tables: cannot load a table: %s", strerror(errno));
+			u->pending[i].table->id = NO_TABLE;
+			u->failed[u->nfailed++] = keys[i];
+			u->st.failed++;
+		}
+	}
+	for (i = 0; i < u->npending; i++) {
+		struct ut_pending *p = &u->pending[i];
+
+		if (p->table->id != NO_TABLE) {
+			u->st.tables++;
+			u->st.rows += p->rows;
+			u->st.bytes += p->bytes;
+		}
+		close(p->fd); /* unwind_tables holds the map now */
+	}
+	u->npending = 0;
+	return ret;
+}
+
+/* Did table id make it into unwind_tables (at the last flush)? */
+static bool tables_ok(const struct unwind_tables *u, uint32_t id)
+{
+	for (size_t i = 0; i < u->nfailed; i++)
+		if (u->failed[i] == id)
+			return false;
+	return true;
 }
 
 /* The page index in front of the rows (bpf_shared.h): entry k holds the
@@ -176,7 +245,7 @@ static int install(struct unwind_tables *u, const struct sym_unwind_table *t, st
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	uint32_t base = t->n ? t->rows[0].pc >> 12 : 0;
 	uint32_t npages = t->n ? (t->rows[t->n - 1].pc >> 12) - base + 1 : 0;
-	size_t entries, bytes;
+	size_t entries, bytes, pending = 0;
 	int fd, ret = 0;
 	void *mem;
 
@@ -186,7 +255,9 @@ static int install(struct unwind_tables *u, const struct sym_unwind_table *t, st
 		npages = 0;
 	entries = t->n + (npages ? npages + 1 : 0);
 	bytes = (entries * sizeof(struct unwind_row) + 4095) & ~(size_t)4095;
-	if (u->next_id >= EBPROF_MAX_UNWIND_TABLES || u->st.bytes + bytes > u->budget)
+	for (size_t i = 0; i < u->npending; i++)
+		pending += u->pending[i].bytes;
+	if (u->next_id >= EBPROF_MAX_UNWIND_TABLES || u->st.bytes + pending + bytes > u->budget)
 		return -ENOSPC;
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ebprof_unwind", sizeof(__u32),
 			    sizeof(struct unwind_row), (__u32)entries, &mo);
@@ -202,28 +273,29 @@ static int install(struct unwind_tables *u, const struct sym_unwind_table *t, st
 	memcpy((struct unwind_row *)mem + (npages ? npages + 1 : 0), t->rows,
 	       t->n * sizeof(struct unwind_row));
 	munmap(mem, bytes);
-	if (bpf_map_update_elem(u->outer_fd, &u->next_id, &fd, BPF_ANY)) {
-		ret = -errno;
+	if (u->npending == MAX_PENDING && (ret = flush_pending(u)))
 		goto out;
-	}
+	/* into unwind_tables with the others of this process, at once */
 	out->id = u->next_id++;
 	out->nrows = (uint32_t)entries;
 	out->page_base = base;
 	out->npages = npages;
-	u->st.tables++;
-	u->st.rows += t->n;
-	u->st.bytes += bytes;
+	u->pending[u->npending] = (struct ut_pending){ out, fd, bytes, t->n };
+	u->npending++;
+	return 0;
 out:
-	close(fd); /* unwind_tables holds the map now */
+	close(fd);
 	return ret;
 }
 
-/* The table of a binary by its build-id ("" when it has none: compiled
- * each time its identity is new, never cached on disk). */
-static struct ut_table *table_for(struct unwind_tables *u, struct sym_elf *elf, const char *what)
+/* The table of a binary by its build-id (bid, "" when it has none: then
+ * compiled each time its identity is new, never cached on disk): from
+ * memory, the disk cache, or compiled (the binary opened only then). */
+static struct ut_table *table_for(struct unwind_tables *u, const struct sym_binary *sb,
+				  const char *bid, const char *what)
 {
-	const char *bid = sym_elf_build_id(elf);
 	struct sym_unwind_table t = { 0 };
+	struct sym_elf *elf = NULL;
 	struct ut_table *tab;
 	char *key = NULL;
 	int64_t t0;
@@ -240,9 +312,10 @@ static struct ut_table *table_for(struct unwind_tables *u, struct sym_elf *elf, 
 	ret = -ENOENT;
 	if (*bid && u->cache_dir && !(ret = sym_unwind_cache_load(u->cache_dir, bid, &t)))
 		u->st.cache_hits++;
-	if (ret) {
+	if (ret && !(ret = sym_elf_get(u->sym, sb, &elf))) {
 		t0 = mono_ns();
 		ret = sym_elf_unwind_table(u->sym, elf, &t);
+		sym_elf_put(u->sym, elf);
 		if (!ret) {
 			u->st.built++;
 			u->st.build_ns += (uint64_t)(mono_ns() - t0);
@@ -271,10 +344,8 @@ static struct ut_table *table_for(struct unwind_tables *u, struct sym_elf *elf, 
 		}
 	}
 	sym_unwind_table_free(&t);
-	if (key && hm_set(u->by_build, key, tab, NULL)) {
-		free(key); /* not remembered: built again next time */
-		return tab;
-	}
+	if (key && hm_set(u->by_build, key, tab, NULL))
+		free(key); /* not remembered: looked up again next time */
 	return tab;
 }
 
@@ -322,7 +393,7 @@ static bool mapping_table(struct unwind_tables *u, uint32_t pid, const struct ma
 				 .map_end = e->end,
 				 .dev = e->dev,
 				 .inode = e->inode };
-	struct sym_elf *elf = NULL;
+	char bid[2 * 64 + 1];
 	uint64_t vaddr = 0;
 	size_t i;
 
@@ -338,18 +409,17 @@ static bool mapping_table(struct unwind_tables *u, uint32_t pid, const struct ma
 	for (i = 0; i < b->nsegs && b->seg_off[i] != e->offset; i++)
 		;
 	if (!b->table || i == b->nsegs) {
-		if (sym_elf_get(u->sym, &sb, &elf)) {
+		/* its build-id and the segment's address, from its headers */
+		if (sym_binary_ident(&sb, e->offset, bid, sizeof(bid), &vaddr)) {
 			u->st.failed += !b->table;
 			return false;
 		}
-		if (!b->table)
-			b->table = table_for(u, elf, e->path);
-		if (i == b->nsegs && !sym_elf_offset_vaddr(elf, e->offset, &vaddr) &&
-		    b->nsegs < MAX_SEGS) {
+		if (i == b->nsegs && b->nsegs < MAX_SEGS) {
 			b->seg_off[b->nsegs] = e->offset;
 			b->seg_vaddr[b->nsegs++] = vaddr;
 		}
-		sym_elf_put(u->sym, elf);
+		if (!b->table)
+			b->table = table_for(u, &sb, bid, e->path);
 	}
 	if (!b->table || b->table->id == NO_TABLE || i >= b->nsegs)
 		return false;
@@ -409,7 +479,18 @@ void unwind_tables_forget(struct unwind_tables *u, uint32_t pid)
 		release_set(u, (uint32_t)((uintptr_t)old - 1));
 }
 
+static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps);
+
 int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps)
+{
+	int64_t t0 = mono_ns();
+	int ret = load(u, pid, maps);
+
+	u->st.load_ns += (uint64_t)(mono_ns() - t0);
+	return ret;
+}
+
+static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps)
 {
 	struct unwind_proc *p = &u->proc;
 	const struct ut_table *vt;
@@ -444,6 +525,16 @@ int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_
 			continue; /* anonymous: JIT code, frame pointers */
 		}
 		p->n++;
+	}
+	/* the tables first, then the set that names them */
+	if (flush_pending(u)) { /* those that failed are none: drop them */
+		uint32_t k = 0;
+
+		for (uint32_t j = 0; j < p->n; j++)
+			if (tables_ok(u, p->m[j].table))
+				p->m[k++] = p->m[j];
+		memset(&p->m[k], 0, (p->n - k) * sizeof(p->m[0]));
+		p->n = k;
 	}
 	{
 		uint64_t h = hm_hash_bytes(p, offsetof(struct unwind_proc, m) +

@@ -38,6 +38,7 @@ struct unwind_tables_stats {
 	uint64_t no_cfi;	   /* ... binaries without usable CFI */
 	uint64_t failed;	   /* ... binaries that could not be opened */
 	uint64_t procs_loaded;	   /* processes given their mapping set */
+	uint64_t load_ns;	   /* time in unwind_tables_load(), tables included */
 	uint64_t sets;		   /* mapping sets in use */
 	uint64_t sets_full;	   /* processes left to frame pointers: no free set */
 	uint64_t mappings_dropped; /* mappings beyond EBPROF_MAX_UNWIND_MAPPINGS */
