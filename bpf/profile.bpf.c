@@ -408,18 +408,32 @@ static long loop_step(__u32 index, void *data)
 	return uw_step() ? 1 : 0;
 }
 
-SEC("perf_event")
-int do_sample_loop(struct bpf_perf_event_data *ctx)
+/* A sample of --unwind dwarf up to its user stack: the scratch state with
+ * the key filled and the unwind started, NULL when the task is not sampled
+ * (*unwind false: counted without a user stack). */
+static __always_inline struct uw_state *dwarf_sample(struct bpf_perf_event_data *ctx, bool *unwind)
 {
 	struct uw_state *st = uw_state_get();
 	bool user_mode, has_mm;
 
 	if (!st)
-		return 0;
+		return NULL;
 	__builtin_memset(&st->key, 0, sizeof(st->key));
 	if (!sample_begin(ctx, &st->key, &user_mode, &has_mm))
+		return NULL;
+	*unwind = want_user && has_mm && unwind_begin(ctx, user_mode, st, st->key.tgid);
+	return st;
+}
+
+SEC("perf_event")
+int do_sample_loop(struct bpf_perf_event_data *ctx)
+{
+	bool unwind;
+	struct uw_state *st = dwarf_sample(ctx, &unwind);
+
+	if (!st)
 		return 0;
-	if (want_user && has_mm && unwind_begin(ctx, user_mode, st, st->key.tgid)) {
+	if (unwind) {
 		bpf_loop(EBPROF_MAX_UNWIND_DEPTH + 1, loop_step, NULL, 0);
 		unwind_publish(st);
 	}
@@ -432,15 +446,12 @@ int do_sample_loop(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int do_sample_tail(struct bpf_perf_event_data *ctx)
 {
-	struct uw_state *st = uw_state_get();
-	bool user_mode, has_mm;
+	bool unwind;
+	struct uw_state *st = dwarf_sample(ctx, &unwind);
 
 	if (!st)
 		return 0;
-	__builtin_memset(&st->key, 0, sizeof(st->key));
-	if (!sample_begin(ctx, &st->key, &user_mode, &has_mm))
-		return 0;
-	if (want_user && has_mm && unwind_begin(ctx, user_mode, st, st->key.tgid)) {
+	if (unwind) {
 		bpf_tail_call(ctx, &unwind_prog, 0);
 		st->key.flags |= SAMPLE_USTACK_LOST; /* no tail call: no stack */
 	}
