@@ -27,6 +27,8 @@
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
+#define MAX_FDE_ROWS 2048 /* rows of one FDE (the rest: unsupported) */
+#define MAX_WORK (1u << 21) /* rows asked of libdw for one binary */
 
 /* FDE address ranges, sorted, with the CFI that describes them. */
 struct fde_range {
@@ -40,6 +42,7 @@ struct builder {
 	struct fde_range *fdes;
 	size_t nfdes, fcap;
 	uint64_t unsupported;
+	uint64_t work; /* dwarf_cfi_addrframe() calls */
 };
 
 static int push_row(struct builder *b, const struct unwind_row *r)
@@ -327,11 +330,24 @@ static int compile(struct builder *b)
 			return -E2BIG;
 		if (addr >= b->fdes[i].end)
 			continue; /* overlapping FDEs: the first one wins */
-		while (addr < b->fdes[i].end) {
+		for (size_t nrows = 0; addr < b->fdes[i].end; nrows++) {
 			struct unwind_row r = { .pc = (__u32)addr };
 			Dwarf_Frame *f = NULL;
 			Dwarf_Addr s, e;
 			bool signal;
+
+			/* libdw runs the FDE's program from its start for every
+			 * row: a planted FDE of a million rows would take hours.
+			 * Real functions have hundreds at most. */
+			if (nrows == MAX_FDE_ROWS || ++b->work > MAX_WORK) {
+				r.cfa = UNWIND_CFA_UNSUPPORTED;
+				b->unsupported++;
+				if ((ret = push_row(b, &r)))
+					return ret;
+				if (b->work > MAX_WORK)
+					return -E2BIG;
+				break;
+			}
 
 			if (dwarf_cfi_addrframe(b->fdes[i].cfi, addr, &f) ||
 			    dwarf_frame_info(f, &s, &e, &signal) < 0 || e <= addr) {
