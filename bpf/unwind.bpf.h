@@ -23,16 +23,15 @@
 
 /* One table per binary, an array of exactly its rows that userspace
  * creates and fills (through mmap) before it puts it here. */
-/* Makes clang emit the row's whole type into BTF, which libbpf needs for
- * the inner map (as a pointee only, it is a forward declaration). */
-const volatile struct unwind_row unwind_row_btf = {};
-
+/* Sizes, not BTF types: userspace makes the tables without BTF, and 6.1
+ * checks an inner map against this template field by field, its BTF-found
+ * timer offset included (none: -ENOENT with BTF, -EINVAL without). */
 struct unwind_table_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct unwind_row);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct unwind_row));
 };
 
 struct {
