@@ -106,7 +106,19 @@ Test(agent_push, profiles_arrive_exactly_once_across_outage_and_restart, .timeou
 	cr_assert_eq(collector_restart(pf), 0);
 	cr_assert_eq(collector_restart(py), 0);
 	cr_assert_eq(tl_wait(&fx, 30), 0);
-	sleep(2);
+	/* The remotes catch up with their queues: a retry after the outage
+	 * may be up to backoff-max (60 s) away, by design (full jitter). */
+	for (int i = 0; i < 900; i++) {
+		struct store_entry *e;
+		size_t files = 0;
+
+		if (!store_list(out, &q, &e, &files))
+			store_entries_free(e, files);
+		if (i >= 20 && files > 8 && collector_count_ok(py) >= files &&
+		    collector_count_ok(pf) + 1 >= files)
+			break;
+		usleep(100000);
+	}
 	cr_assert_eq(stop_agent(&ag), 0);
 
 	cr_assert_eq(store_list(out, &q, &ents, &n), 0);
