@@ -16,9 +16,13 @@ caller has no name on our side (a bare address: Debian's PostgreSQL has
 only .dynsym) are left out, as are perf samples with an unnamed frame.
 Names are compared without compiler suffixes (.isra.0, .part.0, ...).
 
-Sampling leaves rare pairs out of perf's set by chance, so the figure that
-counts is over our samples whose leaf perf sampled at least MIN times
-(default 20): then a caller perf never saw for that leaf is a wrong one.
+Sampling leaves rare pairs out of perf's set by chance, so a pair of ours
+is right when perf saw that caller call that function anywhere in a stack
+(not only with the callee as the leaf: a call perf caught a few frames up
+is as real), and the figure that counts is over our samples whose leaf perf
+sampled at least MIN times (default 20). Frame pointers' wrong callers stay
+wrong: the caller they skip is always between the two, so the pair is never
+adjacent in a DWARF stack.
 
 Prints: samples=N (ours, with a named pair and a leaf perf knows) wrong=N
 wrong_pct=P all_samples=N all_wrong_pct=P (every named pair) perf_samples=N
@@ -41,8 +45,10 @@ def norm(name):
 
 
 def perf_pairs(path, comm):
-    """Pairs (leaf, caller) of perf's samples of comm, and their count."""
+    """Pairs (leaf, caller) of perf's samples of comm and their count, and
+    every (callee, caller) edge of those stacks."""
     pairs = collections.Counter()
+    edges = set()
     total = 0
     frames, keep = None, False
 
@@ -53,6 +59,9 @@ def perf_pairs(path, comm):
             if len(user) >= 2 and user[0] and user[1]:
                 pairs[(user[0], user[1])] += 1
                 total += 1
+            for callee, caller in zip(user, user[1:]):
+                if callee and caller:
+                    edges.add((callee, caller))
 
     with open(path, errors="replace") as f:
         for line in f:
@@ -74,7 +83,7 @@ def perf_pairs(path, comm):
                 frames = []
                 keep = line.split(None, 1)[0].startswith(comm) if line.strip() else False
     done()
-    return pairs, total
+    return pairs, edges, total
 
 
 def ours(path):
@@ -92,7 +101,7 @@ def main():
         sys.exit(__doc__)
     comm = sys.argv[3] if len(sys.argv) > 3 else "postgres"
     least = int(sys.argv[4]) if len(sys.argv) > 4 else 20
-    perf, perf_total = perf_pairs(sys.argv[2], comm)
+    perf, edges, perf_total = perf_pairs(sys.argv[2], comm)
     leaves = collections.Counter()
     for (leaf, _), c in perf.items():
         leaves[leaf] += c
@@ -101,7 +110,7 @@ def main():
     for count, frames in ours(sys.argv[1]):
         if len(frames) < 2 or not frames[0] or not frames[1]:
             continue
-        miss = (frames[0], frames[1]) not in perf
+        miss = (frames[0], frames[1]) not in edges
         n_all += count
         bad_all += count if miss else 0
         if leaves[frames[0]] < least:
