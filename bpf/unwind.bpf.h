@@ -41,6 +41,17 @@ struct {
 	__array(values, struct unwind_table_map);
 } unwind_tables SEC(".maps");
 
+/* How often an unwind entered the binary of each table slot (whether its
+ * rows are loaded or not): userspace gives the table budget to the
+ * binaries sampled most. Mapped by userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, EBPROF_MAX_UNWIND_TABLES);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_hits SEC(".maps");
+
 /* Preallocated, both: before 6.1 a perf_event program may use no other
  * hash map. A set is 5 KiB; processes share them by layout. */
 struct {
@@ -271,9 +282,14 @@ static __always_inline int unwind_step(struct uw_state *st)
 			set ? bpf_map_lookup_elem(&unwind_sets, set) : NULL;
 		const struct unwind_mapping *found = proc ? find_mapping(proc, st->pc) : NULL;
 
-		if (found)
+		if (found) {
+			__u32 slot = found->table;
+			__u64 *hits = bpf_map_lookup_elem(&unwind_hits, &slot);
+
 			st->last = *found;
-		else
+			if (hits)
+				__sync_fetch_and_add(hits, 1);
+		} else
 			st->last.start = st->last.end = 0;
 	}
 	if (st->pc < m->start || st->pc >= m->end || !m->nrows)

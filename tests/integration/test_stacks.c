@@ -77,6 +77,10 @@ static double share(const struct gp_profile *p, int64_t pid, const struct chain 
 	return 100.0 * good / total;
 }
 
+/* How many times the last recording's BPF program entered a binary with
+ * an unwind table ("binaries entered N times" of its summary), -1: none. */
+static long long last_entered;
+
 /* Record fixture name (argv: the fixture's arguments after the seconds)
  * for secs seconds with --unwind mode; the profile read back. */
 static struct gp_profile *record(const char *name, const char *mode, const char *secs,
@@ -100,6 +104,11 @@ static struct gp_profile *record(const char *name, const char *mode, const char 
 	cr_assert_eq(rec_finish_record(&rec, 0, 30), 0);
 	p = rec_read_back(out);
 	rec_expect_counts_agree(p, tl_log_text(&rec.log));
+	{
+		const char *e = strstr(tl_log_text(&rec.log), "binaries entered ");
+
+		last_entered = e ? atoll(e + strlen("binaries entered ")) : -1;
+	}
 	*pid_out = pid;
 	return p;
 }
@@ -227,6 +236,11 @@ Test(stacks, plt_call_into_a_library_without_frame_pointers, .timeout = 120)
 	report("plt_main", "dwarf", pct);
 	cr_expect_geq(pct, 95.0, "%.1f%% of samples hold main -> caller -> lib_entry -> lib_leaf",
 		      pct);
+	/* each sample enters the executable, the library and libc (the
+	 * counts that decide which tables the memory budget keeps) */
+	cr_expect_geq(last_entered, 3 * gp_total(p, pid, 0),
+		      "binaries entered %lld times for %lld samples", last_entered,
+		      (long long)gp_total(p, pid, 0));
 	gp_free(p);
 }
 

@@ -207,6 +207,16 @@ static void unwind_metrics(FILE *out, const struct agent_metrics *m)
 	metric(out, "ebprof_unwind_over_budget_total", "counter",
 	       "Binaries unwound by frame pointers: their table was over the memory budget.",
 	       t->over_budget);
+	metric(out, "ebprof_unwind_tables_out_of_budget", "gauge",
+	       "Binaries mapped now whose table is out of the memory budget (frame pointers).",
+	       t->out_of_budget);
+	metric(out, "ebprof_unwind_table_evictions_total", "counter",
+	       "Tables sent back to frame pointers for binaries sampled more.", t->evicted);
+	metric(out, "ebprof_unwind_table_promotions_total", "counter",
+	       "Tables out of the budget loaded again: sampled more than tables loaded.",
+	       t->promoted);
+	metric(out, "ebprof_unwind_tables_freed_total", "counter",
+	       "Tables unloaded: no process maps their binary any more.", t->freed);
 	metric(out, "ebprof_unwind_no_table_total", "counter",
 	       "Binaries without usable CFI, or that could not be opened.", t->no_cfi + t->failed);
 	metric(out, "ebprof_unwind_stacks", "gauge", "Distinct unwound user stacks held.",

@@ -304,13 +304,15 @@ static void unwind_summary(const struct session_stats *st)
 	char text[256];
 
 	fprintf(stderr, "ebprof: user stacks: %s", st->unwind.mode);
-	if (t->tables)
+	if (t->peak_tables)
 		fprintf(stderr,
-			", %llu unwind tables (%.1f MiB; %llu compiled in %.0f ms, %llu from "
+			", up to %llu unwind tables (%.1f MiB; %llu compiled in %.0f ms, %llu from "
 			"the cache)",
-			(unsigned long long)t->tables, t->bytes / 1048576.0,
+			(unsigned long long)t->peak_tables, t->peak_bytes / 1048576.0,
 			(unsigned long long)t->built, t->build_ns / 1e6,
 			(unsigned long long)t->cache_hits);
+	if (t->entered)
+		fprintf(stderr, ", binaries entered %llu times", (unsigned long long)t->entered);
 	if (t->over_budget)
 		fprintf(stderr, ", %llu binaries over the table budget",
 			(unsigned long long)t->over_budget);

@@ -464,6 +464,8 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 	if (!both)
 		usleep(1000);
 	ret = drain_map(s, maps[old], fn, ctx);
+	if (!both && s->tables)
+		unwind_tables_rebalance(s->tables); /* once per interval */
 	if (ret < 0 || !both)
 		return ret;
 	total = ret;

@@ -36,6 +36,7 @@ void unwind_configure(struct sampler *s, const struct sampler_opts *opts)
 		bpf_map__set_max_entries(sk->maps.unwind_pids, 1);
 		bpf_map__set_max_entries(sk->maps.unwind_sets, 1);
 		bpf_map__set_max_entries(sk->maps.unwind_tables, 1);
+		bpf_map__set_max_entries(sk->maps.unwind_hits, 1);
 	}
 }
 
@@ -66,11 +67,17 @@ int unwind_setup(struct sampler *s, const struct sampler_opts *opts, char *err, 
 	}
 	ret = stack_source_dwarf_new(bpf_map__fd(sk->maps.stacks),
 				     bpf_map__fd(sk->maps.ustack_known), &s->stacks);
-	if (!ret)
-		ret = unwind_tables_new(&to, bpf_map__fd(sk->maps.unwind_tables),
-					bpf_map__fd(sk->maps.unwind_pids),
-					bpf_map__fd(sk->maps.unwind_sets),
-					bpf_map__max_entries(sk->maps.unwind_sets), &s->tables);
+	if (!ret) {
+		struct unwind_tables_maps maps = {
+			.tables_fd = bpf_map__fd(sk->maps.unwind_tables),
+			.pids_fd = bpf_map__fd(sk->maps.unwind_pids),
+			.sets_fd = bpf_map__fd(sk->maps.unwind_sets),
+			.nsets = bpf_map__max_entries(sk->maps.unwind_sets),
+			.hits_fd = bpf_map__fd(sk->maps.unwind_hits),
+		};
+
+		ret = unwind_tables_new(&to, &maps, &s->tables);
+	}
 	if (ret) {
 		snprintf(err, errlen, "cannot set up the unwinder: %s", strerror(-ret));
 		return ret;

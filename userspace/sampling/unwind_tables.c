@@ -15,73 +15,12 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "ebprof/bpf_shared.h"
-#include "ebprof/symbolizer.h"
-#include "unwind_tables.h"
-#include "util/hashmap.h"
+#include "unwind_tables_internal.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 
 #define DEFAULT_BUDGET (64ull << 20)
 #define DEFAULT_CACHE "/var/cache/ebprof/unwind"
-#define MAX_SEGS 8
-#define NO_TABLE UINT32_MAX
-#define MAX_PENDING 64
-
-/* A table loaded into the kernel (or known not to be loadable). */
-struct ut_table {
-	uint32_t id;	/* index in unwind_tables, NO_TABLE: none */
-	uint32_t nrows; /* entries: page index and rows */
-	uint32_t page_base, npages;
-};
-
-/* A binary as processes map it: its table and file offset -> vaddr of
- * the segments seen (a mapping's load bias without opening it again). */
-struct ut_bin {
-	uint64_t dev, inode; /* the key */
-	struct ut_table *table;
-	size_t nsegs;
-	uint64_t seg_off[MAX_SEGS], seg_vaddr[MAX_SEGS];
-};
-
-/* A table made, its map not yet in unwind_tables. */
-struct ut_pending {
-	struct ut_table *table;
-	int fd;
-	size_t bytes, rows;
-};
-
-/* A mapping set in `unwind_sets`: the hash of its content, its users. */
-struct ut_set {
-	uint64_t hash;
-	uint32_t refs; /* 0: free */
-};
-
-struct unwind_tables {
-	struct symbolizer *sym;
-	int outer_fd, pids_fd, sets_fd;
-	uint32_t nsets;
-	struct ut_set *sets;
-	/* Free sets, oldest freed first: a forked child the BPF program gave
-	 * a set userspace freed since reads it cleared (frame pointers)
-	 * rather than another layout, for as long as possible. */
-	uint32_t *fifo, fifo_head, fifo_len;
-	struct hashmap *pid_set; /* pid -> set index + 1 (as a pointer) */
-	char *cache_dir;	 /* NULL: no disk cache */
-	uint64_t budget;
-	struct hashmap *bins;	  /* struct ut_bin, by (dev, inode) */
-	struct hashmap *by_build; /* struct ut_table, by build-id string (owned key) */
-	struct ut_table vdso;	  /* id NO_TABLE when it has none */
-	uint64_t vdso_base;	  /* vaddr - file offset of its segments */
-	bool vdso_tried;
-	uint32_t next_id;
-	struct unwind_tables_stats st;
-	struct ut_pending pending[MAX_PENDING];
-	size_t npending;
-	uint32_t failed[MAX_PENDING]; /* ids the last flush could not put in place */
-	size_t nfailed;
-	struct unwind_proc proc; /* scratch: 4 KiB, not on the stack */
-};
 
 static uint64_t bin_hash(const void *k)
 {
@@ -97,45 +36,50 @@ static bool bin_equal(const void *a, const void *b)
 	return x->dev == y->dev && x->inode == y->inode;
 }
 
-int unwind_tables_new(const struct unwind_tables_opts *o, int outer_fd, int pids_fd, int sets_fd,
-		      uint32_t nsets, struct unwind_tables **out)
+int unwind_tables_new(const struct unwind_tables_opts *o, const struct unwind_tables_maps *maps,
+		      struct unwind_tables **out)
 {
-	struct sym_opts so = { .max_cache_bytes = 16u << 20 };
+	/* the binary is opened to compile its table, then closed: at most
+	 * the last one stays open (the symbolizer evicts on its next get) */
+	struct sym_opts so = { .max_cache_bytes = 1 };
 	struct unwind_tables *u = calloc(1, sizeof(*u));
 	const char *dir = o->cache_dir ? o->cache_dir : DEFAULT_CACHE;
-	int ret;
+	uint32_t nsets = maps->nsets;
+	int ret = -ENOMEM;
 
 	if (!u)
 		return -ENOMEM;
-	u->outer_fd = outer_fd;
-	u->pids_fd = pids_fd;
-	u->sets_fd = sets_fd;
+	u->outer_fd = maps->tables_fd;
+	u->pids_fd = maps->pids_fd;
+	u->sets_fd = maps->sets_fd;
 	u->nsets = nsets;
 	u->sets = calloc(nsets ? nsets : 1, sizeof(*u->sets));
 	u->fifo = calloc(nsets ? nsets : 1, sizeof(*u->fifo));
 	u->pid_set = hm_new_u64();
-	if (!u->sets || !u->fifo || !u->pid_set)
-		goto nomem;
+	u->bins = hm_new(bin_hash, bin_equal);
+	u->by_build = hm_new(hm_hash_str, hm_equal_str);
+	if (!u->sets || !u->fifo || !u->pid_set || !u->bins || !u->by_build)
+		goto fail;
+	if (*dir && !(u->cache_dir = strdup(dir)))
+		goto fail;
 	for (uint32_t i = 0; i < nsets; i++)
 		u->fifo[u->fifo_len++] = i;
 	u->budget = o->budget_bytes ? o->budget_bytes : DEFAULT_BUDGET;
-	u->vdso.id = NO_TABLE;
-	u->bins = hm_new(bin_hash, bin_equal);
-	u->by_build = hm_new(hm_hash_str, hm_equal_str);
-	if (*dir && !(u->cache_dir = strdup(dir)))
-		goto nomem;
-	if (!u->bins || !u->by_build)
-		goto nomem;
-	ret = sym_new(&so, &u->sym);
-	if (ret) {
-		unwind_tables_free(u);
-		return ret;
-	}
+	if ((ret = ut_slots_init(u, maps->hits_fd)) || (ret = sym_new(&so, &u->sym)))
+		goto fail;
 	*out = u;
 	return 0;
-nomem:
+fail:
 	unwind_tables_free(u);
-	return -ENOMEM;
+	return ret;
+}
+
+static void table_free(struct ut_table *tab)
+{
+	if (tab) {
+		free(tab->name);
+		free(tab);
+	}
 }
 
 void unwind_tables_free(struct unwind_tables *u)
@@ -146,15 +90,18 @@ void unwind_tables_free(struct unwind_tables *u)
 
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->npending; i++)
-		close(u->pending[i].fd);
+	ut_slots_fini(u);
 	while (u->bins && hm_next(u->bins, &it, &k, &v))
 		free(v);
 	it = 0;
 	while (u->by_build && hm_next(u->by_build, &it, &k, &v)) {
 		free((void *)k);
-		free(v);
+		table_free(v);
 	}
+	for (size_t i = 0; i < u->nnobuild; i++)
+		table_free(u->nobuild[i]);
+	free(u->nobuild);
+	table_free(u->vdso);
 	hm_free(u->bins);
 	hm_free(u->by_build);
 	hm_free(u->pid_set);
@@ -165,152 +112,49 @@ void unwind_tables_free(struct unwind_tables *u)
 	free(u);
 }
 
-/*
- * Put the tables made since into unwind_tables. Every update of an array
- * of maps waits for an RCU grace period (the kernel makes sure no program
- * still sees the old value), ~10 ms here: one batch for all the tables of
- * a process rather than one wait per library. Kernels without batch
- * updates of arrays of maps get them one by one. A table that could not
- * be put there is none (frame pointers).
- */
-static int flush_pending(struct unwind_tables *u)
+/* A new table record for a binary by build-id (bid "" when it has none:
+ * then one per binary identity, never cached on disk). */
+static struct ut_table *table_new(struct unwind_tables *u, const char *bid, const char *name)
 {
-	uint32_t keys[MAX_PENDING], count = u->npending;
-	int fds[MAX_PENDING], ret = 0;
-	size_t i;
+	struct ut_table *tab = calloc(1, sizeof(*tab));
+	char *key = NULL;
 
-	u->nfailed = 0;
-	if (!u->npending)
-		return 0;
-	for (i = 0; i < u->npending; i++) {
-		keys[i] = u->pending[i].table->id;
-		fds[i] = u->pending[i].fd;
+	if (!tab || !(tab->name = strdup(name)) || (*bid && !(key = strdup(bid))))
+		goto fail;
+	tab->id = NO_TABLE;
+	if (key) {
+		if (hm_set(u->by_build, key, tab, NULL))
+			goto fail;
+		tab->bid = key;
+		return tab;
 	}
-	if (bpf_map_update_batch(u->outer_fd, keys, fds, &count, NULL))
-		count = 0;
-	for (i = count; i < u->npending; i++) {
-		if (bpf_map_update_elem(u->outer_fd, &keys[i], &fds[i], BPF_ANY)) {
-			ret = -errno;
-			log_warn("unwind tables: cannot load a table: %s", strerror(errno));
-			u->pending[i].table->id = NO_TABLE;
-			u->failed[u->nfailed++] = keys[i];
-			u->st.failed++;
-		}
-	}
-	for (i = 0; i < u->npending; i++) {
-		struct ut_pending *p = &u->pending[i];
+	if (u->nnobuild == u->nobuild_cap) {
+		size_t cap = u->nobuild_cap ? 2 * u->nobuild_cap : 16;
+		struct ut_table **n = realloc(u->nobuild, cap * sizeof(*n));
 
-		if (p->table->id != NO_TABLE) {
-			u->st.tables++;
-			u->st.rows += p->rows;
-			u->st.bytes += p->bytes;
-		}
-		close(p->fd); /* unwind_tables holds the map now */
+		if (!n)
+			goto fail;
+		u->nobuild = n;
+		u->nobuild_cap = cap;
 	}
-	u->npending = 0;
-	return ret;
+	u->nobuild[u->nnobuild++] = tab;
+	return tab;
+fail:
+	free(key);
+	table_free(tab);
+	return NULL;
 }
 
-/* Did table id make it into unwind_tables (at the last flush)? */
-static bool tables_ok(const struct unwind_tables *u, uint32_t id)
-{
-	for (size_t i = 0; i < u->nfailed; i++)
-		if (u->failed[i] == id)
-			return false;
-	return true;
-}
-
-/* The page index in front of the rows (bpf_shared.h): entry k holds the
- * index of the row covering the start of page base + k. */
-static void fill_index(struct unwind_row *idx, uint32_t base, uint32_t npages,
-		       const struct unwind_row *rows, size_t n)
-{
-	uint32_t first = npages + 1;
-	size_t r = 0;
-
-	for (uint32_t k = 0; k <= npages; k++) {
-		uint64_t start = (uint64_t)(base + k) << 12;
-
-		while (r + 1 < n && rows[r + 1].pc <= start)
-			r++;
-		memset(&idx[k], 0, sizeof(idx[k]));
-		idx[k].pc = first + (uint32_t)r;
-	}
-}
-
-/* Put rows (behind their page index) into a new array map of their size
- * at a free index of unwind_tables. 0 or a negative errno. */
-static int install(struct unwind_tables *u, const struct sym_unwind_table *t, struct ut_table *out)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-	uint32_t base = t->n ? t->rows[0].pc >> 12 : 0;
-	uint32_t npages = t->n ? (t->rows[t->n - 1].pc >> 12) - base + 1 : 0;
-	size_t entries, bytes, pending = 0;
-	int fd, ret = 0;
-	void *mem;
-
-	if (t->n == 0 || t->n > EBPROF_MAX_TABLE_ROWS)
-		return -E2BIG;
-	if (npages > t->n + 4096) /* sparse: not worth its memory, search it all */
-		npages = 0;
-	entries = t->n + (npages ? npages + 1 : 0);
-	bytes = (entries * sizeof(struct unwind_row) + 4095) & ~(size_t)4095;
-	for (size_t i = 0; i < u->npending; i++)
-		pending += u->pending[i].bytes;
-	if (u->next_id >= EBPROF_MAX_UNWIND_TABLES || u->st.bytes + pending + bytes > u->budget)
-		return -ENOSPC;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ebprof_unwind", sizeof(__u32),
-			    sizeof(struct unwind_row), (__u32)entries, &mo);
-	if (fd < 0)
-		return -errno;
-	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (mem == MAP_FAILED) {
-		ret = -errno;
-		goto out;
-	}
-	if (npages)
-		fill_index(mem, base, npages, t->rows, t->n);
-	memcpy((struct unwind_row *)mem + (npages ? npages + 1 : 0), t->rows,
-	       t->n * sizeof(struct unwind_row));
-	munmap(mem, bytes);
-	if (u->npending == MAX_PENDING && (ret = flush_pending(u)))
-		goto out;
-	/* into unwind_tables with the others of this process, at once */
-	out->id = u->next_id++;
-	out->nrows = (uint32_t)entries;
-	out->page_base = base;
-	out->npages = npages;
-	u->pending[u->npending] = (struct ut_pending){ out, fd, bytes, t->n };
-	u->npending++;
-	return 0;
-out:
-	close(fd);
-	return ret;
-}
-
-/* The table of a binary by its build-id (bid, "" when it has none: then
- * compiled each time its identity is new, never cached on disk): from
- * memory, the disk cache, or compiled (the binary opened only then). */
-static struct ut_table *table_for(struct unwind_tables *u, const struct sym_binary *sb,
-				  const char *bid, const char *what)
+/* Rows for a table not in the kernel (UT_EMPTY): from the disk cache or
+ * compiled from the binary (opened only then), then placed. */
+static void table_fill(struct unwind_tables *u, struct ut_table *tab, const struct sym_binary *sb)
 {
 	struct sym_unwind_table t = { 0 };
 	struct sym_elf *elf = NULL;
-	struct ut_table *tab;
-	char *key = NULL;
 	int64_t t0;
-	int ret;
+	int ret = -ENOENT;
 
-	if (*bid && !hm_find(u->by_build, bid, (void **)&tab))
-		return tab;
-	tab = calloc(1, sizeof(*tab));
-	if (!tab || (*bid && !(key = strdup(bid)))) {
-		free(tab);
-		return NULL;
-	}
-	tab->id = NO_TABLE;
-	ret = -ENOENT;
-	if (*bid && u->cache_dir && !(ret = sym_unwind_cache_load(u->cache_dir, bid, &t)))
+	if (tab->bid && u->cache_dir && !(ret = sym_unwind_cache_load(u->cache_dir, tab->bid, &t)))
 		u->st.cache_hits++;
 	if (ret && !(ret = sym_elf_get(u->sym, sb, &elf))) {
 		t0 = mono_ns();
@@ -321,51 +165,41 @@ static struct ut_table *table_for(struct unwind_tables *u, const struct sym_bina
 			u->st.build_ns += (uint64_t)(mono_ns() - t0);
 			log_debug("unwind table of %s: %zu rows (%zu KiB, from %s, %llu FDEs, %llu "
 				  "rows unsupported) compiled in %.1f ms",
-				  what, t.n, t.n * sizeof(struct unwind_row) / 1024, t.source,
+				  tab->name, t.n, t.n * sizeof(struct unwind_row) / 1024, t.source,
 				  (unsigned long long)t.fdes, (unsigned long long)t.unsupported,
 				  (mono_ns() - t0) / 1e6);
-			if (*bid && u->cache_dir && sym_unwind_cache_save(u->cache_dir, bid, &t))
-				log_debug("unwind table of %s not cached on disk", what);
+			if (tab->bid && u->cache_dir &&
+			    sym_unwind_cache_save(u->cache_dir, tab->bid, &t))
+				log_debug("unwind table of %s not cached on disk", tab->name);
 		}
 	}
 	if (ret) {
 		u->st.no_cfi++;
-		log_debug("no unwind table for %s: %s (frame pointers)", what, strerror(-ret));
-	} else if ((ret = install(u, &t, tab))) {
-		if (ret == -ENOSPC) {
-			u->st.over_budget++;
-			log_warn("unwind tables: %s (%zu rows) is over the memory budget: its "
-				 "frames are unwound by frame pointers",
-				 what, t.n);
-		} else {
-			u->st.failed++;
-			log_warn("unwind tables: cannot load the table of %s: %s", what,
-				 strerror(-ret));
-		}
+		tab->state = UT_NONE;
+		log_debug("no unwind table for %s: %s (frame pointers)", tab->name, strerror(-ret));
+	} else {
+		ut_table_place(u, tab, &t);
 	}
 	sym_unwind_table_free(&t);
-	if (key && hm_set(u->by_build, key, tab, NULL))
-		free(key); /* not remembered: looked up again next time */
-	return tab;
 }
 
 /* The vDSO's table, from the agent's own (the kernel's image is the
- * same in every process). */
-static const struct ut_table *vdso_table(struct unwind_tables *u)
+ * same in every process); kept for the session. */
+static struct ut_table *vdso_table(struct unwind_tables *u)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
 	struct sym_unwind_table t = { 0 };
 	size_t size;
 
 	if (u->vdso_tried)
-		return &u->vdso;
+		return u->vdso;
 	u->vdso_tried = true;
 	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
-		return &u->vdso;
+		return NULL;
 	/* the image ends with its section headers */
 	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
 	if (size > (1u << 20) || sym_unwind_table_from_image(eh, size, &t))
-		return &u->vdso;
+		return NULL;
 	for (unsigned i = 0; i < eh->e_phnum; i++) {
 		const Elf64_Phdr *ph = (const void *)((const char *)eh + eh->e_phoff +
 						      (size_t)i * eh->e_phentsize);
@@ -375,16 +209,19 @@ static const struct ut_table *vdso_table(struct unwind_tables *u)
 			break;
 		}
 	}
-	if (install(u, &t, &u->vdso))
-		u->vdso.id = NO_TABLE;
+	if ((u->vdso = calloc(1, sizeof(*u->vdso))) && (u->vdso->name = strdup("[vdso]"))) {
+		u->vdso->id = NO_TABLE;
+		u->vdso->pinned = true;
+		ut_table_place(u, u->vdso, &t);
+	}
 	sym_unwind_table_free(&t);
-	return &u->vdso;
+	return u->vdso;
 }
 
-/* The binary behind a file mapping, its table and the mapping's bias
- * (ELF virtual address = address - bias). False when it has no table. */
-static bool mapping_table(struct unwind_tables *u, uint32_t pid, const struct map_entry *e,
-			  struct unwind_mapping *out)
+/* The binary behind a file mapping and its table (NULL when none), and
+ * the mapping's bias (ELF virtual address = address - bias). */
+static struct ut_table *mapping_table(struct unwind_tables *u, uint32_t pid,
+				      const struct map_entry *e, uint64_t *bias)
 {
 	struct ut_bin key = { .dev = e->dev, .inode = e->inode }, *b;
 	struct sym_binary sb = { .path = e->path,
@@ -399,11 +236,11 @@ static bool mapping_table(struct unwind_tables *u, uint32_t pid, const struct ma
 
 	if (hm_find(u->bins, &key, (void **)&b)) {
 		if (!(b = calloc(1, sizeof(*b))))
-			return false;
+			return NULL;
 		*b = key;
 		if (hm_set(u->bins, b, b, NULL)) {
 			free(b);
-			return false;
+			return NULL;
 		}
 	}
 	for (i = 0; i < b->nsegs && b->seg_off[i] != e->offset; i++)
@@ -412,34 +249,33 @@ static bool mapping_table(struct unwind_tables *u, uint32_t pid, const struct ma
 		/* its build-id and the segment's address, from its headers */
 		if (sym_binary_ident(&sb, e->offset, bid, sizeof(bid), &vaddr)) {
 			u->st.failed += !b->table;
-			return false;
+			return NULL;
 		}
 		if (i == b->nsegs && b->nsegs < MAX_SEGS) {
 			b->seg_off[b->nsegs] = e->offset;
 			b->seg_vaddr[b->nsegs++] = vaddr;
 		}
-		if (!b->table)
-			b->table = table_for(u, &sb, bid, e->path);
+		if (!b->table && (!*bid || hm_find(u->by_build, bid, (void **)&b->table)))
+			b->table = table_new(u, bid, e->path);
 	}
-	if (!b->table || b->table->id == NO_TABLE || i >= b->nsegs)
-		return false;
-	out->start = e->start;
-	out->end = e->end;
-	out->bias = e->start - b->seg_vaddr[i];
-	out->table = b->table->id;
-	out->nrows = b->table->nrows;
-	out->page_base = b->table->page_base;
-	out->npages = b->table->npages;
-	return true;
+	if (!b->table || i >= b->nsegs)
+		return NULL;
+	if (b->table->state == UT_EMPTY && b->table->id == NO_TABLE)
+		table_fill(u, b->table, &sb);
+	*bias = e->start - b->seg_vaddr[i];
+	return b->table;
 }
 
-/* Drop a user of set i; a set nobody uses is cleared and freed. */
+/* Drop a user of set i; a set nobody uses is cleared and freed, and its
+ * tables lose a user. */
 static void release_set(struct unwind_tables *u, uint32_t i)
 {
 	if (i >= u->nsets || !u->sets[i].refs || --u->sets[i].refs)
 		return;
-	memset(&u->proc, 0, sizeof(u->proc));
-	bpf_map_update_elem(u->sets_fd, &i, &u->proc, BPF_ANY);
+	if (!bpf_map_lookup_elem(u->sets_fd, &i, &u->scratch))
+		ut_set_users(u, &u->scratch, -1);
+	memset(&u->scratch, 0, sizeof(u->scratch));
+	bpf_map_update_elem(u->sets_fd, &i, &u->scratch, BPF_ANY);
 	u->fifo[(u->fifo_head + u->fifo_len++) % u->nsets] = i;
 	u->st.sets--;
 }
@@ -464,6 +300,7 @@ static int find_set(struct unwind_tables *u, uint64_t h, uint32_t *out)
 	u->fifo_head = (u->fifo_head + 1) % u->nsets;
 	u->fifo_len--;
 	u->sets[i].hash = h;
+	ut_set_users(u, &u->proc, +1);
 	u->st.sets++;
 	*out = i;
 	return 0;
@@ -490,15 +327,38 @@ int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_
 	return ret;
 }
 
+/* pid uses set `set` now (it may have used another). */
+static int use_set(struct unwind_tables *u, uint32_t pid, uint32_t set)
+{
+	void *old = NULL;
+
+	if (hm_find_u64(u->pid_set, pid, &old) || (uintptr_t)old != set + 1u) {
+		u->sets[set].refs++;
+		if (hm_set_u64(u->pid_set, pid, (void *)(uintptr_t)(set + 1u))) {
+			release_set(u, set);
+			return -ENOMEM;
+		}
+		if (old)
+			release_set(u, (uint32_t)((uintptr_t)old - 1));
+	}
+	if (bpf_map_update_elem(u->pids_fd, &pid, &set, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps)
 {
+	struct ut_table *tabs[EBPROF_MAX_UNWIND_MAPPINGS];
 	struct unwind_proc *p = &u->proc;
-	const struct ut_table *vt;
+	uint32_t set = 0, k = 0;
+	int ret;
 
 	memset(p, 0, sizeof(*p));
 	for (size_t i = 0; maps && i < maps->n; i++) {
 		const struct map_entry *e = &maps->entries[i];
-		struct unwind_mapping *m;
+		struct unwind_mapping *m = &p->m[p->n];
+		uint64_t bias = 0;
+		struct ut_table *tab = NULL;
 
 		if (!strchr(e->perms, 'x'))
 			continue;
@@ -506,60 +366,45 @@ static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *m
 			u->st.mappings_dropped++;
 			continue;
 		}
-		m = &p->m[p->n];
 		if (e->kind == MAPPING_FILE && e->path) {
-			if (!mapping_table(u, pid, e, m))
-				continue;
+			tab = mapping_table(u, pid, e, &bias);
 		} else if (e->kind == MAPPING_SPECIAL && e->path && !strcmp(e->path, "[vdso]")) {
-			vt = vdso_table(u);
-			if (vt->id == NO_TABLE)
-				continue;
-			m->start = e->start;
-			m->end = e->end;
-			m->bias = e->start - u->vdso_base;
-			m->table = vt->id;
-			m->nrows = vt->nrows;
-			m->page_base = vt->page_base;
-			m->npages = vt->npages;
-		} else {
-			continue; /* anonymous: JIT code, frame pointers */
-		}
-		p->n++;
+			tab = vdso_table(u);
+			bias = e->start - u->vdso_base;
+		} /* else anonymous: JIT code, frame pointers */
+		if (!tab)
+			continue;
+		m->start = e->start;
+		m->end = e->end;
+		m->bias = bias;
+		tabs[p->n++] = tab;
 	}
-	/* the tables first, then the set that names them */
-	if (flush_pending(u)) { /* those that failed are none: drop them */
-		uint32_t k = 0;
+	/* the tables first, then the set that names them (those without a
+	 * slot are left out; those out of the budget are in, without rows,
+	 * so their use is counted) */
+	ut_flush(u);
+	for (uint32_t j = 0; j < p->n; j++) {
+		const struct ut_table *tab = tabs[j];
 
-		for (uint32_t j = 0; j < p->n; j++)
-			if (tables_ok(u, p->m[j].table))
-				p->m[k++] = p->m[j];
-		memset(&p->m[k], 0, (p->n - k) * sizeof(p->m[0]));
-		p->n = k;
+		if (tab->id == NO_TABLE || (tab->state != UT_LOADED && tab->state != UT_OUT))
+			continue;
+		p->m[k] = p->m[j];
+		p->m[k].table = tab->id;
+		p->m[k].nrows = tab->state == UT_LOADED ? tab->entries : 0;
+		p->m[k].page_base = tab->page_base;
+		p->m[k].npages = tab->npages;
+		k++;
 	}
-	{
-		uint64_t h = hm_hash_bytes(p, offsetof(struct unwind_proc, m) +
-						      p->n * sizeof(struct unwind_mapping));
-		void *old = NULL;
-		uint32_t set;
-		int ret = find_set(u, h, &set);
-
-		if (ret) {
-			u->st.sets_full += ret == -ENOSPC;
-			unwind_tables_forget(u, pid);
-			return ret;
-		}
-		if (hm_find_u64(u->pid_set, pid, &old) || (uintptr_t)old != set + 1u) {
-			u->sets[set].refs++;
-			if (hm_set_u64(u->pid_set, pid, (void *)(uintptr_t)(set + 1u))) {
-				release_set(u, set);
-				return -ENOMEM;
-			}
-			if (old)
-				release_set(u, (uint32_t)((uintptr_t)old - 1));
-		}
-		if (bpf_map_update_elem(u->pids_fd, &pid, &set, BPF_ANY))
-			return -errno;
+	memset(&p->m[k], 0, (p->n - k) * sizeof(p->m[0]));
+	p->n = k;
+	ret = find_set(u, ut_set_hash(p), &set);
+	if (ret) {
+		u->st.sets_full += ret == -ENOSPC;
+		unwind_tables_forget(u, pid);
+		return ret;
 	}
+	if ((ret = use_set(u, pid, set)))
+		return ret;
 	u->st.procs_loaded++;
 	return 0;
 }
@@ -567,4 +412,10 @@ static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *m
 void unwind_tables_stats(const struct unwind_tables *u, struct unwind_tables_stats *out)
 {
 	*out = u->st;
+	out->out_of_budget = 0;
+	out->entered = 0;
+	for (uint32_t id = 0; id < EBPROF_MAX_UNWIND_TABLES; id++) {
+		out->out_of_budget += u->slot[id] && u->slot[id]->state == UT_OUT;
+		out->entered += u->hits ? u->hits[id] : 0;
+	}
 }

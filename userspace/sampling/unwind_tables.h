@@ -9,10 +9,14 @@
  * same layout, and its set's index in `unwind_pids` (forked children get
  * their parent's from the BPF program itself).
  *
- * Tables stay while the session runs (binaries mapped by targets are few);
- * when the next one would exceed the memory budget the binary is unwound
- * by frame pointers instead, with a warning and a counter. The registry
- * owns its symbolizer instance and every table map. Not thread-safe.
+ * A table stays in the kernel while a process in use maps its binary.
+ * When the next one would exceed the memory budget its binary is unwound
+ * by frame pointers for now, with a warning and a counter; the BPF program
+ * counts how often it enters each binary (`unwind_hits`), and each
+ * rebalance gives the budget to the binaries sampled most: a table out of
+ * the budget takes the place of tables sampled less than half as often
+ * (those go back to frame pointers, with a warning). The registry owns
+ * its symbolizer instance and every table map. Not thread-safe.
  */
 #ifndef EBPROF_UNWIND_TABLES_H
 #define EBPROF_UNWIND_TABLES_H
@@ -31,10 +35,18 @@ struct unwind_tables_stats {
 	uint64_t tables;	   /* loaded now */
 	uint64_t rows;		   /* ... their rows */
 	uint64_t bytes;		   /* ... their kernel memory */
+	uint64_t peak_tables;	   /* most tables loaded at once */
+	uint64_t peak_bytes;	   /* most kernel memory of tables at once */
 	uint64_t built;		   /* compiled from CFI */
 	uint64_t build_ns;	   /* ... time spent */
 	uint64_t cache_hits;	   /* read from the disk cache */
 	uint64_t over_budget;	   /* binaries left to frame pointers: budget */
+	uint64_t out_of_budget;	   /* ... of them now (a gauge) */
+	uint64_t evicted;	   /* loaded tables sent back for ones sampled more */
+	uint64_t promoted;	   /* tables loaded again, sampled more than others */
+	uint64_t freed;		   /* tables unloaded: no process maps them any more */
+	uint64_t no_slot;	   /* binaries left to frame pointers: every slot taken */
+	uint64_t entered;	   /* times an unwind entered a binary with a table (BPF) */
 	uint64_t no_cfi;	   /* ... binaries without usable CFI */
 	uint64_t failed;	   /* ... binaries that could not be opened */
 	uint64_t procs_loaded;	   /* processes given their mapping set */
@@ -46,10 +58,18 @@ struct unwind_tables_stats {
 
 struct unwind_tables;
 
-/* The maps `unwind_tables`, `unwind_pids` and `unwind_sets` (nsets
- * elements); the fds stay owned by the caller. 0 or a negative errno. */
-int unwind_tables_new(const struct unwind_tables_opts *o, int outer_fd, int pids_fd, int sets_fd,
-		      uint32_t nsets, struct unwind_tables **out);
+/* The BPF program's maps; the fds stay owned by the caller. */
+struct unwind_tables_maps {
+	int tables_fd; /* unwind_tables: array of maps, EBPROF_MAX_UNWIND_TABLES */
+	int pids_fd;   /* unwind_pids: tgid -> set */
+	int sets_fd;   /* unwind_sets: nsets elements */
+	uint32_t nsets;
+	int hits_fd; /* unwind_hits: mmapable u64 per table slot; -1: none */
+};
+
+/* 0 or a negative errno. */
+int unwind_tables_new(const struct unwind_tables_opts *o, const struct unwind_tables_maps *maps,
+		      struct unwind_tables **out);
 void unwind_tables_free(struct unwind_tables *u);
 
 /* Give pid's executable mappings (maps) with their tables to the BPF
@@ -60,6 +80,11 @@ int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_
 
 /* pid exited: its entry goes, and its set when no process uses it. */
 void unwind_tables_forget(struct unwind_tables *u, uint32_t pid);
+
+/* Give the budget to the tables sampled most since the last call (see
+ * above), and free tables of processes that could not get a set. Called
+ * once per interval. 0 or -ENOMEM. */
+int unwind_tables_rebalance(struct unwind_tables *u);
 
 void unwind_tables_stats(const struct unwind_tables *u, struct unwind_tables_stats *out);
 
