@@ -79,7 +79,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 2 * 1024 * 1024);
+	__uint(max_entries, 512 * 1024); /* sized by userspace */
 } ustacks SEC(".maps");
 
 struct uw_state {

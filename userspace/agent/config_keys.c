@@ -92,8 +92,9 @@ const struct key_def config_keys[] = {
 	  .off = F(unwind_budget),
 	  .arg = "SIZE",
 	  .def = "64M",
-	  .help = "kernel memory for unwind tables; binaries\n"
-		  "beyond it are unwound by frame pointers" },
+	  .help = "kernel memory for unwind tables; when full,\n"
+		  "the binaries sampled least are unwound by\n"
+		  "frame pointers" },
 	{ .name = "btf",
 	  .type = T_PATH,
 	  .off = F(btf),
