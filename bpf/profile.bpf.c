@@ -301,6 +301,32 @@ static __always_inline struct seen_state *note_sampled(struct task_struct *task,
 	return last;
 }
 
+/* What every sample and wait of a task does but its stacks: the
+ * process's announcement and its statement, into key. Returns its `seen`
+ * entry (NULL when it has none); *has_mm false for kernel threads. */
+static __always_inline struct seen_state *task_common(struct sample_key *key, bool *has_mm)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct seen_state *seen;
+
+	*has_mm = BPF_CORE_READ(task, mm) != NULL; /* kernel threads have no user stack */
+	seen = note_sampled(task, key->tgid);
+	if (want_queries && seen) {
+#ifdef EBPROF_QUERY_TIMING /* bench/query-capture.sh: the cost, to the ns */
+		__u64 t0 = bpf_ktime_get_ns();
+
+		read_query(&seen->stmt, key->tgid, key->tid, key);
+		if (seen->stmt.pg.query_string) {
+			stat_add(STAT_QUERY_NS, bpf_ktime_get_ns() - t0);
+			stat_inc(STAT_QUERY_CALLS);
+		}
+#else
+		read_query(&seen->stmt, key->tgid, key->tid, key);
+#endif
+	}
+	return seen;
+}
+
 /*
  * Everything of a sample but its user stack: the target filter, the
  * kernel stack, the process's announcement and its statement, into key.
@@ -311,8 +337,6 @@ static __always_inline bool sample_begin(struct bpf_perf_event_data *ctx, struct
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct task_struct *task;
-	struct seen_state *seen;
 	bool lost;
 
 	if (tid == 0) /* the idle task is not CPU use */
@@ -330,22 +354,7 @@ static __always_inline bool sample_begin(struct bpf_perf_event_data *ctx, struct
 		key->kstack = store_stack(ctx, false, &lost);
 		key->flags |= lost ? SAMPLE_KSTACK_LOST : 0;
 	}
-	task = (struct task_struct *)bpf_get_current_task();
-	*has_mm = BPF_CORE_READ(task, mm) != NULL; /* kernel threads have no user stack */
-	seen = note_sampled(task, tgid);
-	if (want_queries && seen) {
-#ifdef EBPROF_QUERY_TIMING /* bench/query-capture.sh: the cost, to the ns */
-		__u64 t0 = bpf_ktime_get_ns();
-
-		read_query(&seen->stmt, tgid, tid, key);
-		if (seen->stmt.pg.query_string) {
-			stat_add(STAT_QUERY_NS, bpf_ktime_get_ns() - t0);
-			stat_inc(STAT_QUERY_CALLS);
-		}
-#else
-		read_query(&seen->stmt, tgid, tid, key);
-#endif
-	}
+	task_common(key, has_mm);
 	return true;
 }
 
@@ -458,6 +467,8 @@ int do_sample_tail(struct bpf_perf_event_data *ctx)
 	count_sample(&st->key);
 	return 0;
 }
+
+#include "offcpu.bpf.h"
 
 SEC("perf_event")
 int unwind_tail(struct bpf_perf_event_data *ctx)

@@ -44,6 +44,40 @@ struct ebprof_pg_proc {
 	__u16 state_off;     /* offsetof(PgBackendStatus, st_state) */
 	__u16 query_id_off;  /* offsetof(PgBackendStatus, st_query_id), 0: none */
 	__s32 state_running; /* value of STATE_RUNNING in that version */
+	__u32 major;	     /* major version, 0: unknown (wait event names) */
+	__u64 wait_event;    /* &my_wait_event_info (uint32 *), PostgreSQL 14+; 0: none */
+};
+
+/*
+ * Off-CPU time (--type offcpu): when a targeted thread leaves the CPU, its
+ * stacks, statement, state and PostgreSQL wait event are taken; when it
+ * comes back, the time it was away is added to the entry of that key in
+ * `offcpu_counts0/1` (flipped with the CPU counts by active_counts).
+ */
+enum offcpu_state {
+	OFFCPU_SLEEPING = 1, /* waiting, interruptible (S) */
+	OFFCPU_DISK,	     /* waiting, uninterruptible (D): disk, page faults */
+	OFFCPU_RUNNABLE,     /* preempted or yielded: waiting for a CPU */
+	OFFCPU_STATE_MAX,
+};
+
+struct offcpu_key {
+	struct sample_key s;
+	__u32 wait_event; /* PostgreSQL's wait_event_info as it left, 0: none */
+	__u8 state;	  /* enum offcpu_state */
+	__u8 has_wait;	  /* 1: a process whose wait events are read */
+	__u16 pg_major;	  /* its PostgreSQL major version, 0: unknown */
+};
+
+/* A thread away now (`offcpu_starts`, by tid): since when, and its key. */
+struct offcpu_start {
+	__u64 ts;
+	struct offcpu_key key;
+};
+
+struct offcpu_value {
+	__u64 count; /* times away */
+	__u64 ns;    /* time away */
 };
 
 /* Value of the `stacks` map, keyed by a 64-bit hash of its frames:
@@ -150,12 +184,15 @@ enum ebprof_stat {
 	STAT_PG_FULL,			  /* pg_procs map full: backend not labelled */
 	STAT_USTACKS_LOST,		  /* ring buffer full: unwound stack lost */
 	STAT_UNWIND_PROCS_FULL,		  /* unwind_pids full: child unwound by frame pointers */
+	STAT_OFFCPU_FULL,		  /* off-CPU maps full: a wait lost */
 	STAT_LOSS_END,			  /* the losses end here; what follows are counts */
 	STAT_QUERY_READS = STAT_LOSS_END, /* statement texts read */
 	STAT_QUERY_SENT,		  /* ... of which changed and were sent */
 	STAT_QUERY_NS,			  /* bench builds (EBPROF_QUERY_TIMING): ns spent */
 	STAT_QUERY_CALLS,		  /* ... over this many samples of PostgreSQL */
 	STAT_USTACKS_SENT,		  /* unwound stacks sent to userspace */
+	STAT_OFFCPU_SHORT,		  /* waits shorter than the threshold, not counted */
+	STAT_OFFCPU_SKIPPED,		  /* switches not sampled (offcpu sampling ratio) */
 	STAT_MAX,
 };
 

@@ -22,6 +22,8 @@
 #include "util/version.h"
 
 struct record_opts {
+	bool offcpu; /* --type offcpu */
+	long offcpu_min_us, offcpu_pct;
 	long frequency;
 	double duration; /* 0: until interrupted */
 	uint32_t *pids;
@@ -53,7 +55,8 @@ static void on_signal(int sig)
 void cmd_record_usage(void)
 {
 	printf("Usage: ebprof record [OPTIONS]\n"
-	       "Sample CPU stacks of processes and write one symbolized profile.\n"
+	       "Sample CPU stacks of processes (or the stacks where they wait) and write\n"
+	       "one symbolized profile.\n"
 	       "\n"
 	       "Targets (default: every process named postgres or postmaster, by comm or\n"
 	       "executable name, and every process forked from one of them):\n"
@@ -63,6 +66,13 @@ void cmd_record_usage(void)
 	       "      --no-inherit       do not follow processes forked by targets\n"
 	       "\n"
 	       "Sampling:\n"
+	       "      --type TYPE        cpu (default): stacks sampled on the CPU; offcpu:\n"
+	       "                         time away from the CPU by stack, state and, for\n"
+	       "                         PostgreSQL 14+, wait event (one type per file)\n"
+	       "      --offcpu-min USECS offcpu: waits shorter than this are not counted,\n"
+	       "                         0..60000000 (default 0)\n"
+	       "      --offcpu-ratio PCT offcpu: percent of switches taken, 1..100 (times\n"
+	       "                         scaled back; default 100)\n"
 	       "  -F, --frequency HZ     samples per second per CPU, 1..10000 (default 99)\n"
 	       "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C)\n"
 	       "      --no-kernel        do not collect kernel stacks\n"
@@ -107,6 +117,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_UNWIND,
 		OPT_GROUP_BY,
 		OPT_OFFLINE,
+		OPT_TYPE,
+		OPT_OFFCPU_MIN,
+		OPT_OFFCPU_RATIO,
 	};
 	static const struct option longopts[] = {
 		{ "frequency", required_argument, NULL, 'F' },
@@ -124,6 +137,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "query-labels", required_argument, NULL, OPT_QUERY_LABELS },
 		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 		{ "offline", no_argument, NULL, OPT_OFFLINE },
+		{ "type", required_argument, NULL, OPT_TYPE },
+		{ "offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
+		{ "offcpu-ratio", required_argument, NULL, OPT_OFFCPU_RATIO },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -133,6 +149,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	int c;
 
 	o->frequency = 99;
+	o->offcpu_pct = 100;
 	o->kernel = o->user = o->inherit = true;
 	opterr = 0;
 	optind = 1;
@@ -211,6 +228,24 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case OPT_OFFLINE:
 			o->offline = true;
 			break;
+		case OPT_TYPE:
+			if (strcmp(optarg, "cpu") && strcmp(optarg, "offcpu")) {
+				snprintf(err, sizeof(err), "unknown type '%s': use cpu or offcpu",
+					 optarg);
+				goto bad;
+			}
+			o->offcpu = !strcmp(optarg, "offcpu");
+			break;
+		case OPT_OFFCPU_MIN:
+			if (args_parse_int(optarg, "offcpu-min", 0, 60000000, &o->offcpu_min_us,
+					   err, sizeof(err)))
+				goto bad;
+			break;
+		case OPT_OFFCPU_RATIO:
+			if (args_parse_int(optarg, "offcpu-ratio", 1, 100, &o->offcpu_pct, err,
+					   sizeof(err)))
+				goto bad;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -259,6 +294,9 @@ static void session_options(const struct record_opts *o, const char *comment, st
 {
 	memset(so, 0, sizeof(*so));
 	so->frequency = (int)o->frequency;
+	so->offcpu = o->offcpu;
+	so->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
+	so->offcpu_pct = (uint32_t)o->offcpu_pct;
 	so->all = o->all;
 	so->kernel = o->kernel;
 	so->user = o->user;
@@ -326,17 +364,21 @@ static void summary(const struct record_opts *o, const struct session_stats *st)
 	uint64_t frames = st->built.user_frames + st->built.kernel_frames;
 	uint64_t resolved = st->built.user_frames_resolved + st->built.kernel_frames_resolved;
 
-	char counted[64] = "";
+	char counted[64] = "", what[64];
 
 	/* Every sample BPF counted is in the profile; say so when not. */
-	if (st->bpf.v[STAT_SAMPLES] != st->built.samples)
+	if (!o->offcpu && st->bpf.v[STAT_SAMPLES] != st->built.samples)
 		snprintf(counted, sizeof(counted), "; BPF counted %llu samples",
 			 (unsigned long long)st->bpf.v[STAT_SAMPLES]);
+	if (o->offcpu)
+		snprintf(what, sizeof(what), "%llu waits (%.3f s off the CPU)",
+			 (unsigned long long)st->built.samples, st->built.offcpu_ns / 1e9);
+	else
+		snprintf(what, sizeof(what), "%llu samples", (unsigned long long)st->built.samples);
 	fprintf(stderr,
-		"ebprof: wrote %s: %llu samples from %lu processes in %.1fs, %llu frames "
+		"ebprof: wrote %s: %s from %lu processes in %.1fs, %llu frames "
 		"(%.1f%% symbolized), profile written %.0f ms after sampling ended%s%s%s\n",
-		strcmp(o->output, "-") ? o->output : "stdout",
-		(unsigned long long)st->built.samples, st->processes, st->elapsed_s,
+		strcmp(o->output, "-") ? o->output : "stdout", what, st->processes, st->elapsed_s,
 		(unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
 		st->last_flush_ms, counted, st->lost_text[0] ? "; lost: " : "", st->lost_text);
 	symbols_summary(st->symbols);

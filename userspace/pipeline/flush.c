@@ -43,6 +43,7 @@ int session_new_builder(struct session *s, int64_t start_ns, struct builder **ou
 {
 	struct builder_opts bo = { 0 };
 
+	bo.offcpu = s->o.offcpu;
 	bo.frequency = s->o.frequency;
 	bo.sym = s->sym;
 	bo.procs = s->procs;
@@ -172,6 +173,7 @@ static size_t process_labels(struct session *s, struct session_proc *sp, char *p
 static void add_builder_stats(struct builder_stats *to, const struct builder_stats *st)
 {
 	to->samples += st->samples;
+	to->offcpu_ns += st->offcpu_ns;
 	to->stacks += st->stacks;
 	to->user_frames += st->user_frames;
 	to->user_frames_resolved += st->user_frames_resolved;
@@ -295,7 +297,12 @@ void session_deliver(struct session *s, struct profile *p, struct sink_profile *
 
 	if (s->o.comment)
 		profile_add_comment(p, s->o.comment);
-	if (s->o.split == SESSION_ONE_PROFILE) {
+	if (s->o.split == SESSION_ONE_PROFILE && s->o.offcpu) {
+		snprintf(comment, sizeof(comment), "off-CPU, %.3f s, %llu waits, %.3f s away",
+			 (rec->end_ns - rec->start_ns) / 1e9,
+			 (unsigned long long)profile_total(p, 0), profile_total(p, 1) / 1e9);
+		profile_add_comment(p, comment);
+	} else if (s->o.split == SESSION_ONE_PROFILE) {
 		snprintf(comment, sizeof(comment), "%d Hz, %.3f s, %llu samples", s->o.frequency,
 			 (rec->end_ns - rec->start_ns) / 1e9, (unsigned long long)iv->samples);
 		profile_add_comment(p, comment);

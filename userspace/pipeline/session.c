@@ -114,6 +114,9 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	struct sampler_opts so = { 0 };
 
 	so.frequency = o->frequency;
+	so.types = o->offcpu ? SAMPLER_TYPE_OFFCPU : SAMPLER_TYPE_CPU;
+	so.offcpu_min_ns = o->offcpu_min_ns;
+	so.offcpu_pct = o->offcpu_pct;
 	so.all = o->all;
 	so.kernel = o->kernel;
 	so.user = o->user;

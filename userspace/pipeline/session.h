@@ -38,6 +38,9 @@ enum session_split {
 
 struct session_opts {
 	/* Sampling */
+	bool offcpu;		      /* time away from the CPU, not CPU samples */
+	uint64_t offcpu_min_ns;	      /* ... waits shorter than this not counted */
+	uint32_t offcpu_pct;	      /* ... percent of switches taken; 0: 100 */
 	int frequency;		      /* Hz, 1..10000 */
 	bool kernel, user;	      /* stacks to collect */
 	const char *btf_path;	      /* NULL: the kernel's BTF */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "offcpu_labels.h"
 #include "sampling/sampler.h"
 #include "util/hashmap.h"
 #include "util/log.h"
@@ -103,10 +104,16 @@ int builder_new(const struct builder_opts *opts, struct builder **out)
 	b->locs = hm_new(hash_loc, equal_loc);
 	if (!b->p || !b->bmaps || !b->locs)
 		goto fail;
-	if ((err = profile_add_sample_type(b->p, "samples", "count")) ||
-	    (err = profile_add_sample_type(b->p, "cpu", "nanoseconds")) ||
-	    (err = profile_set_period(b->p, "cpu", "nanoseconds", b->period)))
+	if (opts->offcpu) { /* a sample is a time away: its length is the value */
+		if ((err = profile_add_sample_type(b->p, "samples", "count")) ||
+		    (err = profile_add_sample_type(b->p, "offcpu", "nanoseconds")) ||
+		    (err = profile_set_period(b->p, "offcpu", "nanoseconds", 1)))
+			goto fail;
+	} else if ((err = profile_add_sample_type(b->p, "samples", "count")) ||
+		   (err = profile_add_sample_type(b->p, "cpu", "nanoseconds")) ||
+		   (err = profile_set_period(b->p, "cpu", "nanoseconds", b->period))) {
 		goto fail;
+	}
 	b->p->time_nanos = opts->time_nanos;
 	*out = b;
 	return 0;
@@ -262,6 +269,29 @@ static int64_t cached_location(struct builder *b, uint64_t mapping_id, uint64_t 
 		return 0;
 	*resolved = ((struct loc_entry *)v)->resolved;
 	return (int64_t)((struct loc_entry *)v)->location_id;
+}
+
+/* The frames of the tracing that took an off-CPU stack at sched_switch
+ * (the program, bpf_trace_run*, __bpf_trace_*, __traceiter_*: which
+ * ones depends on the kernel): not where the thread waited. */
+static uint32_t tracing_frames(struct builder *b, const struct raw_sample *s)
+{
+	uint32_t i;
+
+	if (!s->offcpu_state || !b->opts.sym)
+		return 0;
+	for (i = 0; i < s->nkernel; i++) {
+		struct sym_frame f = { 0 };
+		const char *fn;
+
+		if (sym_kernel_resolve(b->opts.sym, i ? s->kernel[i] - 1 : s->kernel[i], &f) <= 0 ||
+		    !(fn = f.function))
+			break;
+		if (strncmp(fn, "bpf_prog_", 9) && strncmp(fn, "bpf_trace_run", 13) &&
+		    strncmp(fn, "__bpf_trace_", 12) && strncmp(fn, "__traceiter_", 12))
+			break;
+	}
+	return i < s->nkernel ? i : 0;
 }
 
 static int64_t kernel_location(struct builder *b, uint64_t addr, bool leaf, bool *resolved)
@@ -429,18 +459,20 @@ int builder_add(const struct raw_sample *s, void *ctx)
 {
 	struct builder *b = ctx;
 	uint64_t locs[MAX_FRAMES];
-	struct pf_label labels[10];
+	struct pf_label labels[16];
 	size_t nlabels;
 	int64_t values[2], id;
 	size_t n = 0;
 	bool resolved;
 
+	if (b->opts.offcpu != (s->offcpu_state != 0))
+		return 0; /* CPU samples and time away go into profiles of their own */
 	if (s->kernel_lost) {
 		if ((id = synthetic_location(b, "[lost kernel stack]")) < 0)
 			return (int)id;
 		locs[n++] = (uint64_t)id;
 	}
-	for (uint32_t i = 0; i < s->nkernel && n < MAX_FRAMES; i++) {
+	for (uint32_t i = tracing_frames(b, s); i < s->nkernel && n < MAX_FRAMES; i++) {
 		id = kernel_location(b, s->kernel[i], i == 0, &resolved);
 		if (id < 0)
 			return (int)id;
@@ -500,7 +532,12 @@ int builder_add(const struct raw_sample *s, void *ctx)
 	nlabels = pg_labels(b, s, labels, nlabels);
 	values[0] = (int64_t)s->count;
 	values[1] = (int64_t)s->count * b->period;
+	if (b->opts.offcpu) {
+		nlabels = offcpu_labels(b->p, s, labels, nlabels);
+		values[1] = (int64_t)s->offcpu_ns;
+	}
 	b->stats.samples += s->count;
+	b->stats.offcpu_ns += s->offcpu_ns;
 	b->stats.stacks++;
 	return profile_add_sample(b->p, locs, n, values, labels, nlabels);
 }

@@ -25,6 +25,7 @@
 #include "symreport.h"
 
 struct builder_opts {
+	bool offcpu;		     /* off-CPU time (samples/count, offcpu/nanoseconds) */
 	int frequency;		     /* Hz, for period and cpu/nanoseconds */
 	struct symbolizer *sym;	     /* NULL: addresses only */
 	struct proc_registry *procs; /* maps snapshots; required */
@@ -39,8 +40,9 @@ struct builder_opts {
 };
 
 struct builder_stats {
-	uint64_t samples; /* sum of counts added */
-	uint64_t stacks;  /* raw samples added */
+	uint64_t samples;   /* sum of counts added (off-CPU: times away) */
+	uint64_t offcpu_ns; /* off-CPU: time away added */
+	uint64_t stacks;    /* raw samples added */
 	uint64_t user_frames, user_frames_resolved;
 	uint64_t kernel_frames, kernel_frames_resolved;
 	uint64_t leaf_resolved;		    /* samples whose leaf frame has a function */

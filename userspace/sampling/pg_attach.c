@@ -108,15 +108,19 @@ static void layout_of(struct pg_binary *b, const char *path)
 {
 	char version[128];
 	const char *v;
-	uint64_t be, state, qid;
+	uint64_t be, state, qid, wait;
 	int major = 0;
 
-	if (sym_elf_symbol(b->elf, "MyBEEntry", &be))
-		return; /* before 14: statements only */
 	if (!sym_elf_find_string(b->elf, "postgres (PostgreSQL) ", version, sizeof(version))) {
 		v = version + strlen("postgres (PostgreSQL) ");
 		major = atoi(v);
 	}
+	b->proc.major = major > 0 && major < 1000 ? (uint32_t)major : 0;
+	/* where a backend keeps its wait event (14+; before, in PGPROC) */
+	if (!sym_elf_symbol(b->elf, "my_wait_event_info", &wait))
+		b->proc.wait_event = wait;
+	if (sym_elf_symbol(b->elf, "MyBEEntry", &be))
+		return; /* before 14: statements only */
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 		const struct pg_layout *l = &layouts[i];
 
@@ -210,6 +214,8 @@ int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps
 		proc.query_string += e->start - vaddr;
 		if (proc.be_entry)
 			proc.be_entry += e->start - vaddr;
+		if (proc.wait_event)
+			proc.wait_event += e->start - vaddr;
 		err = sampler_set_pg_proc(pa->s, pid, &proc);
 		if (err) {
 			log_debug("cannot label the statements of pid %u: %s", pid, strerror(-err));

@@ -30,7 +30,7 @@
 /* Remember a stack key as still referenced. Best effort: on allocation
  * failure GC is skipped (seen_cap = SIZE_MAX) rather than freeing stacks
  * still in use. */
-static void mark_stack(struct sampler *s, uint64_t key)
+void sampler_mark_stack(struct sampler *s, uint64_t key)
 {
 	if (!key || s->seen_cap == SIZE_MAX)
 		return;
@@ -120,6 +120,7 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 	bpf_program__set_autoload(s->skel->progs.on_group_exit_fentry, fentry);
 	bpf_program__set_autoload(s->skel->progs.on_group_exit_kprobe, !fentry);
 	unwind_configure(s, opts);
+	offcpu_configure(s, opts);
 
 	ret = profile_bpf__load(s->skel);
 	if (!ret)
@@ -300,6 +301,12 @@ int sampler_start(struct sampler *s, char *err, size_t errlen)
 		.freq = 1,
 	};
 
+	int ret = offcpu_attach(s, err, errlen);
+
+	if (ret)
+		return ret;
+	if (!(s->types & SAMPLER_TYPE_CPU))
+		return 0;
 	attr.sample_freq = (uint64_t)s->frequency;
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
 		int fd = perf_event_open(&attr, cpu);
@@ -338,6 +345,7 @@ int sampler_start(struct sampler *s, char *err, size_t errlen)
 
 void sampler_stop(struct sampler *s)
 {
+	offcpu_detach(s);
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
 		bpf_link__destroy(s->links[cpu]);
 		s->links[cpu] = NULL;
@@ -375,8 +383,8 @@ static int deliver(struct drain_ctx *d, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		int ret;
 
-		mark_stack(d->s, d->s->keys[i].kstack);
-		mark_stack(d->s, d->s->keys[i].ustack);
+		sampler_mark_stack(d->s, d->s->keys[i].kstack);
+		sampler_mark_stack(d->s, d->s->keys[i].ustack);
 		ret = d->s->stacks->resolve(d->s->stacks, &d->s->keys[i], d->s->values[i], d->fn,
 					    d->ctx);
 		if (ret < 0)
@@ -464,6 +472,11 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 	if (!both)
 		usleep(1000);
 	ret = drain_map(s, maps[old], fn, ctx);
+	if (ret >= 0) {
+		total = ret;
+		ret = offcpu_drain(s, old, both, fn, ctx);
+		ret = ret < 0 ? ret : total + ret;
+	}
 	if (!both && s->tables)
 		unwind_tables_rebalance(s->tables); /* once per interval */
 	if (ret < 0 || !both)
@@ -496,10 +509,11 @@ int sampler_gc_stacks(struct sampler *s)
 
 	/* Keep what the buffer being filled refers to. */
 	while (!bpf_map_get_next_key(counts_fd, prev, &key)) {
-		mark_stack(s, key.kstack);
-		mark_stack(s, key.ustack);
+		sampler_mark_stack(s, key.kstack);
+		sampler_mark_stack(s, key.ustack);
 		prev = &key;
 	}
+	offcpu_mark_live(s);
 	if (s->seen_cap == SIZE_MAX)
 		return -ENOMEM; /* cannot tell what is in use: free nothing */
 	qsort(s->seen, s->nseen, sizeof(*s->seen), cmp_u64);
@@ -558,6 +572,8 @@ void sampler_close(struct sampler *s)
 	free(s->keys);
 	free(s->values);
 	free(s->seen);
+	free(s->okeys);
+	free(s->ovalues);
 	free(s);
 }
 
@@ -577,11 +593,14 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_PG_FULL] = "backends not labelled (pg_procs map full)",
 		[STAT_USTACKS_LOST] = "user stacks lost (unwound stack ring buffer full)",
 		[STAT_UNWIND_PROCS_FULL] = "processes unwound by frame pointers (unwind_pids full)",
+		[STAT_OFFCPU_FULL] = "waits lost (off-CPU maps full)",
 		[STAT_QUERY_READS] = "statement texts read",
 		[STAT_QUERY_SENT] = "statement texts sent",
 		[STAT_QUERY_NS] = "ns in statement capture (bench builds)",
 		[STAT_QUERY_CALLS] = "samples timed (bench builds)",
 		[STAT_USTACKS_SENT] = "unwound user stacks sent",
+		[STAT_OFFCPU_SHORT] = "waits under the off-CPU threshold",
+		[STAT_OFFCPU_SKIPPED] = "switches not sampled (off-CPU ratio)",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";

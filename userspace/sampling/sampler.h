@@ -27,7 +27,14 @@ enum sampler_unwind {
 	SAMPLER_UNWIND_TAIL,	  /* DWARF, forced: tail calls (any kernel) */
 };
 
+/* What the sampler profiles (a mask). */
+#define SAMPLER_TYPE_CPU 1u    /* samples at frequency (perf events) */
+#define SAMPLER_TYPE_OFFCPU 2u /* time away from the CPU (sched_switch) */
+
 struct sampler_opts {
+	unsigned types;		  /* SAMPLER_TYPE_*; 0: CPU */
+	uint64_t offcpu_min_ns;	  /* waits shorter than this are not counted */
+	uint32_t offcpu_pct;	  /* percent of switches taken, 1..100; 0: 100 */
 	int frequency;		  /* Hz, 1..10000 */
 	bool all;		  /* every task, no target filter */
 	bool kernel;		  /* collect kernel stacks */

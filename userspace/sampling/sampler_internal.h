@@ -33,7 +33,16 @@ struct sampler {
 	/* Stack keys referenced by the last drain (unsorted until GC). */
 	uint64_t *seen;
 	size_t nseen, seen_cap;
+	/* Off-CPU (sampler_offcpu.c) */
+	unsigned types; /* SAMPLER_TYPE_* */
+	struct bpf_link *offcpu_link;
+	double offcpu_scale; /* 100 / the share of switches taken */
+	struct offcpu_key *okeys;
+	struct offcpu_value *ovalues;
 };
+
+/* Remember a stack key as referenced by what was drained or is pending. */
+void sampler_mark_stack(struct sampler *s, uint64_t key);
 
 /* Before load: which programs load and how big the unwinder's maps are. */
 void unwind_configure(struct sampler *s, const struct sampler_opts *opts);
@@ -42,5 +51,15 @@ void unwind_configure(struct sampler *s, const struct sampler_opts *opts);
 int unwind_setup(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen);
 /* The program to attach to the perf events. */
 struct bpf_program *unwind_sample_prog(struct sampler *s);
+
+/* Off-CPU: before load (after unwind_configure), which switch program
+ * loads; attach and detach it; drain counts map `old` (and the other one
+ * with both) into raw samples; mark the stacks of the active map and of
+ * threads away now. */
+void offcpu_configure(struct sampler *s, const struct sampler_opts *opts);
+int offcpu_attach(struct sampler *s, char *err, size_t errlen);
+void offcpu_detach(struct sampler *s);
+int offcpu_drain(struct sampler *s, uint32_t old, bool both, raw_sample_fn fn, void *ctx);
+void offcpu_mark_live(struct sampler *s);
 
 #endif /* EBPROF_SAMPLER_INTERNAL_H */

@@ -34,6 +34,15 @@ struct raw_sample {
 	uint64_t query;
 	int64_t query_id;
 	bool query_gap, query_lost;
+	/* Off-CPU entries (offcpu_state != 0): count is the times away,
+	 * offcpu_ns the time (scaled by the share of switches taken); the
+	 * PostgreSQL wait event as it left (has_wait: the process's wait
+	 * events are read; wait_event 0: none set). */
+	uint8_t offcpu_state; /* enum offcpu_state; 0: a CPU sample */
+	bool has_wait;
+	uint16_t pg_major; /* 0: unknown */
+	uint32_t wait_event;
+	uint64_t offcpu_ns;
 };
 
 typedef int (*raw_sample_fn)(const struct raw_sample *s, void *ctx);

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Off-CPU profiles (`ebprof record --type offcpu`), read back with go tool
+ * pprof: the offcpu_split fixture's main thread waits 3:1 in two functions
+ * (nanosleep, a pipe read), and its time away must split so, under
+ * complete stacks from main, and with its CPU time account for its wall
+ * time. On PostgreSQL 15 a backend blocked on a row another session holds
+ * FOR UPDATE is away in Lock/transactionid under the lock wait (the
+ * whole wait, through the deadlock check that wakes it after 1 s),
+ * labelled with its statement; an idle connection waits in Client/ClientRead,
+ * state idle. Bad options are refused with exit status 2.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gopprof.h"
+#include "pgcluster.h"
+#include "record_env.h"
+#include "testlib.h"
+
+/* Does s hold fn, and main below it, with nothing cut short? */
+static bool from_main(const struct gp_sample *s, const char *fn)
+{
+	int f = gp_frame_pos(s, fn), m = gp_frame_pos(s, "main");
+
+	for (size_t i = 0; i < s->nframes; i++)
+		if (s->frames[i].fn && !strncmp(s->frames[i].fn, "[truncated", 10))
+			return false;
+	return f >= 0 && m > f;
+}
+
+Test(offcpu, time_away_splits_3_to_1_under_complete_stacks, .timeout = 120)
+{
+	char *dir = tl_tmpdir("offcpu"), out[512], exe[512], pidarg[16], line[128];
+	int64_t sleeping = 0, reading = 0, main_ns = 0, other = 0;
+	long long wall = 0, cpu = 0;
+	struct gp_profile *p;
+	struct tl_proc fx;
+	struct rec_run rec;
+	int vi;
+	pid_t pid;
+
+	rec_require_root();
+	snprintf(out, sizeof(out), "%s/offcpu.pb.gz", dir);
+	snprintf(exe, sizeof(exe), "%s/offcpu_split", tl_path("fixtures/stacks"));
+	pid = rec_start_fixture(&fx, (char *[]){ exe, "4", NULL });
+	snprintf(pidarg, sizeof(pidarg), "%d", pid);
+	rec_start_record(
+		&rec, (char *[]){ "--type", "offcpu", "-p", pidarg, "-d", "60", "-o", out, NULL });
+	fputs("go\n", fx.in);
+	fflush(fx.in);
+	cr_assert_eq(tl_wait_line(fx.out, "wall_ns=", line, sizeof(line), 30), 0);
+	sscanf(line, "wall_ns=%lld cpu_ns=%lld", &wall, &cpu);
+	cr_assert_eq(tl_wait(&fx, 30), 0);
+	cr_assert_eq(rec_finish_record(&rec, 0, 30), 0);
+	p = rec_read_back(out);
+	vi = gp_type(p, "offcpu/nanoseconds");
+	cr_assert_eq(vi, 1, "sample types: samples/count, offcpu/nanoseconds");
+	cr_expect_not_null(gp_comment(p, "off-CPU, "));
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct gp_sample *s = &p->samples[i];
+
+		if (gp_label_num(s, "tid") != pid) /* the main thread */
+			continue;
+		main_ns += s->values[vi];
+		cr_expect_not_null(gp_label(s, "state"));
+		if (from_main(s, "wait_sleeping"))
+			sleeping += s->values[vi];
+		else if (from_main(s, "wait_reading"))
+			reading += s->values[vi];
+		else
+			other += s->values[vi];
+	}
+	cr_assert_gt(sleeping + reading, 0, "no waits of the main thread under its functions");
+	{
+		double share = 100.0 * sleeping / (sleeping + reading);
+
+		cr_expect(share >= 65 && share <= 85,
+			  "nanosleep %.1f%% of the time away, expected 75 +- 10", share);
+	}
+	cr_expect_leq(other, main_ns / 20, "%lld ns of %lld away not under either function",
+		      (long long)other, (long long)main_ns);
+	/* the thread's time: on the CPU or away, nothing else */
+	cr_expect(main_ns + cpu >= wall * 0.9 && main_ns + cpu <= wall * 1.1,
+		  "off-CPU %.3f s + CPU %.3f s against %.3f s of wall time", main_ns / 1e9,
+		  cpu / 1e9, wall / 1e9);
+	gp_free(p);
+}
+
+/* `ebprof record ARGS` exits 2 with a message holding needle. */
+static void expect_refused(const char *args, const char *needle)
+{
+	char cmd[512], *out = NULL;
+
+	snprintf(cmd, sizeof(cmd), "%s record %s -d 1 -o /dev/null 2>&1", tl_path("ebprof"), args);
+	cr_expect_eq(tl_sh(cmd, &out), 2, "%s: exit status", args);
+	cr_expect(out && strstr(out, needle), "%s: no '%s' in: %s", args, needle, out ? out : "");
+	free(out);
+}
+
+Test(offcpu, bad_options_are_refused, .timeout = 60)
+{
+	expect_refused("--type wall", "unknown type 'wall'");
+	expect_refused("--type offcpu --offcpu-min -1", "offcpu-min");
+	expect_refused("--type offcpu --offcpu-min 60000001", "offcpu-min");
+	expect_refused("--type offcpu --offcpu-ratio 0", "offcpu-ratio");
+	expect_refused("--type offcpu --offcpu-ratio 101", "offcpu-ratio");
+}
+
+static struct pgcluster pg;
+
+static void stop_cluster(void)
+{
+	pg_stop(&pg);
+}
+
+/* Sum of offcpu ns (value vi) of samples whose label key is value. */
+static int64_t labelled(const struct gp_profile *p, int vi, const char *key, const char *value,
+			const struct gp_sample **one)
+{
+	int64_t ns = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const char *v = gp_label(&p->samples[i], key);
+
+		if (v && !strcmp(v, value)) {
+			ns += p->samples[i].values[vi];
+			if (one && (!*one || p->samples[i].values[vi] > (*one)->values[vi]))
+				*one = &p->samples[i];
+		}
+	}
+	return ns;
+}
+
+Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cluster)
+{
+	char *dir = tl_tmpdir("offcpu-pg"), out[512], pm[16], cmd[2048], *o = NULL;
+	const struct gp_sample *lock = NULL, *idle = NULL;
+	struct gp_profile *p;
+	struct rec_run rec;
+	int64_t lock_ns, idle_ns;
+	const char *q;
+	int vi;
+
+	rec_require_root();
+	cr_assert_eq(pg_start(&pg), 0, "cannot start PostgreSQL");
+	snprintf(cmd, sizeof(cmd),
+		 "psql -X -At -h %s -p %d -U postgres -c 'CREATE TABLE acct (id int PRIMARY KEY, "
+		 "v int)' -c 'INSERT INTO acct VALUES (1, 0)' postgres 2>&1",
+		 pg.dir, pg.port);
+	cr_assert_eq(tl_sh(cmd, &o), 0, "%s", o ? o : "");
+	free(o);
+	snprintf(out, sizeof(out), "%s/pg.pb.gz", dir);
+	snprintf(pm, sizeof(pm), "%d", pg.postmaster);
+	rec_start_record(&rec,
+			 (char *[]){ "--type", "offcpu", "-p", pm, "-d", "60", "-o", out, NULL });
+	/* one session holds the row 4 s; once it does, the other updates it;
+	 * a third connection sits idle, its client silent for 3 s */
+	snprintf(cmd, sizeof(cmd),
+		 "P='psql -X -At -h %s -p %d -U postgres'; "
+		 "$P -c 'BEGIN; SELECT v FROM acct WHERE id = 1 FOR UPDATE; SELECT pg_sleep(4); "
+		 "COMMIT;' postgres & "
+		 "until [ \"$($P -c \"SELECT count(*) FROM pg_stat_activity WHERE wait_event = "
+		 "'PgSleep'\" postgres)\" = 1 ]; do sleep 0.05; done; "
+		 "$P -c 'UPDATE acct SET v = v + 1 WHERE id = 1' postgres & "
+		 "(sleep 3; echo 'SELECT 1;') | $P postgres & wait",
+		 pg.dir, pg.port);
+	cr_assert_eq(tl_sh(cmd, &o), 0, "%s", o ? o : "");
+	free(o);
+	cr_assert_eq(rec_finish_record(&rec, SIGINT, 30), 0);
+	p = rec_read_back(out);
+	vi = gp_type(p, "offcpu/nanoseconds");
+	cr_assert_eq(vi, 1);
+
+	lock_ns = labelled(p, vi, "wait_event", "transactionid", &lock);
+	cr_expect_geq(lock_ns, 2500000000LL, "%.3f s in Lock/transactionid, expected ~3.5",
+		      lock_ns / 1e9);
+	cr_assert_not_null(lock);
+	cr_expect_str_eq(gp_label(lock, "wait_event_type"), "Lock");
+	q = gp_label(lock, "query");
+	cr_expect(q && strstr(q, "UPDATE acct SET v = v + $1 WHERE id = $2"),
+		  "the waiting statement, normalized: %s", q ? q : "(none)");
+	cr_expect_geq(gp_frame_pos(lock, "XactLockTableWait"), 0,
+		      "the lock wait's stack holds XactLockTableWait");
+	cr_expect_geq(gp_frame_pos(lock, "main"), 0, "the lock wait's stack reaches main");
+
+	idle_ns = labelled(p, vi, "state", "idle", &idle);
+	cr_expect_geq(idle_ns, 2000000000LL, "%.3f s idle, expected ~3", idle_ns / 1e9);
+	cr_assert_not_null(idle);
+	cr_expect_str_eq(gp_label(idle, "wait_event_type"), "Client");
+	cr_expect_str_eq(gp_label(idle, "wait_event"), "ClientRead");
+	cr_expect_null(gp_label(idle, "query"));
+
+	/* the numbering checked against the server's own names: its
+	 * background writer waits in Activity/BgWriterMain or ...Hibernate */
+	{
+		const struct gp_sample *bg = NULL;
+		const char *e;
+
+		labelled(p, vi, "backend_type", "background writer", &bg);
+		cr_assert_not_null(bg, "no wait of the background writer");
+		e = gp_label(bg, "wait_event");
+		cr_expect_str_eq(gp_label(bg, "wait_event_type"), "Activity");
+		cr_expect(e && !strncmp(e, "BgWriter", 8), "background writer in %s", e ? e : "-");
+	}
+	gp_free(p);
+}
