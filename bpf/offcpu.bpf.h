@@ -161,8 +161,7 @@ static __always_inline void offcpu_end(struct task_struct *next)
 	bpf_map_delete_elem(&offcpu_starts, &tid);
 }
 
-/* User stacks by frame pointers (--unwind fp, and kernels without
- * bpf_loop: the tail-call unwinder is perf_event programs only). */
+/* User stacks by frame pointers (--unwind fp). */
 SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -199,6 +198,70 @@ int BPF_PROG(on_switch_loop, bool preempt, struct task_struct *prev, struct task
 	if (o)
 		offcpu_keep(o);
 	offcpu_end(next);
+	return 0;
+}
+
+/* User stacks unwound from CFI by tail calls (kernels without bpf_loop):
+ * the perf_event unwinder's steps in raw_tp programs of their own (a tail
+ * call stays within a program type). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} offcpu_unwind_prog SEC(".maps");
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(on_switch_tail, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct offcpu_start *o;
+	struct uw_state *st;
+
+	offcpu_end(next); /* first: a tail call does not come back */
+	o = offcpu_begin(ctx, prev, preempt);
+	if (!o)
+		return 0;
+	if (want_user && BPF_CORE_READ(prev, mm) && (st = uw_state_get())) {
+		st->key = o->key.s;
+		if (unwind_begin((struct bpf_perf_event_data *)ctx, false, st, o->key.s.tgid)) {
+			bpf_tail_call(ctx, &offcpu_unwind_prog, 0);
+			st->key.flags |= SAMPLE_USTACK_LOST; /* no tail call: no stack */
+		}
+		o->key.s = st->key;
+	}
+	offcpu_keep(o);
+	return 0;
+}
+
+/* UNWIND_PER_CALL frames, then itself again; at the end the wait starts
+ * (the entry waiting in offcpu_scratch: the same CPU, no preemption). */
+SEC("raw_tp/sched_switch")
+int offcpu_unwind_tail(void *ctx)
+{
+	struct offcpu_start *o;
+	struct uw_state *st;
+	bool done = false;
+	__u32 zero = 0;
+
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < UNWIND_PER_CALL; i++) {
+		if (uw_step()) {
+			done = true;
+			break;
+		}
+	}
+	st = uw_state_get();
+	o = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!st || !o)
+		return 0;
+	if (!done) {
+		st->calls++;
+		bpf_tail_call(ctx, &offcpu_unwind_prog, 0);
+		st->rec.end = UNWIND_END_DEPTH; /* out of tail calls */
+	}
+	unwind_publish(st);
+	o->key.s = st->key;
+	offcpu_keep(o);
 	return 0;
 }
 

@@ -33,7 +33,8 @@ static bool from_main(const struct gp_sample *s, const char *fn)
 	return f >= 0 && m > f;
 }
 
-Test(offcpu, time_away_splits_3_to_1_under_complete_stacks, .timeout = 120)
+/* The fixture's main thread under `--unwind mode`. */
+static void check_split(const char *mode)
 {
 	char *dir = tl_tmpdir("offcpu"), out[512], exe[512], pidarg[16], line[128];
 	int64_t sleeping = 0, reading = 0, main_ns = 0, other = 0;
@@ -49,8 +50,8 @@ Test(offcpu, time_away_splits_3_to_1_under_complete_stacks, .timeout = 120)
 	snprintf(exe, sizeof(exe), "%s/offcpu_split", tl_path("fixtures/stacks"));
 	pid = rec_start_fixture(&fx, (char *[]){ exe, "4", NULL });
 	snprintf(pidarg, sizeof(pidarg), "%d", pid);
-	rec_start_record(
-		&rec, (char *[]){ "--type", "offcpu", "-p", pidarg, "-d", "60", "-o", out, NULL });
+	rec_start_record(&rec, (char *[]){ "--type", "offcpu", "--unwind", (char *)mode, "-p",
+					   pidarg, "-d", "60", "-o", out, NULL });
 	fputs("go\n", fx.in);
 	fflush(fx.in);
 	cr_assert_eq(tl_wait_line(fx.out, "wall_ns=", line, sizeof(line), 30), 0);
@@ -80,7 +81,8 @@ Test(offcpu, time_away_splits_3_to_1_under_complete_stacks, .timeout = 120)
 		double share = 100.0 * sleeping / (sleeping + reading);
 
 		cr_expect(share >= 65 && share <= 85,
-			  "nanosleep %.1f%% of the time away, expected 75 +- 10", share);
+			  "--unwind %s: nanosleep %.1f%% of the time away, expected 75 +- 10", mode,
+			  share);
 	}
 	cr_expect_leq(other, main_ns / 20, "%lld ns of %lld away not under either function",
 		      (long long)other, (long long)main_ns);
@@ -92,6 +94,18 @@ Test(offcpu, time_away_splits_3_to_1_under_complete_stacks, .timeout = 120)
 }
 
 /* `ebprof record ARGS` exits 2 with a message holding needle. */
+
+Test(offcpu, time_away_splits_3_to_1_under_complete_stacks, .timeout = 120)
+{
+	check_split("dwarf");
+}
+
+/* kernels without bpf_loop() unwind off-CPU stacks by tail calls */
+Test(offcpu, time_away_splits_3_to_1_by_tail_calls, .timeout = 120)
+{
+	check_split("dwarf-tail");
+}
+
 static void expect_refused(const char *args, const char *needle)
 {
 	char cmd[512], *out = NULL;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The sampler's off-CPU half (bpf/offcpu.bpf.h): which sched_switch
- * program loads (user stacks unwound from CFI under bpf_loop, else by
- * frame pointers: the tail-call unwinder is for perf_event programs
- * only), its attachment, the drain of the off-CPU counts into raw
- * samples, and the stacks its entries still refer to.
+ * program loads (user stacks unwound from CFI under bpf_loop or by tail
+ * calls of raw_tp programs of its own, as the sampler unwinds, or by
+ * frame pointers), its attachment, the drain of the off-CPU counts into
+ * raw samples, and the stacks its entries still refer to.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -23,7 +24,10 @@ void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 
 	s->types = opts->types ? opts->types : SAMPLER_TYPE_CPU;
 	bpf_program__set_autoload(sk->progs.on_switch_loop, on && s->unwind == SAMPLER_UNWIND_LOOP);
-	bpf_program__set_autoload(sk->progs.on_switch, on && s->unwind != SAMPLER_UNWIND_LOOP);
+	bpf_program__set_autoload(sk->progs.on_switch_tail, on && s->unwind == SAMPLER_UNWIND_TAIL);
+	bpf_program__set_autoload(sk->progs.offcpu_unwind_tail,
+				  on && s->unwind == SAMPLER_UNWIND_TAIL);
+	bpf_program__set_autoload(sk->progs.on_switch, on && s->unwind == SAMPLER_UNWIND_FP);
 	sk->rodata->offcpu_min_ns = opts->offcpu_min_ns;
 	sk->rodata->offcpu_pct = opts->offcpu_pct ? opts->offcpu_pct : 100;
 	s->offcpu_scale = 100.0 / sk->rodata->offcpu_pct;
@@ -36,12 +40,23 @@ void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 
 int offcpu_attach(struct sampler *s, char *err, size_t errlen)
 {
-	struct bpf_program *p = s->unwind == SAMPLER_UNWIND_LOOP ? s->skel->progs.on_switch_loop
-								 : s->skel->progs.on_switch;
-	int ret;
+	struct bpf_program *p = s->unwind == SAMPLER_UNWIND_LOOP   ? s->skel->progs.on_switch_loop
+				: s->unwind == SAMPLER_UNWIND_TAIL ? s->skel->progs.on_switch_tail
+								   : s->skel->progs.on_switch;
+	int ret, key = 0, fd;
 
 	if (!(s->types & SAMPLER_TYPE_OFFCPU) || s->offcpu_link)
 		return 0;
+	if (s->unwind == SAMPLER_UNWIND_TAIL) {
+		fd = bpf_program__fd(s->skel->progs.offcpu_unwind_tail);
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.offcpu_unwind_prog), &key, &fd,
+					BPF_ANY)) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot set up the off-CPU unwinder's tail call: %s",
+				 strerror(errno));
+			return ret;
+		}
+	}
 	s->offcpu_link = bpf_program__attach(p);
 	if (!s->offcpu_link) {
 		ret = -errno;
