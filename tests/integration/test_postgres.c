@@ -64,7 +64,9 @@ Test(postgres, pgbench_select_profile_has_backend_frames, .timeout = 300, .fini 
 	cr_assert_gt(decoy_pid, 0);
 	fputs("go\n", fx.in);
 
-	bench = pg_bench_start(&pg, "-S -c 2 -j 2 -T 15");
+	/* long enough to outlast a slow start: under TCG (the vmtest guests)
+	 * loading and prewarming took over 30 s once */
+	bench = pg_bench_start(&pg, "-S -c 2 -j 2 -T 40");
 	cr_assert_gt(bench, 0);
 	sleep(1);
 
@@ -84,9 +86,10 @@ Test(postgres, pgbench_select_profile_has_backend_frames, .timeout = 300, .fini 
 				 "-v",
 				 NULL };
 
-		cr_assert_eq(tl_start_until(&rec, argv, "sampling at", 30), 0);
+		cr_assert_eq(tl_start_until(&rec, argv, "sampling at", 60), 0);
 	}
 	cr_assert_eq(tl_finish(&rec, 0, 60), 0, "ebprof record failed");
+	kill(bench, SIGTERM); /* the load has done its part */
 	waitpid(bench, NULL, 0);
 	kill(decoy_pid, SIGKILL);
 	tl_wait(&fx, 10);
