@@ -1,0 +1,79 @@
+#!/bin/bash
+# Cost of off-CPU profiling under a context-switch-heavy load: pgbench -S
+# with CLIENTS clients on this machine's CPUs (tens of thousands of
+# switches a second), phases of PHASE seconds alternating without and with
+# `ebprof record --type offcpu` (default targets: the postgres processes)
+# and the options given in OFFCPU_OPTS (e.g. "--offcpu-min 100"), measured
+# from WARM seconds (default 8) after the recorder starts. Reports
+# per "on" phase: TPS against the mean of the "off" phases around it, the
+# sched_switch program's ns per run and runs per second
+# (kernel.bpf_stats_enabled), the recorder's CPU (user + system) in % of
+# one core, and the waits it counted; then medians.
+#   bench/offcpu-cost.sh [PAIRS [PHASE]]     (default 3 pairs of 20 s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+PAIRS=${1:-3}
+PHASE=${2:-20}
+CLIENTS=${CLIENTS:-8}
+OFFCPU_OPTS=${OFFCPU_OPTS:-}
+
+[ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
+. bench/lib.sh
+bench_cluster offcpu 10
+hz=$(getconf CLK_TCK)
+old=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'sysctl -qw kernel.bpf_stats_enabled=$old; bench_cleanup' EXIT
+sysctl -qw kernel.bpf_stats_enabled=1
+
+tps_of() { # seconds -> TPS of pgbench -S
+	pgbench -n -S -c "$CLIENTS" -j 2 -T "$1" -h "$pgdir" -p "$port" -U postgres postgres 2>/dev/null |
+		sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+}
+switch_stats() { # "NS CNT" of the sched_switch program
+	bpftool -j prog show | python3 -c '
+import json, sys
+ns = cnt = 0
+for p in json.load(sys.stdin):
+    if p.get("type") == "raw_tracepoint" and p.get("name", "").startswith("on_switch"):
+        ns += p.get("run_time_ns", 0); cnt += p.get("run_cnt", 0)
+print(ns, cnt)'
+}
+
+echo "| phase | TPS | TPS / off around | ns per switch event | events/s | recorder CPU, % of a core | waits counted |"
+echo "|---|---|---|---|---|---|---|"
+prev_off=$(tps_of "$PHASE")
+echo "| off | $prev_off | | | | | |"
+: >"$work/rows"
+for i in $(seq 1 "$PAIRS"); do
+	"$BUILD/ebprof" record --type offcpu $OFFCPU_OPTS -d $((PHASE * 3)) -v \
+		-o "$work/off$i.pb.gz" 2>"$work/rec$i.log" &
+	agent_pid=$!
+	sleep "${WARM:-8}" # loaded, attached, and past the start (symbolizer prewarm)
+	read -r ns1 cnt1 < <(switch_stats)
+	c1=$(cpu_ticks "$agent_pid")
+	t1=$(date +%s.%N)
+	on=$(tps_of "$PHASE")
+	read -r ns2 cnt2 < <(switch_stats)
+	c2=$(cpu_ticks "$agent_pid")
+	t2=$(date +%s.%N)
+	kill -INT "$agent_pid" # writes its profile and exits
+	wait "$agent_pid" || true
+	agent_pid=""
+	off=$(tps_of "$PHASE")
+	waits=$(sed -n 's/.*: \([0-9]*\) waits (.*/\1/p' "$work/rec$i.log" | head -1)
+	row=$(awk -v on="$on" -v a="$prev_off" -v b="$off" -v ns1="$ns1" -v ns2="$ns2" \
+		-v c1="$cnt1" -v c2="$cnt2" -v k1="$c1" -v k2="$c2" -v t1="$t1" -v t2="$t2" \
+		-v hz="$hz" 'BEGIN {
+			d = c2 - c1; w = t2 - t1
+			printf "%.0f %.3f %.0f %.0f %.2f", on, on / ((a + b) / 2), d ? (ns2 - ns1) / d : 0,
+				d / w, 100 * (k2 - k1) / hz / w }')
+	echo "$row" >>"$work/rows"
+	set -- $row
+	echo "| on | $1 | $2 | $3 | $4 | $5 | ${waits:-?} |"
+	echo "| off | $off | | | | | |"
+	prev_off=$off
+done
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+echo "| **median** | | $(cut -d' ' -f2 "$work/rows" | median) | $(cut -d' ' -f3 "$work/rows" | median) |" \
+	"$(cut -d' ' -f4 "$work/rows" | median) | $(cut -d' ' -f5 "$work/rows" | median) | |"
