@@ -238,19 +238,11 @@ int BPF_PROG(on_switch_tail, bool preempt, struct task_struct *prev, struct task
 SEC("raw_tp/sched_switch")
 int offcpu_unwind_tail(void *ctx)
 {
+	bool done = unwind_some();
+	struct uw_state *st = uw_state_get();
 	struct offcpu_start *o;
-	struct uw_state *st;
-	bool done = false;
 	__u32 zero = 0;
 
-#pragma clang loop unroll(disable)
-	for (int i = 0; i < UNWIND_PER_CALL; i++) {
-		if (uw_step()) {
-			done = true;
-			break;
-		}
-	}
-	st = uw_state_get();
 	o = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!st || !o)
 		return 0;

@@ -411,6 +411,17 @@ __noinline int uw_step(void)
 	return unwind_step(st);
 }
 
+/* UNWIND_PER_CALL frames of a tail-called unwinder: true when the stack
+ * ended (the state says why). */
+static __always_inline bool unwind_some(void)
+{
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < UNWIND_PER_CALL; i++)
+		if (uw_step())
+			return true;
+	return false;
+}
+
 /* --unwind dwarf, kernels with bpf_loop() (5.17+). */
 static long loop_step(__u32 index, void *data)
 {
@@ -473,17 +484,9 @@ int do_sample_tail(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int unwind_tail(struct bpf_perf_event_data *ctx)
 {
-	struct uw_state *st;
-	bool done = false;
+	bool done = unwind_some();
+	struct uw_state *st = uw_state_get();
 
-#pragma clang loop unroll(disable)
-	for (int i = 0; i < UNWIND_PER_CALL; i++) {
-		if (uw_step()) {
-			done = true;
-			break;
-		}
-	}
-	st = uw_state_get();
 	if (!st)
 		return 0;
 	if (!done) {
