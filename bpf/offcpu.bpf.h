@@ -76,9 +76,10 @@ static __always_inline void read_wait_event(const struct seen_state *seen, struc
 }
 
 /* The thread leaving the CPU (current), up to its user stack: the
- * scratch entry with its key filled, NULL when it is not profiled. */
+ * scratch entry with its key filled, NULL when it is not profiled;
+ * *user: a user stack is to be taken. */
 static __always_inline struct offcpu_start *offcpu_begin(void *ctx, struct task_struct *prev,
-							 bool preempt)
+							 bool preempt, bool *user)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
@@ -106,8 +107,7 @@ static __always_inline struct offcpu_start *offcpu_begin(void *ctx, struct task_
 	}
 	seen = task_common(&o->key.s, &has_mm);
 	read_wait_event(seen, &o->key);
-	if (!want_user || !has_mm)
-		o->key.s.ustack = 0;
+	*user = want_user && has_mm;
 	return o;
 }
 
@@ -165,11 +165,11 @@ static __always_inline void offcpu_end(struct task_struct *next)
 SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct offcpu_start *o = offcpu_begin(ctx, prev, preempt);
-	bool lost;
+	bool lost, user = false;
+	struct offcpu_start *o = offcpu_begin(ctx, prev, preempt, &user);
 
 	if (o) {
-		if (want_user && BPF_CORE_READ(prev, mm)) {
+		if (user) {
 			o->key.s.ustack = store_stack(ctx, true, &lost);
 			o->key.s.flags |= lost ? SAMPLE_USTACK_LOST : 0;
 		}
@@ -183,10 +183,11 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch_loop, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct offcpu_start *o = offcpu_begin(ctx, prev, preempt);
+	bool user = false;
+	struct offcpu_start *o = offcpu_begin(ctx, prev, preempt, &user);
 	struct uw_state *st;
 
-	if (o && want_user && BPF_CORE_READ(prev, mm) && (st = uw_state_get())) {
+	if (o && user && (st = uw_state_get())) {
 		st->key = o->key.s;
 		/* in the kernel now: the user registers saved on entry */
 		if (unwind_begin((struct bpf_perf_event_data *)ctx, false, st, o->key.s.tgid)) {
@@ -216,12 +217,13 @@ int BPF_PROG(on_switch_tail, bool preempt, struct task_struct *prev, struct task
 {
 	struct offcpu_start *o;
 	struct uw_state *st;
+	bool user = false;
 
 	offcpu_end(next); /* first: a tail call does not come back */
-	o = offcpu_begin(ctx, prev, preempt);
+	o = offcpu_begin(ctx, prev, preempt, &user);
 	if (!o)
 		return 0;
-	if (want_user && BPF_CORE_READ(prev, mm) && (st = uw_state_get())) {
+	if (user && (st = uw_state_get())) {
 		st->key = o->key.s;
 		if (unwind_begin((struct bpf_perf_event_data *)ctx, false, st, o->key.s.tgid)) {
 			bpf_tail_call(ctx, &offcpu_unwind_prog, 0);
