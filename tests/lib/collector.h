@@ -2,7 +2,7 @@
 /*
  * A real HTTP profile collector for tests (libmicrohttpd), on 127.0.0.1
  * and a free port. It speaks both remote protocols ebprof pushes to:
- *   profefe:   POST /api/0/profiles?service=S&type=cpu&labels=k=v,...
+ *   profefe:   POST /api/0/profiles?service=S&type=cpu|block&labels=k=v,...
  *              (labels decoded as profefe does: query-decoded, split on
  *              ',' and '=', each part unescaped again); answers
  *              {"code":200,"body":{"id":"<n>",...}} or, on a bad request,

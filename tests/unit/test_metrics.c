@@ -270,7 +270,18 @@ Test(metrics, a_fresh_agent)
 		 "ebprof_unwind_stacks 0\n"
 		 "# HELP ebprof_unwind_stack_bytes Memory of the unwound user stacks held.\n"
 		 "# TYPE ebprof_unwind_stack_bytes gauge\n"
-		 "ebprof_unwind_stack_bytes 0\n");
+		 "ebprof_unwind_stack_bytes 0\n"
+		 "# HELP ebprof_offcpu_seconds_total Time target threads spent off the CPU, in "
+		 "off-CPU profiles (scaled by the ratio taken).\n"
+		 "# TYPE ebprof_offcpu_seconds_total counter\n"
+		 "ebprof_offcpu_seconds_total 0.000000\n"
+		 "# HELP ebprof_offcpu_short_waits_total Waits shorter than offcpu-min, not "
+		 "counted.\n"
+		 "# TYPE ebprof_offcpu_short_waits_total counter\n"
+		 "ebprof_offcpu_short_waits_total 0\n"
+		 "# HELP ebprof_offcpu_switches_skipped_total Switches not taken (offcpu-ratio).\n"
+		 "# TYPE ebprof_offcpu_switches_skipped_total counter\n"
+		 "ebprof_offcpu_switches_skipped_total 0\n");
 	cr_expect_str_eq(text, want);
 	check_format(text);
 	free(text);

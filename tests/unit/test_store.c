@@ -188,10 +188,11 @@ Test(store, names_sanitize_format_parse)
 	store_sanitize("b\xc3\xa4r", c);
 	cr_assert_str_eq(c, "b__r");
 
-	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "postgres", 4242, "client backend", 0),
+	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "postgres", 4242, "client backend",
+				       false, 0),
 		     0);
 	cr_assert_str_eq(buf, "221320-postgres-4242-client_backend.pb.gz");
-	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "pg-x", 7, NULL, 2), 0);
+	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "pg-x", 7, NULL, false, 2), 0);
 	cr_assert_str_eq(buf, "221320-pg_x-7-2.pb.gz");
 
 	cr_assert_eq(store_date_parse("2023-11-14", &day), 0);
@@ -210,6 +211,20 @@ Test(store, names_sanitize_format_parse)
 	cr_assert_str_eq(nm.backend_type, "");
 	cr_assert_eq(store_name_parse("221320-postgres-7.pb.gz", day, &nm), 0);
 	cr_assert_eq(nm.pid, 7);
+	cr_assert_not(nm.offcpu);
+	/* an off-CPU profile beside the CPU one of the same process */
+	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "postgres", 4242, "client backend",
+				       true, 1),
+		     0);
+	cr_assert_str_eq(buf, "221320-postgres-4242-client_backend-1.offcpu.pb.gz");
+	cr_assert_eq(store_name_parse(buf, day, &nm), 0);
+	cr_assert(nm.offcpu);
+	cr_assert_eq(nm.pid, 4242);
+	cr_assert_str_eq(nm.backend_type, "client_backend");
+	cr_assert_eq(nm.suffix, 1);
+	cr_assert_eq(store_name_parse("221320-postgres-7.offcpu.pb.gz", day, &nm), 0);
+	cr_assert(nm.offcpu && nm.pid == 7);
+	cr_assert_eq(store_name_parse(".offcpu.pb.gz", day, &nm), -EINVAL);
 	cr_assert_eq(store_name_parse("index.jsonl", day, &nm), -EINVAL);
 	cr_assert_eq(store_name_parse("garbage.pb.gz", day, &nm), -EINVAL);
 	cr_assert_eq(store_name_parse("256000-postgres-7.pb.gz", day, &nm), -EINVAL);
@@ -263,8 +278,9 @@ Test(store, write_list_round_trip)
 	cr_assert_eq(e[0].end_ns, a.end_ns);
 	cr_assert_eq(e[0].pid, 4242);
 	cr_assert_eq(e[0].size, 100);
-	cr_assert_eq(e[0].nlabels, 6);
+	cr_assert_eq(e[0].nlabels, 7);
 	cr_assert_str_eq(e[0].labels[0].key, "service"); /* the record's order */
+	cr_assert_str_eq(lab(&e[0], "type"), "cpu");
 	cr_assert_str_eq(lab(&e[0], "service"), "db1");
 	cr_assert_str_eq(lab(&e[0], "pid"), "4242");
 	cr_assert_str_eq(lab(&e[0], "comm"), "postgres");

@@ -110,7 +110,7 @@ Test(store_index, append_writes_one_exact_line)
 			 "{\"file\":\"" F1 "\",\"start_ns\":1700000000000000000,"
 			 "\"end_ns\":1700000060000000000,\"pid\":4242,\"labels\":{\"service\":"
 			 "\"db1\",\"pid\":\"4242\",\"pg_user\":\"alice\",\"comm\":\"postgres\","
-			 "\"backend_type\":\"client backend\"}}\n");
+			 "\"backend_type\":\"client backend\",\"type\":\"cpu\"}}\n");
 	free(text);
 }
 
@@ -152,7 +152,8 @@ Test(store_index, append_and_load_round_trip)
 	cr_expect_eq(recs[0].pid, 4242);
 	cr_expect_str_eq(label(&recs[0], "service"), "db1");
 	cr_expect_str_eq(label(&recs[0], "backend_type"), "client backend");
-	cr_expect_eq(recs[0].nlabels, 4);
+	cr_expect_eq(recs[0].nlabels, 5);
+	cr_expect_str_eq(label(&recs[0], "type"), "cpu");
 	cr_expect_str_eq(recs[1].file, F2);
 	cr_expect_eq(recs[1].start_ns, -5);
 	cr_expect_eq(recs[1].end_ns, 0);

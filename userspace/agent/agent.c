@@ -129,6 +129,9 @@ static int start(struct agent *a)
 	snprintf(a->comment, sizeof(a->comment), "ebprof %s agent: %d Hz, interval %d s",
 		 ebprof_version, a->cfg.frequency, a->cfg.interval);
 	so.frequency = a->cfg.frequency;
+	so.types = a->cfg.profile_types;
+	so.offcpu_min_ns = (uint64_t)a->cfg.offcpu_min_us * 1000;
+	so.offcpu_pct = (uint32_t)a->cfg.offcpu_ratio;
 	so.kernel = !a->cfg.no_kernel;
 	so.user = !a->cfg.no_user;
 	so.btf_path = a->cfg.btf;

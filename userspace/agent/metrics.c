@@ -33,6 +33,7 @@ void agent_metrics_interval(struct agent_metrics *m, const struct session_interv
 	for (int i = 1; i < UNWIND_END_MAX; i++)
 		m->truncated[i] += iv->built.truncated[i];
 	m->fp_samples += iv->built.fp_samples;
+	m->offcpu_ns += iv->built.offcpu_ns;
 	m->unwind = iv->unwind;
 	if (iv->symbols && !symreport_merge(&m->symbols, iv->symbols))
 		symreport_sort(&m->symbols);
@@ -266,6 +267,14 @@ int agent_metrics_write(FILE *out, void *ctx)
 	metric(out, "ebprof_statements_known", "gauge", "Normalized statements kept now.",
 	       m->queries.statements);
 	unwind_metrics(out, m);
+	head(out, "ebprof_offcpu_seconds_total", "counter",
+	     "Time target threads spent off the CPU, in off-CPU profiles (scaled by the ratio "
+	     "taken).");
+	fprintf(out, "ebprof_offcpu_seconds_total %.6f\n", m->offcpu_ns / 1e9);
+	metric(out, "ebprof_offcpu_short_waits_total", "counter",
+	       "Waits shorter than offcpu-min, not counted.", m->lost[STAT_OFFCPU_SHORT]);
+	metric(out, "ebprof_offcpu_switches_skipped_total", "counter",
+	       "Switches not taken (offcpu-ratio).", m->lost[STAT_OFFCPU_SKIPPED]);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }

@@ -34,6 +34,7 @@ struct agent_metrics {
 	struct symreport symbols;	    /* per binary, over the agent's life */
 	uint64_t truncated[UNWIND_END_MAX]; /* samples whose user stack was cut short */
 	uint64_t fp_samples;		    /* ... with a frame-pointer frame */
+	uint64_t offcpu_ns;		    /* off-CPU time in the profiles */
 	struct sampler_unwind_info unwind;  /* the last interval's session */
 };
 

@@ -160,6 +160,7 @@ int cmd_merge(int argc, char **argv)
 	int rc = EXIT_USAGE, err;
 
 	store_filter_init(&o.f);
+	o.f.one_type = true; /* the sample types of one profile */
 	err = parse_args(argc, argv, &o);
 	if (err) {
 		rc = err > 0 ? EXIT_OK : EXIT_USAGE;

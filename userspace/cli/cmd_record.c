@@ -294,7 +294,7 @@ static void session_options(const struct record_opts *o, const char *comment, st
 {
 	memset(so, 0, sizeof(*so));
 	so->frequency = (int)o->frequency;
-	so->offcpu = o->offcpu;
+	so->types = o->offcpu ? SAMPLER_TYPE_OFFCPU : SAMPLER_TYPE_CPU;
 	so->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
 	so->offcpu_pct = (uint32_t)o->offcpu_pct;
 	so->all = o->all;

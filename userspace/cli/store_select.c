@@ -272,6 +272,13 @@ int store_filter_option(struct store_filter *f, int opt, const char *arg, int64_
 	case STORE_OPT_PID:
 		r = add_pids(f, arg, err, errlen);
 		break;
+	case STORE_OPT_TYPE:
+		if (strcmp(arg, "cpu") && strcmp(arg, "offcpu"))
+			return args_fail(err, errlen, "unknown type '%s': use cpu or offcpu", arg);
+		if (f->type && strcmp(f->type, arg))
+			return args_fail(err, errlen, "--type given twice (%s, %s)", f->type, arg);
+		f->type = arg;
+		break;
 	case STORE_OPT_SERVICE:
 		if (!*arg)
 			return args_fail(err, errlen, "--service needs a name");
@@ -307,6 +314,19 @@ int store_filter_finish(struct store_filter *f, char *err, size_t errlen)
 	if (f->q.from_ns && f->q.to_ns && f->q.from_ns >= f->q.to_ns)
 		return args_fail(err, errlen, "--from %s is not before --to %s", f->from_arg,
 				 f->to_arg);
+	bool typed = false;
+
+	for (size_t i = 0; i < f->nlabels; i++)
+		typed |= !strcmp(f->labels[i].key, "type"); /* --label type=... */
+	if (f->type || (f->one_type && !typed)) {
+		char label[32];
+		int r;
+
+		snprintf(label, sizeof(label), "type=%s", f->type ? f->type : "cpu");
+		r = add_label(f, label, err, errlen);
+		if (r)
+			return r;
+	}
 	f->q.labels = f->labels;
 	f->q.nlabels = f->nlabels;
 	f->q.pids = f->pids;

@@ -8,6 +8,7 @@
 #define EBPROF_STORE_CLI_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,7 @@ enum {
 	STORE_OPT_TO,
 	STORE_OPT_LABEL,
 	STORE_OPT_SERVICE,
+	STORE_OPT_TYPE,
 	STORE_OPT_PID = 'p',
 };
 
@@ -33,6 +35,7 @@ enum {
 	{ "to", required_argument, NULL, STORE_OPT_TO }, \
 	{ "label", required_argument, NULL, STORE_OPT_LABEL }, \
 	{ "service", required_argument, NULL, STORE_OPT_SERVICE }, \
+	{ "type", required_argument, NULL, STORE_OPT_TYPE }, \
 	{ "pid", required_argument, NULL, STORE_OPT_PID }
 // clang-format on
 
@@ -45,7 +48,8 @@ enum {
 	"  --label KEY=VALUE   only profiles with this label (repeatable, all must match),\n"      \
 	"                      e.g. backend_type=checkpointer, pg_database=app\n"                  \
 	"  -p, --pid PID[,PID] only these processes (repeatable)\n"                                \
-	"  --service NAME      only this service (default: every service)\n"
+	"  --service NAME      only this service (default: every service)\n"                       \
+	"  --type TYPE         cpu or offcpu profiles (merge: default cpu; ls: both)\n"
 
 /* A selection; owns the label and pid arrays, borrows dir and service
  * from argv. q points into it: use it while f is alive. */
@@ -57,6 +61,8 @@ struct store_filter {
 	uint32_t *pids;
 	size_t npids;
 	const char *from_arg, *to_arg;
+	const char *type; /* --type, NULL: none given */
+	bool one_type;	  /* set by a caller that needs one type: cpu if none */
 };
 
 void store_filter_init(struct store_filter *f);

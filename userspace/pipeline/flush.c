@@ -39,11 +39,24 @@ static const struct pg_title *sample_title(void *ctx, uint32_t pid)
 	return sp->is_pg ? &sp->pg : NULL;
 }
 
-int session_new_builder(struct session *s, int64_t start_ns, struct builder **out)
+const char *session_type_name(enum session_type t)
+{
+	return t == SESSION_OFFCPU ? "offcpu" : "cpu";
+}
+
+bool session_takes(const struct session *s, enum session_type t)
+{
+	unsigned types = s->o.types ? s->o.types : SAMPLER_TYPE_CPU;
+
+	return types & (t == SESSION_OFFCPU ? SAMPLER_TYPE_OFFCPU : SAMPLER_TYPE_CPU);
+}
+
+int session_new_builder(struct session *s, enum session_type t, int64_t start_ns,
+			struct builder **out)
 {
 	struct builder_opts bo = { 0 };
 
-	bo.offcpu = s->o.offcpu;
+	bo.offcpu = t == SESSION_OFFCPU;
 	bo.frequency = s->o.frequency;
 	bo.sym = s->sym;
 	bo.procs = s->procs;
@@ -93,25 +106,26 @@ void session_parse_title(struct session *s, struct session_proc *sp, const char 
 
 static int add_sample(const struct raw_sample *rs, void *ctx)
 {
+	enum session_type t = rs->offcpu_state ? SESSION_OFFCPU : SESSION_CPU;
 	struct session *s = ctx;
 	struct session_proc *sp;
 	struct builder *b;
 	int err;
 
 	if (s->o.split == SESSION_ONE_PROFILE)
-		return builder_add(rs, s->one);
+		return s->one[t] ? builder_add(rs, s->one[t]) : 0;
 	sp = session_proc(s, rs->pid);
 	if (!sp)
 		return -ENOMEM;
-	b = session_group_builder(s, sp);
+	b = session_group_builder(s, sp, t);
 	if (b)
 		return builder_add(rs, b);
-	if (!sp->b) {
-		err = session_new_builder(s, s->interval_start_ns, &sp->b);
+	if (!sp->b[t]) {
+		err = session_new_builder(s, t, s->interval_start_ns, &sp->b[t]);
 		if (err)
 			return err;
 	}
-	return builder_add(rs, sp->b);
+	return builder_add(rs, sp->b[t]);
 }
 
 /* GNU build-id of the process's main executable. */
@@ -297,7 +311,7 @@ void session_deliver(struct session *s, struct profile *p, struct sink_profile *
 
 	if (s->o.comment)
 		profile_add_comment(p, s->o.comment);
-	if (s->o.split == SESSION_ONE_PROFILE && s->o.offcpu) {
+	if (s->o.split == SESSION_ONE_PROFILE && rec->type && !strcmp(rec->type, "offcpu")) {
 		snprintf(comment, sizeof(comment), "off-CPU, %.3f s, %llu waits, %.3f s away",
 			 (rec->end_ns - rec->start_ns) / 1e9,
 			 (unsigned long long)profile_total(p, 0), profile_total(p, 1) / 1e9);
@@ -318,7 +332,6 @@ void session_deliver(struct session *s, struct profile *p, struct sink_profile *
 		profile_add_comment(p, comment);
 	}
 	rec->profile = p;
-	iv->processes++;
 	if (deliver(s, rec))
 		iv->written++;
 	else
@@ -342,6 +355,36 @@ static void forget_later(struct session *s, uint32_t pid)
 		s->forget[s->nforget++] = pid;
 }
 
+/* A process's profiles of the interval, one per type, to its group or to
+ * the sinks. */
+static void flush_process(struct session *s, struct session_proc *sp, int64_t end_ns,
+			  struct session_interval *iv)
+{
+	struct sink_profile rec = { .start_ns = iv->start_ns, .end_ns = end_ns };
+	struct kv labels[MAX_LABELS];
+	bool any = false;
+	char pidbuf[16];
+
+	for (int t = 0; t < SESSION_NTYPES; t++)
+		any |= sp->b[t] != NULL;
+	if (!any)
+		return;
+	if (session_should_group(s, sp)) {
+		session_group_take(s, sp, iv);
+		return;
+	}
+	rec.labels = labels;
+	rec.nlabels = process_labels(s, sp, pidbuf, sizeof(pidbuf), &rec, labels);
+	for (int t = 0; t < SESSION_NTYPES; t++) {
+		if (!sp->b[t])
+			continue;
+		rec.type = session_type_name(t);
+		emit(s, sp->b[t], &rec, iv);
+		sp->b[t] = NULL;
+	}
+	iv->processes++;
+}
+
 /* Processes seen exited at the previous flush have had one more interval
  * for samples counted after the flip (emitted by now) and for children
  * inheriting their maps: forget them now; mark those exited since. */
@@ -356,7 +399,8 @@ static void forget_exited(struct session *s)
 		if (pi && !pi->exited)
 			continue; /* a new process under the pid since */
 		if (s->by_pid && !hm_remove(s->by_pid, &s->forget[i], &k, &v)) {
-			builder_free(((struct session_proc *)v)->b); /* NULL: emitted */
+			for (int t = 0; t < SESSION_NTYPES; t++) /* NULL: emitted */
+				builder_free(((struct session_proc *)v)->b[t]);
 			free(v);
 		}
 		procs_remove(s->procs, s->forget[i]);
@@ -413,31 +457,21 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 	interval_stats(s, iv);
 
 	if (s->o.split == SESSION_ONE_PROFILE) {
-		struct sink_profile rec = { .start_ns = iv->start_ns, .end_ns = end_ns };
-
-		if (s->one)
-			emit(s, s->one, &rec, iv);
-		s->one = NULL;
-		if (!final && session_new_builder(s, end_ns, &s->one))
-			log_error("cannot start the next profile: out of memory");
-	} else {
-		for (size_t it = 0; hm_next(s->by_pid, &it, &k, &v);) {
-			struct session_proc *sp = v;
+		for (int t = 0; t < SESSION_NTYPES; t++) {
 			struct sink_profile rec = { .start_ns = iv->start_ns, .end_ns = end_ns };
-			struct kv labels[MAX_LABELS];
-			char pidbuf[16];
 
-			if (!sp->b)
+			if (!s->one[t])
 				continue;
-			if (session_should_group(s, sp)) {
-				session_group_take(s, sp, iv);
-				continue;
-			}
-			rec.labels = labels;
-			rec.nlabels = process_labels(s, sp, pidbuf, sizeof(pidbuf), &rec, labels);
-			emit(s, sp->b, &rec, iv);
-			sp->b = NULL;
+			rec.type = session_type_name(t);
+			emit(s, s->one[t], &rec, iv);
+			s->one[t] = NULL;
+			iv->processes = 1;
+			if (!final && session_new_builder(s, t, end_ns, &s->one[t]))
+				log_error("cannot start the next profile: out of memory");
 		}
+	} else {
+		for (size_t it = 0; hm_next(s->by_pid, &it, &k, &v);)
+			flush_process(s, v, end_ns, iv);
 		session_groups_emit(s, iv);
 		forget_exited(s);
 	}

@@ -35,8 +35,10 @@ struct session_group {
 	char comm[16];
 	struct pg_title pg;
 	bool is_pg;
-	struct builder *b; /* samples of members drained into it, or NULL */
-	struct profile *p; /* members merged after their drain, or NULL */
+	/* Per type: samples of members drained into it, or NULL; members
+	 * merged after their drain, or NULL. */
+	struct builder *b[SESSION_NTYPES];
+	struct profile *p[SESSION_NTYPES];
 	uint32_t nprocs;
 };
 
@@ -97,7 +99,8 @@ static struct session_group *group_of(struct session *s, struct session_proc *sp
 	return g;
 }
 
-struct builder *session_group_builder(struct session *s, struct session_proc *sp)
+struct builder *session_group_builder(struct session *s, struct session_proc *sp,
+				      enum session_type t)
 {
 	struct session_group *g;
 
@@ -106,9 +109,9 @@ struct builder *session_group_builder(struct session *s, struct session_proc *sp
 	g = group_of(s, sp);
 	if (!g)
 		return NULL; /* out of memory: a profile of its own then */
-	if (!g->b && session_new_builder(s, s->interval_start_ns, &g->b))
+	if (!g->b[t] && session_new_builder(s, t, s->interval_start_ns, &g->b[t]))
 		return NULL;
-	return g->b;
+	return g->b[t];
 }
 
 bool session_should_group(struct session *s, struct session_proc *sp)
@@ -119,31 +122,41 @@ bool session_should_group(struct session *s, struct session_proc *sp)
 		return false;
 	if (young(s, sp->pid))
 		return true;
-	builder_get_stats(sp->b, &st);
-	return s->o.group_min_samples > 0 && st.samples < (uint64_t)s->o.group_min_samples;
+	if (s->o.group_min_samples <= 0)
+		return false;
+	/* by its CPU samples (an off-CPU profile counts waits) */
+	if (!sp->b[SESSION_CPU])
+		return true;
+	builder_get_stats(sp->b[SESSION_CPU], &st);
+	return st.samples < (uint64_t)s->o.group_min_samples;
 }
 
 void session_group_take(struct session *s, struct session_proc *sp, struct session_interval *iv)
 {
-	struct profile *p = session_finish_builder(s, sp->b, iv->end_ns - iv->start_ns, iv);
-	struct session_group *g;
-	int err = -ENOMEM;
+	struct session_group *g = group_of(s, sp);
 
-	sp->b = NULL;
-	if (!p)
-		return;
-	g = group_of(s, sp);
-	if (g && !g->p) {
-		g->p = p;
-		return;
-	}
-	if (g)
-		err = profile_merge(g->p, p, NULL, 0);
-	profile_free(p);
-	if (err) {
-		log_error("cannot merge the profile of pid %u into its group: %s", sp->pid,
-			  strerror(-err));
-		iv->failed++;
+	for (int t = 0; t < SESSION_NTYPES; t++) {
+		struct profile *p;
+		int err = -ENOMEM;
+
+		if (!sp->b[t])
+			continue;
+		p = session_finish_builder(s, sp->b[t], iv->end_ns - iv->start_ns, iv);
+		sp->b[t] = NULL;
+		if (!p)
+			continue;
+		if (g && !g->p[t]) {
+			g->p[t] = p;
+			continue;
+		}
+		if (g)
+			err = profile_merge(g->p[t], p, NULL, 0);
+		profile_free(p);
+		if (err) {
+			log_error("cannot merge the profile of pid %u into its group: %s", sp->pid,
+				  strerror(-err));
+			iv->failed++;
+		}
 	}
 }
 
@@ -173,26 +186,27 @@ static size_t group_labels(struct session *s, const struct session_group *g, cha
 	return n;
 }
 
-/* One group's profile: its drained members, then its merged ones. */
+/* One group's profile of type t: its drained members, then its merged
+ * ones. */
 static struct profile *group_profile(struct session *s, struct session_group *g,
-				     struct session_interval *iv)
+				     enum session_type t, struct session_interval *iv)
 {
 	struct profile *p = NULL;
 	int err;
 
-	if (g->b)
-		p = session_finish_builder(s, g->b, iv->end_ns - iv->start_ns, iv);
-	g->b = NULL;
+	if (g->b[t])
+		p = session_finish_builder(s, g->b[t], iv->end_ns - iv->start_ns, iv);
+	g->b[t] = NULL;
 	if (!p) { /* nothing drained (or out of memory): the merged ones */
-		p = g->p;
-		g->p = NULL;
+		p = g->p[t];
+		g->p[t] = NULL;
 		return p;
 	}
-	if (!g->p)
+	if (!g->p[t])
 		return p;
-	err = profile_merge(p, g->p, NULL, 0);
-	profile_free(g->p);
-	g->p = NULL;
+	err = profile_merge(p, g->p[t], NULL, 0);
+	profile_free(g->p[t]);
+	g->p[t] = NULL;
 	if (err) {
 		log_error("cannot merge the profiles of group %s: %s", g->comm, strerror(-err));
 		iv->failed++;
@@ -210,16 +224,23 @@ void session_groups_emit(struct session *s, struct session_interval *iv)
 	for (size_t it = 0; hm_next(s->groups, &it, &k, &v);) {
 		struct session_group *g = v;
 		struct sink_profile rec = { .start_ns = iv->start_ns, .end_ns = iv->end_ns };
-		struct profile *p = group_profile(s, g, iv);
 		struct kv labels[GROUP_LABELS];
+		bool any = false;
 		char nbuf[16];
 
-		if (p) {
-			rec.labels = labels;
-			rec.nlabels = group_labels(s, g, nbuf, sizeof(nbuf), &rec, labels);
-			session_deliver(s, p, &rec, iv); /* takes p; counts one process */
-			iv->processes += g->nprocs - 1;
+		rec.labels = labels;
+		rec.nlabels = group_labels(s, g, nbuf, sizeof(nbuf), &rec, labels);
+		for (int t = 0; t < SESSION_NTYPES; t++) {
+			struct profile *p = group_profile(s, g, t, iv);
+
+			if (!p)
+				continue;
+			rec.type = session_type_name(t);
+			session_deliver(s, p, &rec, iv); /* takes p */
+			any = true;
 		}
+		if (any)
+			iv->processes += g->nprocs;
 		free(g);
 	}
 	hm_free(s->groups);

@@ -114,7 +114,7 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	struct sampler_opts so = { 0 };
 
 	so.frequency = o->frequency;
-	so.types = o->offcpu ? SAMPLER_TYPE_OFFCPU : SAMPLER_TYPE_CPU;
+	so.types = o->types ? o->types : SAMPLER_TYPE_CPU;
 	so.offcpu_min_ns = o->offcpu_min_ns;
 	so.offcpu_pct = o->offcpu_pct;
 	so.all = o->all;
@@ -178,8 +178,10 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 	}
 	s->interval_start_ns = wall_ns();
 	s->start_mono_ns = mono_ns();
-	if (o->split == SESSION_ONE_PROFILE) {
-		ret = session_new_builder(s, s->interval_start_ns, &s->one);
+	for (int t = 0; o->split == SESSION_ONE_PROFILE && t < SESSION_NTYPES; t++) {
+		if (!session_takes(s, t))
+			continue;
+		ret = session_new_builder(s, t, s->interval_start_ns, &s->one[t]);
 		if (ret) {
 			snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
 			goto fail;
@@ -328,9 +330,11 @@ void session_close(struct session *s)
 
 	if (!s)
 		return;
-	builder_free(s->one); /* before the symbolizer its binaries are pinned in */
+	for (int t = 0; t < SESSION_NTYPES; t++) /* before the symbolizer they pin binaries in */
+		builder_free(s->one[t]);
 	for (size_t it = 0; s->by_pid && hm_next(s->by_pid, &it, &k, &v);) {
-		builder_free(((struct session_proc *)v)->b);
+		for (int t = 0; t < SESSION_NTYPES; t++)
+			builder_free(((struct session_proc *)v)->b[t]);
 		free(v);
 	}
 	hm_free(s->by_pid);

@@ -38,7 +38,8 @@ enum session_split {
 
 struct session_opts {
 	/* Sampling */
-	bool offcpu;		      /* time away from the CPU, not CPU samples */
+	unsigned types;		      /* SAMPLER_TYPE_CPU and/or _OFFCPU; 0: CPU.
+				       * A profile of each type per interval */
 	uint64_t offcpu_min_ns;	      /* ... waits shorter than this not counted */
 	uint32_t offcpu_pct;	      /* ... percent of switches taken; 0: 100 */
 	int frequency;		      /* Hz, 1..10000 */
@@ -129,6 +130,11 @@ struct session_stats {
 					  * the session, valid until it closes */
 	struct sampler_unwind_info unwind;
 };
+
+/* The profile types of a session, and their names ("cpu", "offcpu"). */
+enum session_type { SESSION_CPU, SESSION_OFFCPU, SESSION_NTYPES };
+
+const char *session_type_name(enum session_type t);
 
 struct session;
 

@@ -20,7 +20,8 @@
 /* A process of a SESSION_PER_PROCESS session. */
 struct session_proc {
 	uint32_t pid;
-	struct builder *b; /* NULL until it has samples this interval */
+	struct builder *b[SESSION_NTYPES]; /* NULL until it has samples of the
+					    * type this interval */
 	struct pg_title pg;
 	bool is_pg;
 	char build_id[128]; /* of the main executable, "" if unknown */
@@ -36,12 +37,13 @@ struct session {
 	bool own_sym;
 	struct proc_registry *procs;
 	struct sampler *sampler;
-	struct query_table *queries; /* NULL: query-labels off */
-	struct pg_attach *pg;	     /* NULL: query-labels off */
-	struct hashmap *by_pid;	     /* pid -> struct session_proc (per process) */
-	struct hashmap *groups;	     /* key -> struct session_group, one flush */
-	struct builder *one;	     /* SESSION_ONE_PROFILE: the profile */
-	uint32_t *forget;	     /* exited pids to drop at the next flush */
+	struct query_table *queries;	     /* NULL: query-labels off */
+	struct pg_attach *pg;		     /* NULL: query-labels off */
+	struct hashmap *by_pid;		     /* pid -> struct session_proc (per process) */
+	struct hashmap *groups;		     /* key -> struct session_group, one flush */
+	struct builder *one[SESSION_NTYPES]; /* SESSION_ONE_PROFILE: the profile
+					      * of each type taken, else NULL */
+	uint32_t *forget;		     /* exited pids to drop at the next flush */
 	size_t nforget, forget_cap;
 	int64_t interval_start_ns; /* wall clock */
 	int64_t boundary_ns;	   /* next interval end (wall), 0: none */
@@ -85,13 +87,17 @@ void session_deliver(struct session *s, struct profile *p, struct sink_profile *
  * should this process's profile join its group; finish its builder into
  * its group; deliver and free every group's profile (and the map). */
 struct hashmap *session_groups_new(const struct session *s);
-struct builder *session_group_builder(struct session *s, struct session_proc *sp);
+struct builder *session_group_builder(struct session *s, struct session_proc *sp,
+				      enum session_type t);
 bool session_should_group(struct session *s, struct session_proc *sp);
 void session_group_take(struct session *s, struct session_proc *sp, struct session_interval *iv);
 void session_groups_emit(struct session *s, struct session_interval *iv);
 
-/* flush.c: a builder for a profile starting at start_ns. */
-int session_new_builder(struct session *s, int64_t start_ns, struct builder **out);
+/* flush.c: a builder for a profile of type t starting at start_ns. */
+int session_new_builder(struct session *s, enum session_type t, int64_t start_ns,
+			struct builder **out);
+/* flush.c: does the session take profiles of type t? */
+bool session_takes(const struct session *s, enum session_type t);
 /* flush.c: the state of pid (created if new); NULL on -ENOMEM. */
 struct session_proc *session_proc(struct session *s, uint32_t pid);
 /* flush.c: read sp's PostgreSQL title from /proc, or take it from buf

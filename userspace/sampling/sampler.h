@@ -136,6 +136,9 @@ void sampler_unwind_info(const struct sampler *s, struct sampler_unwind_info *ou
 /* "dwarf", "fp", or (tests, benchmarks) "dwarf-loop", "dwarf-tail";
  * 0 or -EINVAL. */
 int sampler_unwind_parse(const char *s, enum sampler_unwind *out);
+/* "cpu", "offcpu" or both, comma-separated -> SAMPLER_TYPE_* bits. 0 or
+ * -EINVAL (unknown or empty). */
+int sampler_types_parse(const char *s, unsigned *out);
 const char *sampler_unwind_mode_name(enum sampler_unwind u);
 /* The names of enum unwind_end, for markers and metrics ("no unwind table"). */
 const char *sampler_unwind_end_name(unsigned end);

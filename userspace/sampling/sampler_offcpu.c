@@ -17,6 +17,29 @@
 
 #define OFFCPU_CHUNK 1024
 
+int sampler_types_parse(const char *s, unsigned *out)
+{
+	unsigned types = 0;
+
+	while (s && *s) {
+		size_t n = strcspn(s, ",");
+
+		if (n == 3 && !strncmp(s, "cpu", 3))
+			types |= SAMPLER_TYPE_CPU;
+		else if (n == 6 && !strncmp(s, "offcpu", 6))
+			types |= SAMPLER_TYPE_OFFCPU;
+		else
+			return -EINVAL;
+		s += n;
+		if (*s == ',' && !*++s)
+			return -EINVAL; /* a trailing comma */
+	}
+	if (!types)
+		return -EINVAL;
+	*out = types;
+	return 0;
+}
+
 void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 {
 	struct profile_bpf *sk = s->skel;

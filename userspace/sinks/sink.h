@@ -35,6 +35,7 @@ struct kv {
  */
 struct sink_profile {
 	int64_t start_ns, end_ns; /* interval, wall clock (CLOCK_REALTIME) */
+	const char *type;	  /* "cpu" or "offcpu"; NULL: "cpu" */
 	uint32_t pid;		  /* 0 when the profile holds several processes */
 	const char *service;	  /* same as the "service" label; may be NULL */
 	const char *comm;	  /* same as the "comm" label; may be NULL */

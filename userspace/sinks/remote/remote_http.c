@@ -240,7 +240,8 @@ char *rhttp_profefe_url(const char *base, const struct sink_profile *rec)
 	sb_add(&b, base);
 	sb_add(&b, "/api/0/profiles?service=");
 	sb_esc(&b, service_of(rec));
-	sb_add(&b, "&type=cpu");
+	/* profefe's types are Go's: off-CPU time is what it calls block */
+	sb_add(&b, rec->type && !strcmp(rec->type, "offcpu") ? "&type=block" : "&type=cpu");
 	if (*labels) {
 		sb_add(&b, "&labels=");
 		sb_esc(&b, labels);

@@ -33,12 +33,12 @@ static json_t *header(const struct sink_profile *rec)
 	if (!labels)
 		return NULL;
 	/* "o" takes the references, on failure too (jansson >= 2.13). */
-	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:I, s:I}", "start_ns",
+	return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "start_ns",
 			 (json_int_t)rec->start_ns, "end_ns", (json_int_t)rec->end_ns, "pid",
-			 (json_int_t)rec->pid, "service", json_lossy_string(rec->service), "comm",
-			 json_lossy_string(rec->comm), "backend_type",
-			 json_lossy_string(rec->backend_type), "labels", labels, "len",
-			 (json_int_t)rec->len, "crc32",
+			 (json_int_t)rec->pid, "type", json_lossy_string(rec->type), "service",
+			 json_lossy_string(rec->service), "comm", json_lossy_string(rec->comm),
+			 "backend_type", json_lossy_string(rec->backend_type), "labels", labels,
+			 "len", (json_int_t)rec->len, "crc32",
 			 (json_int_t)crc32_z(0, rec->data, rec->len));
 }
 
@@ -129,7 +129,8 @@ int rq_parse_item(uint8_t *buf, size_t len, uint64_t seq, struct rq_item **out)
 	if (pid < 0 || pid > UINT32_MAX || plen < 0 ||
 	    (uint64_t)plen != len - RQ_MAGIC_LEN - hlen - 1)
 		goto bad;
-	if (opt_str(hdr, "service", &it->rec.service) || opt_str(hdr, "comm", &it->rec.comm) ||
+	if (opt_str(hdr, "type", &it->rec.type) || opt_str(hdr, "service", &it->rec.service) ||
+	    opt_str(hdr, "comm", &it->rec.comm) ||
 	    opt_str(hdr, "backend_type", &it->rec.backend_type))
 		goto bad;
 	labels = json_object_get(hdr, "labels");

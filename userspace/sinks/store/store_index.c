@@ -62,7 +62,8 @@ static char *index_line(const struct sink_profile *r, const char *file)
 	if (!err)
 		err = set_label(labels, "service", r->service) || set_label(labels, "pid", pid) ||
 		      set_label(labels, "comm", r->comm) ||
-		      set_label(labels, "backend_type", r->backend_type);
+		      set_label(labels, "backend_type", r->backend_type) ||
+		      set_label(labels, "type", r->type ? r->type : "cpu");
 	if (!err)
 		err = json_object_set_new(o, "file", json_lossy_string(file)) ||
 		      json_object_set_new(o, "start_ns", json_integer(r->start_ns)) ||

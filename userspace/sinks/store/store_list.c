@@ -157,7 +157,7 @@ static int list_day(int dayfd, const char *service, int64_t day_s, void *ctx)
 			end = r->end_ns;
 			if (r->pid >= 0 && r->pid <= UINT32_MAX)
 				p = (uint32_t)r->pid;
-			for (j = 0; j < r->nlabels && nl < MAX_LABELS - 4; j++)
+			for (j = 0; j < r->nlabels && nl < MAX_LABELS - 5; j++)
 				l[nl++] = (struct lab){ r->labels[j].key, r->labels[j].value };
 		}
 		/* What the name tells, for labels the index does not have. */
@@ -174,6 +174,8 @@ static int list_day(int dayfd, const char *service, int64_t day_s, void *ctx)
 			l[nl++] = (struct lab){ "comm", f->nm.comm };
 		if (bt[0] && !lab_get(l, nl, "backend_type"))
 			l[nl++] = (struct lab){ "backend_type", bt };
+		if (!lab_get(l, nl, "type"))
+			l[nl++] = (struct lab){ "type", f->nm.offcpu ? "offcpu" : "cpu" };
 		if (!matches(q, start, end, p, l, nl))
 			continue;
 		err = keep(c, service, day_s, f->name, start, end, p, f->size, l, nl);

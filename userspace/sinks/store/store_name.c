@@ -75,7 +75,7 @@ int store_date_parse(const char *s, int64_t *day_s)
 }
 
 int store_name_format(char *buf, size_t len, int64_t start_s, const char *comm, uint32_t pid,
-		      const char *backend_type, unsigned suffix)
+		      const char *backend_type, bool offcpu, unsigned suffix)
 {
 	char c[STORE_COMPONENT_MAX + 1], bt[STORE_COMPONENT_MAX + 2], sfx[16] = "";
 	int64_t sec = start_s - store_day_of(start_s);
@@ -89,8 +89,9 @@ int store_name_format(char *buf, size_t len, int64_t start_s, const char *comm, 
 	}
 	if (suffix)
 		snprintf(sfx, sizeof(sfx), "-%u", suffix);
-	n = snprintf(buf, len, "%02d%02d%02d-%s-%u%s%s" STORE_EXT, (int)(sec / 3600),
-		     (int)(sec / 60 % 60), (int)(sec % 60), c, pid, bt, sfx);
+	n = snprintf(buf, len, "%02d%02d%02d-%s-%u%s%s%s" STORE_EXT, (int)(sec / 3600),
+		     (int)(sec / 60 % 60), (int)(sec % 60), c, pid, bt, sfx,
+		     offcpu ? STORE_OFFCPU : "");
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
@@ -121,13 +122,19 @@ static int parse_uint(const char *s, size_t n, uint64_t max, uint64_t *out)
 int store_name_parse(const char *name, int64_t day_s, struct store_name *out)
 {
 	size_t len = strlen(name), elen = strlen(STORE_EXT), ntok = 0, tl[6];
+	size_t olen = strlen(STORE_OFFCPU);
 	const char *tok[6], *p, *end;
+	bool offcpu = false;
 	uint64_t v;
 	int hh, mm, ss;
 
 	if (len <= elen || strcmp(name + len - elen, STORE_EXT))
 		return -EINVAL;
 	end = name + len - elen;
+	if ((size_t)(end - name) > olen && !strncmp(end - olen, STORE_OFFCPU, olen)) {
+		offcpu = true;
+		end -= olen;
+	}
 	for (p = name; ntok < 6;) {
 		const char *dash = memchr(p, '-', (size_t)(end - p));
 
@@ -150,6 +157,7 @@ int store_name_parse(const char *name, int64_t day_s, struct store_name *out)
 	if (hh > 23 || mm > 59 || ss > 59)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
+	out->offcpu = offcpu;
 	out->start_s = day_s + hh * 3600 + mm * 60 + ss;
 	memcpy(out->comm, tok[1], tl[1]);
 	if (parse_uint(tok[2], tl[2], UINT32_MAX, &v))
