@@ -248,3 +248,57 @@ Test(http, pprof_bad_query)
 	cr_expect_eq(r.status, 200);
 	httpc_free(&r);
 }
+
+/* Time away from the CPU, in both APIs: the same slot, parameters and
+ * formats as /profile/cpu, an off-CPU profile back. */
+Test(http, offcpu_profile_get_post_and_svg)
+{
+	static const char body[] = "{\"profiler\": {\"BccProfile\": null}, \"timeout_seconds\": 1, "
+				   "\"offcpu_ratio\": 50}";
+	struct gp_profile *p;
+	struct httpc_resp r;
+
+	http_env_burn();
+	http_get("/profile/offcpu?seconds=1", &r);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	p = http_read_back(&r);
+	cr_expect_eq(gp_type(p, "offcpu/nanoseconds"), 1, "samples/count, offcpu/nanoseconds");
+	cr_expect_not_null(gp_comment(p, "off-CPU, "), "the off-CPU comment");
+	gp_free(p);
+	httpc_free(&r);
+
+	http_get("/profile/offcpu?seconds=1&ratio=20&format=svg", &r);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect_str_eq(http_hdr(&r, "Content-Type"), "image/svg+xml");
+	cr_expect(strstr(r.body, "<svg") != NULL);
+	httpc_free(&r);
+
+	cr_assert_eq(httpc_request("POST", http_url("/profile/offcpu"), http_json_hdr, body,
+				   strlen(body), 30, &r),
+		     0, "POST: %s", r.error);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	p = http_read_back(&r);
+	cr_expect_eq(gp_type(p, "offcpu/nanoseconds"), 1);
+	gp_free(p);
+	httpc_free(&r);
+
+	/* bad input: a clear status and message */
+	http_get("/profile/offcpu?seconds=1&ratio=0", &r);
+	cr_expect_eq(r.status, 400);
+	cr_expect(strstr(r.body, "ratio") != NULL, "%s", r.body);
+	httpc_free(&r);
+	http_get("/profile/cpu?seconds=1&ratio=5", &r);
+	cr_expect_eq(r.status, 400);
+	cr_expect(strstr(r.body, "/profile/offcpu") != NULL, "%s", r.body);
+	httpc_free(&r);
+	cr_assert_eq(httpc_request("POST", http_url("/profile/offcpu"), http_json_hdr,
+				   "{\"profiler\": {\"Perf\": null}, \"offcpu_ratio\": 101}", 49,
+				   30, &r),
+		     0);
+	cr_expect_eq(r.status, 422, "%d %s", r.status, r.body);
+	cr_expect(strstr(r.body, "offcpu_ratio") != NULL, "%s", r.body);
+	httpc_free(&r);
+	http_get("/profile/offcpu", &r); /* the status, as for /profile/cpu */
+	cr_expect_eq(r.status, 204);
+	httpc_free(&r);
+}

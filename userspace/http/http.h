@@ -10,6 +10,8 @@
  *   GET    /profile/cpu   without query: status (200 in progress / 204 not)
  *   DELETE /profile/cpu   cancel the running ad hoc profile
  *   GET    /profile/cpu?seconds=&frequency=&format=pprof|svg&force=&pid=&comm=
+ *   POST|GET|DELETE /profile/offcpu  the same for time away from the CPU
+ *                         (body "offcpu_ratio": 1..100, query ratio=; default 100)
  *   GET    /debug/pprof/profile?seconds=N   (Go net/http/pprof, Grafana Alloy)
  *   GET    /metrics, /healthz
  *

@@ -60,6 +60,8 @@ struct adhoc_request {
 	char *group_by; /* group_by= label key, NULL if absent */
 	bool has_query_labels;
 	enum query_labels query_labels; /* query_labels=, if has_query_labels */
+	bool offcpu;			/* /profile/offcpu: time away from the CPU */
+	int offcpu_pct;			/* ... percent of switches taken, 0: 100 */
 };
 
 void adhoc_request_free(struct adhoc_request *r);

@@ -151,6 +151,9 @@ static int json_fields(const json_t *root, bool as_real, struct adhoc_request *r
 	if (!ret)
 		ret = json_int_field(root, "sampling_frequency", 1, 1000, 100, as_real,
 				     &r->frequency, msg, msglen);
+	if (!ret && r->offcpu)
+		ret = json_int_field(root, "offcpu_ratio", 1, 100, 100, as_real, &r->offcpu_pct,
+				     msg, msglen);
 	if (!ret)
 		ret = json_int_field(root, "timeout_seconds", 1, 60, 5, as_real, &r->seconds, msg,
 				     msglen);
@@ -204,8 +207,8 @@ int http_params_json(const char *body, size_t len, struct adhoc_request *r, char
 
 /* ---- query ---- */
 
-static const char *const known[] = { "seconds", "frequency", "format",	 "force",
-				     "pid",	"comm",	     "group_by", "query_labels" };
+static const char *const known[] = { "seconds", "frequency", "format",	     "force", "pid",
+				     "comm",	"group_by",  "query_labels", "ratio" };
 
 /* The value of key: NULL and *given false if absent; 400 when it is given
  * twice with different values. */
@@ -341,7 +344,7 @@ int http_params_query(const struct http_arg *args, size_t n, bool strict, struct
 			snprintf(
 				msg, msglen,
 				"unknown parameter '%s' (known: seconds, frequency, format, force, "
-				"pid, comm, group_by, query_labels)",
+				"pid, comm, group_by, query_labels, ratio)",
 				http_printable(args[i].key, strlen(args[i].key), shown,
 					       sizeof(shown)));
 			return 400;
@@ -354,6 +357,14 @@ int http_params_query(const struct http_arg *args, size_t n, bool strict, struct
 		ret = query_value(args, n, "frequency", &given, &v, msg, msglen);
 	if (!ret && given)
 		ret = query_int("frequency", v, 1, 1000, &r->frequency, msg, msglen);
+	if (!ret)
+		ret = query_value(args, n, "ratio", &given, &v, msg, msglen);
+	if (!ret && given && !r->offcpu) {
+		snprintf(msg, msglen, "ratio is a parameter of /profile/offcpu");
+		return 400;
+	}
+	if (!ret && given)
+		ret = query_int("ratio", v, 1, 100, &r->offcpu_pct, msg, msglen);
 	if (!ret)
 		ret = query_value(args, n, "format", &given, &v, msg, msglen);
 	if (ret)

@@ -7,6 +7,8 @@
  * Routes and methods:
  *   /profile/cpu          GET, POST, DELETE   (compute API; GET with a
  *                                              query: pprof-endpoint API)
+ *   /profile/offcpu       GET, POST, DELETE   (the same for time away from
+ *                                              the CPU; one slot for both)
  *   /debug/pprof/profile  GET                 (Go net/http/pprof, Alloy)
  *   /metrics, /healthz    GET, HEAD
  * Anything else is 404, another method 405 with Allow.
@@ -30,6 +32,7 @@
 
 enum route_id {
 	ROUTE_PROFILE_CPU,
+	ROUTE_PROFILE_OFFCPU,
 	ROUTE_DEBUG_PPROF,
 	ROUTE_METRICS,
 	ROUTE_HEALTHZ,
@@ -45,6 +48,7 @@ struct route {
 
 static const struct route routes[] = {
 	{ "/profile/cpu", ROUTE_PROFILE_CPU, "GET, POST, DELETE", STYLE_STRING, true },
+	{ "/profile/offcpu", ROUTE_PROFILE_OFFCPU, "GET, POST, DELETE", STYLE_STRING, true },
 	{ "/debug/pprof/profile", ROUTE_DEBUG_PPROF, "GET", STYLE_MSG, true },
 	{ "/metrics", ROUTE_METRICS, "GET, HEAD", STYLE_MSG, false },
 	{ "/healthz", ROUTE_HEALTHZ, "GET, HEAD", STYLE_MSG, false },
@@ -93,7 +97,7 @@ static enum MHD_Result cancel_delete(struct http_server *s, struct http_req *rq,
 		return http_send_msg(s, rq, c, 412, STYLE_STRING,
 				     "Profiling is not in progress, there is nothing to stop.");
 	}
-	log_info("http: DELETE /profile/cpu: stopping the running ad hoc profile");
+	log_info("http: DELETE: stopping the running ad hoc profile");
 	return http_send_msg(s, rq, c, 200, STYLE_STRING, "Profiling stopped successfully.");
 }
 
@@ -114,11 +118,12 @@ static bool is_json(const char *ctype)
 }
 
 static enum MHD_Result profile_post(struct http_server *s, struct http_req *rq,
-				    struct MHD_Connection *c)
+				    struct MHD_Connection *c, bool offcpu)
 {
 	const char *ctype =
 		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-	struct adhoc_request r = { .what = "POST /profile/cpu" };
+	struct adhoc_request r = { .what = offcpu ? "POST /profile/offcpu" : "POST /profile/cpu",
+				   .offcpu = offcpu };
 	char msg[HTTP_MSG_LEN], shown[80];
 	enum MHD_Result mr;
 	int status;
@@ -132,7 +137,7 @@ static enum MHD_Result profile_post(struct http_server *s, struct http_req *rq,
 	}
 	status = http_params_json(rq->body ? rq->body : "", rq->len, &r, msg, sizeof(msg));
 	if (status) {
-		log_debug("http: POST /profile/cpu: %d %s", status, msg);
+		log_debug("http: %s: %d %s", r.what, status, msg);
 		return http_send_msg(s, rq, c, (unsigned)status, STYLE_STRING, "%s", msg);
 	}
 	mr = http_profile_serve(s, rq, c, &r);
@@ -166,11 +171,13 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 
 static enum MHD_Result profile_query(struct http_server *s, struct http_req *rq,
 				     struct MHD_Connection *c, const char *what, int seconds,
-				     bool strict)
+				     bool strict, bool offcpu)
 {
-	struct adhoc_request r = {
-		.what = what, .frequency = 99, .seconds = seconds, .format = RENDER_PPROF_GZIP
-	};
+	struct adhoc_request r = { .what = what,
+				   .frequency = 99,
+				   .seconds = seconds,
+				   .format = RENDER_PPROF_GZIP,
+				   .offcpu = offcpu };
 	struct args a = { .n = 0 };
 	char msg[HTTP_MSG_LEN];
 	enum MHD_Result mr;
@@ -217,7 +224,7 @@ static enum MHD_Result dispatch(struct http_server *s, struct http_req *rq,
 {
 	if (!rt)
 		return http_send_msg(s, rq, c, 404, STYLE_MSG,
-				     "Not Found: the API serves /profile/cpu, "
+				     "Not Found: the API serves /profile/cpu, /profile/offcpu, "
 				     "/debug/pprof/profile, /metrics and /healthz");
 	if (!method_allowed(rt, method)) {
 		const char *hdrs[] = { MHD_HTTP_HEADER_ALLOW, rt->allow, NULL };
@@ -227,16 +234,22 @@ static enum MHD_Result dispatch(struct http_server *s, struct http_req *rq,
 	}
 	switch (rt->id) {
 	case ROUTE_PROFILE_CPU:
+	case ROUTE_PROFILE_OFFCPU: {
+		bool offcpu = rt->id == ROUTE_PROFILE_OFFCPU;
+
 		if (!strcmp(method, "POST"))
-			return profile_post(s, rq, c);
+			return profile_post(s, rq, c, offcpu);
 		if (!strcmp(method, "DELETE"))
 			return cancel_delete(s, rq, c);
 		if (MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, NULL, NULL) > 0)
-			return profile_query(s, rq, c, "GET /profile/cpu", 5, true);
+			return profile_query(s, rq, c,
+					     offcpu ? "GET /profile/offcpu" : "GET /profile/cpu", 5,
+					     true, offcpu);
 		return status_get(s, rq, c);
+	}
 	case ROUTE_DEBUG_PPROF:
 		return profile_query(s, rq, c, "GET /debug/pprof/profile", HTTP_DEBUG_PPROF_SECONDS,
-				     false);
+				     false, false);
 	case ROUTE_METRICS:
 		return metrics_get(s, rq, c);
 	case ROUTE_HEALTHZ:
