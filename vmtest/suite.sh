@@ -49,8 +49,10 @@ export BUILD
 #    -O2 leaves without frame pointers, 1500 frames deep, through a signal
 #    frame, through a PLT call into a library without frame pointers.
 #  - offcpu/*: off-CPU time at sched_switch (raw tracepoint), user stacks
-#    unwound under bpf_loop() where the kernel has it, by frame pointers
-#    where it does not (5.10): a 3:1 split of time away from the CPU.
+#    unwound under bpf_loop() where the kernel has it, by tail calls where
+#    it does not (5.10): a 3:1 split of time away from the CPU; and
+#    PostgreSQL's wait events read from the backends at each switch: a row
+#    lock wait (Lock/transactionid under the UPDATE) and an idle client.
 # Left out: agent/sighup_reloads_without_losing_samples asserts that the
 # profiles account for the workload's CPU time across a reload; under TCG
 # the reload (a new load, verification and attach, ~10-30x slower) leaves a
@@ -77,6 +79,7 @@ test_stacks:stacks/recursion_1500_frames_deep
 test_stacks:stacks/signal_handler_over_its_interrupted_code
 test_stacks:stacks/plt_call_into_a_library_without_frame_pointers
 test_offcpu:offcpu/time_away_splits_3_to_1_under_complete_stacks
+test_offcpu:offcpu/postgres_lock_wait_and_idle_client
 "
 
 features=$("$BUILD/ebprof" record -a -d 1 -v --format folded -o - 2>&1 >/dev/null |

@@ -47,8 +47,9 @@ const struct key_def config_keys[] = {
 	  .help = "cpu (sampled stacks) and/or offcpu (time\n"
 		  "away from the CPU with PostgreSQL wait\n"
 		  "events): a profile of each per process and\n"
-		  "interval. offcpu costs ~3% of a core under\n"
-		  "20 000 switches/s (bench/offcpu-cost.sh)" },
+		  "interval. offcpu costs ~14% of a core under\n"
+		  "20 000 switches/s, ~3% at offcpu-ratio 5\n"
+		  "(bench/offcpu-cost.sh)" },
 	{ .name = "offcpu-min",
 	  .type = T_INT,
 	  .off = F(offcpu_min_us),
@@ -64,10 +65,10 @@ const struct key_def config_keys[] = {
 	  .min = 1,
 	  .max = 100,
 	  .arg = "PCT",
-	  .def = "5",
+	  .def = "100",
 	  .help = "offcpu: percent of switches taken, 1..100\n"
-		  "(times scaled back); stacks of every switch\n"
-		  "cost ~7 us each" },
+		  "(times scaled back: threads that wait seldom\n"
+		  "get noisy totals); stacks cost ~7 us a switch" },
 	{ .name = "interval",
 	  .type = T_INT,
 	  .off = F(interval),
