@@ -9,6 +9,7 @@
  * burner; and profefe must receive the off-CPU profiles as type "block".
  */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +17,15 @@
 
 #include "agent_env.h"
 #include "collector.h"
+#include "formats/pprof.h"
 #include "gopprof.h"
+#include "httpc.h"
+#include "profile/profile.h"
 #include "record_env.h"
+#include "serve_env.h"
 #include "testlib.h"
+
+#define ALL_TIME "from=2000-01-01T00:00:00&to=2100-01-01T00:00:00"
 
 Test(offcpu_agent, a_profile_of_each_type_per_process, .timeout = 240)
 {
@@ -126,4 +133,90 @@ Test(offcpu_agent, a_profile_of_each_type_per_process, .timeout = 240)
 	cr_expect_eq(block, (size_t)offcpu_files, "profefe got %zu block profiles", block);
 	cr_expect_eq(cpu_pushes, (size_t)cpu_files, "profefe got %zu cpu profiles", cpu_pushes);
 	collector_free(coll);
+}
+
+/* An off-CPU profile as the agent writes it: 1 s in a row lock under
+ * lock_wait_leaf, 3 s of a backend idle for its client under
+ * client_read_leaf; gzip pprof into *buf. */
+static void offcpu_pprof(uint8_t **buf, size_t *len)
+{
+	static const struct {
+		const char *leaf, *state, *type, *event;
+		int64_t ns;
+	} w[2] = { { "lock_wait_leaf", "sleeping", "Lock", "transactionid", 1000000000 },
+		   { "client_read_leaf", "idle", "Client", "ClientRead", 3000000000 } };
+	struct profile *p = profile_new();
+	struct pf_mapping m = { .start = 0x555555554000, .limit = 0x555555a00000 };
+	int64_t mid;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(profile_add_sample_type(p, "samples", "count") ||
+			     profile_add_sample_type(p, "offcpu", "nanoseconds") ||
+			     profile_set_period(p, "offcpu", "nanoseconds", 1),
+		     0);
+	p->time_nanos = rec_now() * 1e9;
+	p->duration_nanos = 10000000000LL;
+	m.filename = profile_str(p, "/usr/lib/postgresql/15/bin/postgres");
+	m.has_functions = true;
+	mid = profile_add_mapping(p, &m);
+	cr_assert_geq(mid, 0);
+	for (int i = 0; i < 2; i++) {
+		struct pf_line ln = { .line = 1 };
+		struct pf_label lab[4];
+		int64_t v[2] = { 1, w[i].ns }, loc;
+		uint64_t st[1];
+
+		ln.function_id = (uint64_t)profile_add_function(p, w[i].leaf, w[i].leaf, "x.c", 1);
+		loc = profile_add_location(p, (uint64_t)mid, 0x555555600000 + 16 * (uint64_t)i, &ln,
+					   1);
+		cr_assert_geq(loc, 0);
+		st[0] = (uint64_t)loc;
+		lab[0] = profile_label_num(p, "pid", 4242, NULL);
+		lab[1] = profile_label_str(p, "state", w[i].state);
+		lab[2] = profile_label_str(p, "wait_event_type", w[i].type);
+		lab[3] = profile_label_str(p, "wait_event", w[i].event);
+		cr_assert_eq(profile_add_sample(p, st, 1, v, lab, 4), 0);
+	}
+	cr_assert_eq(pprof_encode(p, true, buf, len), 0);
+	profile_free(p);
+}
+
+/* The UI's data leaves backends idle for their client out of an off-CPU
+ * view unless asked (idle=1), and says so. */
+Test(offcpu_agent, serve_hides_idle_client_waits_unless_asked, .timeout = 120)
+{
+	char *dir = tl_tmpdir("offcpu-serve"), base[128], url[512];
+	const char *hdr[] = { "Content-Type: application/octet-stream", NULL };
+	struct httpc_resp r;
+	struct tl_proc srv;
+	struct tl_log log;
+	uint8_t *pb;
+	size_t len;
+
+	offcpu_pprof(&pb, &len);
+	serve_env_start(&srv, &log, dir, NULL, base, sizeof(base));
+	snprintf(url, sizeof(url), "%s/api/0/profiles?service=db&type=block", base);
+	cr_assert_eq(httpc_request("POST", url, hdr, pb, len, 30, &r), 0, "%s", r.error);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	httpc_free(&r);
+	free(pb);
+
+	snprintf(url, sizeof(url), "%s/api/ui/data?service=db&type=block&" ALL_TIME, base);
+	cr_assert_eq(httpc_request("GET", url, NULL, NULL, 0, 30, &r), 0, "%s", r.error);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect(strstr(r.body, "lock_wait_leaf") != NULL, "%.400s", r.body);
+	/* the names table keeps every function; the tree holds the time */
+	cr_expect(strstr(r.body, "\"total\":1000000000,") != NULL, "idle shown: %.600s", r.body);
+	cr_expect(strstr(r.body, "\"idle_hidden\": true") || strstr(r.body, "\"idle_hidden\":true"),
+		  "%.400s", r.body);
+	httpc_free(&r);
+
+	snprintf(url, sizeof(url), "%s/api/ui/data?service=db&type=block&idle=1&" ALL_TIME, base);
+	cr_assert_eq(httpc_request("GET", url, NULL, NULL, 0, 30, &r), 0, "%s", r.error);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect(strstr(r.body, "lock_wait_leaf") != NULL, "%.400s", r.body);
+	cr_expect(strstr(r.body, "\"total\":4000000000,") != NULL, "idle=1: %.600s", r.body);
+	httpc_free(&r);
+	cr_expect_eq(tl_finish_logged(&srv, &log, SIGTERM, 10), 0);
+	tl_log_free(&log);
 }

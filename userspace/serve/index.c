@@ -76,6 +76,9 @@ static int add_entry(struct collector *co, const struct store_entry *e, const ch
 			labels[n++].value = (char *)e->labels[i].value;
 		}
 	row.service = (char *)(service && *service ? service : "default");
+	/* the agent's off-CPU files: profefe's name for them, as pushed */
+	if (type && !strcmp(type, "offcpu"))
+		type = "block";
 	row.type = (char *)(type && *type ? type : "cpu");
 	row.created_ns = e->start_ns;
 	row.path = (char *)rel;

@@ -24,17 +24,29 @@
 #define UI_MERGE_MAX 100000
 #define UI_MAX_BUCKETS 2000
 
-/* Sample label filters (filter=k=v,k=v): all must match. */
+/* Sample label filters (filter=k=v,k=v): all must match; and off-CPU
+ * time of backends idle for their client (state=idle) is left out unless
+ * idle=1, so it does not drown real waits. */
 struct filter {
 	const struct catalog_label *labels;
 	size_t n;
+	bool drop_idle;
+	bool dropped; /* an idle sample was left out */
 };
 
 static bool keep_sample(const struct profile *p, const struct pf_sample *s, void *ctx)
 {
-	const struct filter *f = ctx;
+	struct filter *f = ctx;
 	char buf[32];
 
+	if (f->drop_idle) {
+		const char *st = profile_sample_label(p, s, "state", buf, sizeof(buf));
+
+		if (st && !strcmp(st, "idle")) {
+			f->dropped = true;
+			return false;
+		}
+	}
 	for (size_t i = 0; i < f->n; i++) {
 		const char *v = profile_sample_label(p, s, f->labels[i].key, buf, sizeof(buf));
 
@@ -185,7 +197,8 @@ static int merge_range(struct collector *co, const struct catalog_query *q, stru
 	pthread_mutex_unlock(&co->lock);
 	if (!ret)
 		ret = serve_merge(co, rows, n,
-				  &(struct profile_merge_filter){ f->n ? keep_sample : NULL, f },
+				  &(struct profile_merge_filter){
+					  f->n || f->drop_idle ? keep_sample : NULL, f },
 				  NULL, NULL, &acc);
 	catalog_rows_free(rows, n);
 	if (ret)
@@ -260,7 +273,8 @@ enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c)
 	char buf[4096], fbuf[4096];
 	const char *group = serve_arg(c, "group"), *nb = serve_arg(c, "buckets");
 	const char *bf = serve_arg(c, "base_from"), *bt = serve_arg(c, "base_to");
-	struct filter f = { flabels, 0 };
+	const char *idle = serve_arg(c, "idle");
+	struct filter f = { flabels, 0, !idle || strcmp(idle, "1"), false };
 	enum MHD_Result answer = MHD_NO;
 	struct catalog_query q, base;
 	int64_t from, to;
@@ -299,6 +313,7 @@ enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c)
 	ret = merge_range(co, &q, &f, group, body, "");
 	if (!ret && bf)
 		ret = merge_range(co, &base, &f, group, body, "base_");
+	json_object_set_new(body, "idle_hidden", json_boolean(f.dropped));
 	if (ret) {
 		json_decref(body);
 		return serve_error(c, 500, "cannot merge: %s", strerror(-ret));

@@ -11,7 +11,7 @@
 	const TYPES = ['cpu', 'heap', 'block', 'mutex', 'goroutine', 'threadcreate', 'trace', 'other'];
 	const RANGES = { '5m': 300, '15m': 900, '1h': 3600, '6h': 21600, '24h': 86400, '7d': 604800 };
 	const KEYS = ['service', 'type', 'range', 'from', 'to', 'labels', 'filter', 'group', 'mode',
-		'base_from', 'base_to', 'search'];
+		'base_from', 'base_to', 'search', 'idle'];
 	let state = {}, data = null, unit = '', timer = null, seq = 0;
 	const flame = new Flame.View($('flame'), $('tooltip'), (v) => fmt(v));
 
@@ -152,7 +152,7 @@
 			flame.set(null, null);
 			return;
 		}
-		const extra = { filter: state.filter, group: state.group, buckets: '120' };
+		const extra = { filter: state.filter, group: state.group, buckets: '120', idle: state.idle };
 		if (state.mode === 'diff') {
 			extra.base_from = state.base_from;
 			extra.base_to = state.base_to;
@@ -172,7 +172,8 @@
 		render();
 		const n = body.profiles, note = body.truncated ? ' (the newest only: narrow the range)' : '';
 		const vs = state.mode === 'diff' ? ` against ${body.base_profiles} in the baseline` : '';
-		status(`${n} profile${n === 1 ? '' : 's'} merged${vs}${note}`, 'ready');
+		const idle = body.idle_hidden ? '; idle backends waiting for their client hidden' : '';
+		status(`${n} profile${n === 1 ? '' : 's'} merged${vs}${note}${idle}`, 'ready');
 	}
 
 	function render() {
@@ -462,6 +463,11 @@
 			$(id).addEventListener('keydown', (e) => { if (e.key === 'Enter') $('apply').click(); });
 		$('service').addEventListener('change', () => { state.service = $('service').value; go(true); });
 		$('type').addEventListener('change', () => { state.type = $('type').value; go(true); });
+		$('idle').checked = state.idle === '1';
+		$('idle').addEventListener('change', () => {
+			state.idle = $('idle').checked ? '1' : '';
+			go(true);
+		});
 		$('range').addEventListener('change', () => {
 			state.range = $('range').value;
 			if (!state.range)
