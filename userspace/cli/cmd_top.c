@@ -292,11 +292,13 @@ static void draw(struct top *t)
 	else
 		printf("ebprof top %s: %.2f CPU s in %lds at %ld Hz on %d CPUs, %zu statements\n",
 		       when, t->total_ns / 1e9, t->o.delay, t->o.frequency, t->ncpus, t->nrows);
-	/* the detail view: its functions, and its waits in what is left
-	 * beside one row */
+	/* the detail view: its functions, and its waits (as many as fit
+	 * beside one row) */
 	row_lines = t->o.waits ? 3 : 2;
 	nfuncs = t->o.waits ? DETAIL_FUNCS_WITH_WAITS : TOP_MAX_FUNCS;
 	nwaits = lines - 3 - row_lines - (nfuncs + 2) - 3;
+	if (t->sel < t->nrows && (size_t)nwaits > t->rows[t->sel].nwaits)
+		nwaits = (int)t->rows[t->sel].nwaits; /* no more than it has */
 	if (nwaits < DETAIL_MIN_WAITS)
 		nwaits = DETAIL_MIN_WAITS;
 	detail_lines = !t->details ? 0 : nfuncs + 2 + (t->o.waits ? nwaits + 3 : 0);
