@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * `ebprof top`: CPU by SQL statement, live (like perf top and pg_top): a
- * session with a profile per process per refresh interval, summed by
- * top_table.c, drawn in an 80-column terminal; a key selects a statement
- * and shows its hottest functions. --once prints one plain snapshot.
+ * `ebprof top`: CPU and waits by SQL statement, live (like perf top and
+ * pg_top): a session with a CPU and an off-CPU profile per process per
+ * refresh interval, summed by top_table.c, drawn in an 80-column
+ * terminal, each statement with a line of its time on the CPU against
+ * its wait events; a key selects a statement and shows its hottest
+ * functions and all its waits. --once prints one plain snapshot.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,8 +29,8 @@
 #include "util/version.h"
 
 struct top_opts {
-	long frequency, delay, rows;
-	bool once;
+	long frequency, delay, rows, offcpu_pct;
+	bool once, waits, idle;
 	uint32_t *pids;
 	size_t npids;
 	char **comms;
@@ -42,7 +44,7 @@ struct top {
 	struct top_table *shown; /* the last interval's, rows point into it */
 	const struct top_row *rows;
 	size_t nrows;
-	int64_t total_ns;
+	int64_t total_ns, wait_ns;
 	size_t sel;
 	bool details, tty, drawn;
 	int ncpus;
@@ -59,13 +61,22 @@ static void on_signal(int sig)
 void cmd_top_usage(void)
 {
 	printf("Usage: ebprof top [OPTIONS]\n"
-	       "CPU by SQL statement, refreshed every 2 s: each normalized statement with\n"
-	       "its share of the CPU, backends, database, user and query id. j/k or the\n"
-	       "arrows select a statement, Enter shows its hottest functions, q quits.\n"
+	       "CPU and waits by SQL statement, refreshed every 2 s: each normalized\n"
+	       "statement with its share of the CPU, backends, database, user and query id,\n"
+	       "and its time (CPU + off-CPU, summed over backends) split into CPU and its\n"
+	       "top wait events (Lock:transactionid, IO:DataFileRead, ..., or the state:\n"
+	       "sleeping, disk, runnable), most time first. j/k or the arrows select a\n"
+	       "statement, Enter shows its hottest functions and all its waits, q quits.\n"
 	       "\n"
 	       "Options:\n"
 	       "  -d, --delay SECS       refresh interval, 1..60 (default 2)\n"
 	       "  -F, --frequency HZ     samples per second per CPU, 1..1000 (default 99)\n"
+	       "      --no-waits         CPU only: no off-CPU sampling, no wait column\n"
+	       "      --offcpu-ratio PCT percent of switches taken, 1..100 (times scaled\n"
+	       "                         back; default 100)\n"
+	       "      --idle             count idle waits too: backends waiting for their\n"
+	       "                         client (Client:ClientRead (idle)), background\n"
+	       "                         processes in their main loop (Activity:*)\n"
 	       "  -p, --pid PID[,PID]    these processes (default: every postgres process)\n"
 	       "      --comm NAME[,NAME] processes by these names instead\n"
 	       "  -n, --rows N           statements shown, 1..100 (default: what fits)\n"
@@ -77,7 +88,7 @@ void cmd_top_usage(void)
 
 static int parse_args(int argc, char **argv, struct top_opts *o)
 {
-	enum { OPT_COMM = 256, OPT_ONCE };
+	enum { OPT_COMM = 256, OPT_ONCE, OPT_NO_WAITS, OPT_OFFCPU_RATIO, OPT_IDLE };
 	static const struct option longopts[] = {
 		{ "delay", required_argument, NULL, 'd' },
 		{ "frequency", required_argument, NULL, 'F' },
@@ -85,6 +96,9 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "rows", required_argument, NULL, 'n' },
 		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "no-waits", no_argument, NULL, OPT_NO_WAITS },
+		{ "offcpu-ratio", required_argument, NULL, OPT_OFFCPU_RATIO },
+		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -93,6 +107,8 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 
 	o->frequency = 99;
 	o->delay = 2;
+	o->offcpu_pct = 100; /* at 5%, one 3.5 s wait is mostly missed */
+	o->waits = true;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":d:F:p:n:h", longopts, NULL)) != -1) {
@@ -123,6 +139,17 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 			break;
 		case OPT_ONCE:
 			o->once = true;
+			break;
+		case OPT_NO_WAITS:
+			o->waits = false;
+			break;
+		case OPT_OFFCPU_RATIO:
+			if (args_parse_int(optarg, "offcpu-ratio", 1, 100, &o->offcpu_pct, err,
+					   sizeof(err)))
+				goto bad;
+			break;
+		case OPT_IDLE:
+			o->idle = true;
 			break;
 		default:
 			return cli_option_end(c, argv, "top", cmd_top_usage);
@@ -169,9 +196,32 @@ static void put_cut(const char *s, int width)
 	fputs(s, stdout);
 }
 
+#define DETAIL_FUNCS_WITH_WAITS 5 /* functions the detail view lists beside waits */
+#define DETAIL_MIN_WAITS 5	  /* waits it lists at least (more if they fit) */
+
 static double pct(int64_t part, int64_t whole)
 {
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* "wall 3.52s  cpu 2%  Lock:transactionid 97%  ...": the statement's time,
+ * CPU and the top waits' shares of it. */
+static void put_wait_line(const struct top_row *r, int cols)
+{
+	int64_t wall = r->cpu_ns + r->wait_ns;
+	char line[512];
+	size_t n;
+
+	n = (size_t)snprintf(line, sizeof(line), "wall %.2fs  cpu %.0f%%", wall / 1e9,
+			     pct(r->cpu_ns, wall));
+	for (size_t i = 0; i < r->nwaits && i < TOP_ROW_WAITS && n < sizeof(line); i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "  %s %.0f%%", r->waits[i].name,
+				      pct(r->waits[i].ns, wall));
+	if (r->nwaits > TOP_ROW_WAITS && n < sizeof(line))
+		snprintf(line + n, sizeof(line) - n, "  +%zu", r->nwaits - TOP_ROW_WAITS);
+	fputs("          ", stdout);
+	put_cut(line, cols - 10);
+	putchar('\n');
 }
 
 static void put_row(const struct top *t, const struct top_row *r, bool selected, int cols)
@@ -187,6 +237,8 @@ static void put_row(const struct top *t, const struct top_row *r, bool selected,
 	printf("%s\n          ", selected && t->tty ? "\033[0m" : "");
 	put_cut(r->query, cols - 10);
 	putchar('\n');
+	if (t->o.waits)
+		put_wait_line(r, cols);
 }
 
 static void put_funcs(const struct top_row *r, int cols, size_t max)
@@ -200,10 +252,27 @@ static void put_funcs(const struct top_row *r, int cols, size_t max)
 	}
 }
 
+/* Every wait of the statement (the detail view). */
+static void put_waits(const struct top_row *r, int cols, size_t max)
+{
+	int64_t wall = r->cpu_ns + r->wait_ns;
+
+	printf("  %6s %8s  time of the statement (%.2f s)\n", "share", "secs", wall / 1e9);
+	printf("  %5.1f%% %8.3f  cpu\n", pct(r->cpu_ns, wall), r->cpu_ns / 1e9);
+	for (size_t i = 0; i < r->nwaits && i < max; i++) {
+		printf("  %5.1f%% %8.3f  ", pct(r->waits[i].ns, wall), r->waits[i].ns / 1e9);
+		put_cut(r->waits[i].name, cols - 19);
+		putchar('\n');
+	}
+	if (r->nwaits > max)
+		printf("  (%zu more)\n", r->nwaits - max);
+}
+
 static void draw(struct top *t)
 {
 	int cols, lines;
 	size_t fit, shown = 0;
+	int detail_lines, row_lines, nfuncs, nwaits, avail;
 	char when[32];
 	time_t now = time(NULL);
 
@@ -215,10 +284,27 @@ static void draw(struct top *t)
 		fputs("\033[H\033[2J", stdout);
 	else if (t->drawn)
 		putchar('\n');
-	printf("ebprof top %s: %.2f CPU s in %lds at %ld Hz on %d CPUs, %zu statements\n", when,
-	       t->total_ns / 1e9, t->o.delay, t->o.frequency, t->ncpus, t->nrows);
+	if (t->o.waits)
+		printf("ebprof top %s %lds: CPU %.2fs, waits %.2fs, %ld Hz, %d CPUs, %zu "
+		       "statements\n",
+		       when, t->o.delay, t->total_ns / 1e9, t->wait_ns / 1e9, t->o.frequency,
+		       t->ncpus, t->nrows);
+	else
+		printf("ebprof top %s: %.2f CPU s in %lds at %ld Hz on %d CPUs, %zu statements\n",
+		       when, t->total_ns / 1e9, t->o.delay, t->o.frequency, t->ncpus, t->nrows);
+	/* the detail view: its functions, and its waits (as many as fit
+	 * beside one row) */
+	row_lines = t->o.waits ? 3 : 2;
+	nfuncs = t->o.waits ? DETAIL_FUNCS_WITH_WAITS : TOP_MAX_FUNCS;
+	nwaits = lines - 3 - row_lines - (nfuncs + 2) - 3;
+	if (t->sel < t->nrows && (size_t)nwaits > t->rows[t->sel].nwaits)
+		nwaits = (int)t->rows[t->sel].nwaits; /* no more than it has */
+	if (nwaits < DETAIL_MIN_WAITS)
+		nwaits = DETAIL_MIN_WAITS;
+	detail_lines = !t->details ? 0 : nfuncs + 2 + (t->o.waits ? nwaits + 3 : 0);
+	avail = lines - 3 - detail_lines;
 	fit = t->o.rows ? (size_t)t->o.rows
-			: (size_t)(lines - 3 - (t->details ? TOP_MAX_FUNCS + 2 : 0)) / 2;
+			: (size_t)(avail > row_lines ? avail : row_lines) / (size_t)row_lines;
 	if (!t->tty && !t->o.rows)
 		fit = 20;
 	if (t->sel >= t->nrows)
@@ -226,15 +312,21 @@ static void draw(struct top *t)
 	for (size_t i = t->sel >= fit ? t->sel - fit + 1 : 0; i < t->nrows && shown < fit;
 	     i++, shown++) {
 		put_row(t, &t->rows[i], t->tty && i == t->sel, cols);
-		if (!t->tty)
+		if (!t->tty) {
 			put_funcs(&t->rows[i], cols, 5);
+			if (t->o.waits)
+				put_waits(&t->rows[i], cols, 10);
+		}
 	}
 	if (t->tty && t->details && t->nrows) {
 		putchar('\n');
-		put_funcs(&t->rows[t->sel], cols, TOP_MAX_FUNCS);
+		put_funcs(&t->rows[t->sel], cols, (size_t)nfuncs);
+		if (t->o.waits)
+			put_waits(&t->rows[t->sel], cols, (size_t)nwaits);
 	}
 	if (!t->nrows)
-		puts("  (no samples: the targets used no CPU)");
+		puts(t->o.waits ? "  (no samples: the targets neither ran nor waited)"
+				: "  (no samples: the targets used no CPU)");
 	fflush(stdout);
 	t->drawn = true;
 }
@@ -250,6 +342,7 @@ static void on_interval(const struct session_interval *iv, void *ctx)
 	t->table = t->shown;
 	t->shown = done;
 	top_table_reset(t->table);
+	t->wait_ns = top_table_wait_ns(t->shown);
 	if (top_table_rows(t->shown, &t->rows, &t->nrows, &t->total_ns)) {
 		log_error("out of memory");
 		t->nrows = 0;
@@ -288,6 +381,8 @@ static void session_options(struct top *t, struct sink **sink, struct session_op
 {
 	memset(so, 0, sizeof(*so));
 	so->frequency = (int)t->o.frequency;
+	so->types = SAMPLER_TYPE_CPU | (t->o.waits ? SAMPLER_TYPE_OFFCPU : 0);
+	so->offcpu_pct = (uint32_t)t->o.offcpu_pct;
 	so->kernel = so->user = so->inherit = true;
 	so->pids = t->o.pids;
 	so->npids = t->o.npids;
@@ -324,12 +419,20 @@ int cmd_top(int argc, char **argv)
 		log_error("out of memory");
 		goto out;
 	}
+	top_table_include_idle(t.table, t.o.idle);
+	top_table_include_idle(t.shown, t.o.idle);
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	session_options(&t, &sink, &so);
 	ret = session_open(&so, &s, err, sizeof(err));
+	if (ret && ret != -ESRCH && t.o.waits) {
+		log_warn("no off-CPU sampling here (%s): CPU only, as with --no-waits", err);
+		t.o.waits = false;
+		session_options(&t, &sink, &so);
+		ret = session_open(&so, &s, err, sizeof(err));
+	}
 	if (ret) {
 		log_error("%s", err);
 		rc = ret == -ESRCH ? EXIT_USAGE : EXIT_RUNTIME;
@@ -344,6 +447,9 @@ int cmd_top(int argc, char **argv)
 		raw_mode = !tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 		fputs("\033[?25l", stdout); /* no cursor */
 	}
+	if (t.o.once)
+		fprintf(stderr, "ebprof top: sampling %ld s%s\n", t.o.delay,
+			t.o.waits ? ", CPU and waits" : "");
 	ro.duration_s = t.o.once ? (double)t.o.delay : 0;
 	ro.stop = &stop_requested;
 	ro.on_interval = on_interval;

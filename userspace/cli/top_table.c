@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * CPU by statement (top_table.h): statements by text; per statement its
- * pids, the one database, user and query id (or "(several)") and its
- * functions by name.
+ * CPU and waits by statement (top_table.h): statements by text; per
+ * statement its pids, the one database, user and query id (or
+ * "(several)"), its functions by name and its off-CPU time by wait.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,20 +22,28 @@ struct fn_acc {
 	uint64_t seen; /* sample serial: counted once per stack in total */
 };
 
+struct wait_acc {
+	char *name; /* key */
+	int64_t ns;
+};
+
 struct stmt {
 	char *query; /* key */
 	char *query_id, *database, *user;
-	int64_t cpu_ns;
+	int64_t cpu_ns, wait_ns;
 	struct hashmap *pids;  /* u64 */
 	struct hashmap *funcs; /* name -> fn_acc */
+	struct hashmap *waits; /* name -> wait_acc */
 };
 
 struct top_table {
 	struct hashmap *stmts; /* query -> stmt */
-	int64_t total_ns;
+	int64_t total_ns, wait_ns;
 	uint64_t serial;
+	bool idle;
 	struct top_row *rows;
 	size_t nrows;
+	struct top_wait *waits; /* the rows' */
 };
 
 int top_table_new(struct top_table **out)
@@ -59,6 +68,11 @@ static void stmt_free(struct stmt *s)
 		free(v);
 	}
 	hm_free(s->funcs);
+	for (size_t it = 0; s->waits && hm_next(s->waits, &it, &k, &v);) {
+		free(((struct wait_acc *)v)->name);
+		free(v);
+	}
+	hm_free(s->waits);
 	hm_free(s->pids);
 	free(s->query);
 	free(s->query_id);
@@ -76,9 +90,22 @@ void top_table_reset(struct top_table *t)
 		stmt_free(v);
 	hm_clear(t->stmts);
 	free(t->rows);
+	free(t->waits);
 	t->rows = NULL;
+	t->waits = NULL;
 	t->nrows = 0;
 	t->total_ns = 0;
+	t->wait_ns = 0;
+}
+
+void top_table_include_idle(struct top_table *t, bool on)
+{
+	t->idle = on;
+}
+
+int64_t top_table_wait_ns(const struct top_table *t)
+{
+	return t->wait_ns;
 }
 
 void top_table_free(struct top_table *t)
@@ -116,7 +143,9 @@ static struct stmt *stmt_of(struct top_table *t, const char *query)
 	s->query = strdup(query);
 	s->pids = hm_new_u64();
 	s->funcs = hm_new(hm_hash_str, hm_equal_str);
-	if (!s->query || !s->pids || !s->funcs || hm_set(t->stmts, s->query, s, NULL)) {
+	s->waits = hm_new(hm_hash_str, hm_equal_str);
+	if (!s->query || !s->pids || !s->funcs || !s->waits ||
+	    hm_set(t->stmts, s->query, s, NULL)) {
 		stmt_free(s);
 		return NULL;
 	}
@@ -160,15 +189,34 @@ static const char *line_name(const struct profile *p, const struct pf_location *
 	return profile_string(p, fn->name ? fn->name : fn->system_name);
 }
 
-static int add_sample(struct top_table *t, const struct profile *p, const struct pf_sample *smp,
-		      const struct sink_profile *r, int64_t v)
+/* The statement of a sample, with its pid, query id, database and user
+ * noted; NULL: out of memory. */
+static struct stmt *stmt_of_sample(struct top_table *t, const struct profile *p,
+				   const struct pf_sample *smp, const struct sink_profile *r)
 {
-	char buf[32];
-	const char *q = profile_sample_label(p, smp, "query", buf, sizeof(buf));
-	const char *qid = profile_sample_label(p, smp, "query_id", buf, sizeof(buf));
-	struct stmt *s = stmt_of(t, q && *q ? q : NO_STATEMENT);
-	char pbuf[32];
+	char qbuf[32], ibuf[32], pbuf[32];
+	const char *q = profile_sample_label(p, smp, "query", qbuf, sizeof(qbuf));
+	const char *qid = profile_sample_label(p, smp, "query_id", ibuf, sizeof(ibuf));
 	const char *pid = profile_sample_label(p, smp, "pid", pbuf, sizeof(pbuf));
+	struct stmt *s = stmt_of(t, q && *q ? q : NO_STATEMENT);
+
+	if (!s)
+		return NULL;
+	if (!pid)
+		pid = sink_profile_label(r, "pid");
+	if (pid && hm_set_u64(s->pids, strtoull(pid, NULL, 10), s))
+		return NULL;
+	if (merge_value(&s->query_id, qid) ||
+	    merge_value(&s->database, sink_profile_label(r, "pg_database")) ||
+	    merge_value(&s->user, sink_profile_label(r, "pg_user")))
+		return NULL;
+	return s;
+}
+
+static int add_cpu(struct top_table *t, const struct profile *p, const struct pf_sample *smp,
+		   const struct sink_profile *r, int64_t v)
+{
+	struct stmt *s = stmt_of_sample(t, p, smp, r);
 	uint64_t serial = ++t->serial;
 	int err;
 
@@ -176,14 +224,6 @@ static int add_sample(struct top_table *t, const struct profile *p, const struct
 		return -ENOMEM;
 	s->cpu_ns += v;
 	t->total_ns += v;
-	if (!pid)
-		pid = sink_profile_label(r, "pid");
-	if (pid && hm_set_u64(s->pids, strtoull(pid, NULL, 10), s))
-		return -ENOMEM;
-	if ((err = merge_value(&s->query_id, qid)) ||
-	    (err = merge_value(&s->database, sink_profile_label(r, "pg_database"))) ||
-	    (err = merge_value(&s->user, sink_profile_label(r, "pg_user"))))
-		return err;
 	for (size_t k = 0; k < smp->nlocations; k++) {
 		uint64_t id = smp->location_ids[k];
 		const struct pf_location *l;
@@ -201,18 +241,81 @@ static int add_sample(struct top_table *t, const struct profile *p, const struct
 	return 0;
 }
 
+/*
+ * What an off-CPU sample waited for, into buf: "Type:Event" when the
+ * backend had set a wait event, else its state; NULL for an idle wait
+ * when t leaves those out.
+ */
+static const char *wait_name(const struct top_table *t, const struct profile *p,
+			     const struct pf_sample *smp, char *buf, size_t len)
+{
+	char b1[32], b2[32], b3[32];
+	const char *state = profile_sample_label(p, smp, "state", b1, sizeof(b1));
+	const char *type = profile_sample_label(p, smp, "wait_event_type", b2, sizeof(b2));
+	const char *event = profile_sample_label(p, smp, "wait_event", b3, sizeof(b3));
+	bool named = type && *type && event && *event && strcmp(type, "uninstrumented");
+	bool idle = (state && !strcmp(state, "idle")) || (named && !strcmp(type, "Activity"));
+
+	if (idle && !t->idle)
+		return NULL;
+	if (named)
+		snprintf(buf, len, "%s:%s%s", type, event,
+			 state && !strcmp(state, "idle") ? " (idle)" : "");
+	else
+		snprintf(buf, len, "%s", state && *state ? state : "unknown");
+	return buf;
+}
+
+static int add_wait(struct top_table *t, const struct profile *p, const struct pf_sample *smp,
+		    const struct sink_profile *r, int64_t v)
+{
+	char buf[160];
+	const char *name = wait_name(t, p, smp, buf, sizeof(buf));
+	struct wait_acc *w;
+	struct stmt *s;
+	void *found;
+
+	if (!name)
+		return 0;
+	if (!(s = stmt_of_sample(t, p, smp, r)))
+		return -ENOMEM;
+	if (hm_find(s->waits, name, &found)) {
+		w = calloc(1, sizeof(*w));
+		if (!w || !(w->name = strdup(name)) || hm_set(s->waits, w->name, w, NULL)) {
+			if (w)
+				free(w->name);
+			free(w);
+			return -ENOMEM;
+		}
+	} else {
+		w = found;
+	}
+	w->ns += v;
+	s->wait_ns += v;
+	t->wait_ns += v;
+	return 0;
+}
+
 int top_table_add(struct top_table *t, const struct sink_profile *r)
 {
 	const struct profile *p = r->profile;
+	bool offcpu = false;
 	size_t vi = 0;
 
 	if (!p)
 		return 0;
-	for (size_t i = 0; i < p->nsample_types; i++)
-		if (!strcmp(profile_string(p, p->sample_types[i].type), "cpu"))
+	for (size_t i = 0; i < p->nsample_types; i++) {
+		const char *type = profile_string(p, p->sample_types[i].type);
+
+		if (!strcmp(type, "cpu") || !strcmp(type, "offcpu")) {
 			vi = i;
+			offcpu = !strcmp(type, "offcpu");
+		}
+	}
 	for (size_t i = 0; i < p->nsamples; i++) {
-		int err = add_sample(t, p, &p->samples[i], r, p->samples[i].values[vi]);
+		const struct pf_sample *smp = &p->samples[i];
+		int err = offcpu ? add_wait(t, p, smp, r, smp->values[vi])
+				 : add_cpu(t, p, smp, r, smp->values[vi]);
 
 		if (err)
 			return err;
@@ -223,7 +326,10 @@ int top_table_add(struct top_table *t, const struct sink_profile *r)
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct top_row *x = a, *y = b;
+	int64_t tx = x->cpu_ns + x->wait_ns, ty = y->cpu_ns + y->wait_ns;
 
+	if (tx != ty)
+		return tx > ty ? -1 : 1;
 	if (x->cpu_ns != y->cpu_ns)
 		return x->cpu_ns > y->cpu_ns ? -1 : 1;
 	return strcmp(x->query, y->query);
@@ -262,17 +368,49 @@ static int hottest(const struct stmt *s, struct top_row *row)
 	return 0;
 }
 
+static int cmp_waits(const void *a, const void *b)
+{
+	const struct top_wait *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* s's waits, most time first, into row (from *next on). */
+static void waits_of(const struct stmt *s, struct top_row *row, struct top_wait **next)
+{
+	const void *k;
+	void *v;
+
+	row->waits = *next;
+	row->nwaits = 0;
+	for (size_t it = 0; hm_next(s->waits, &it, &k, &v);) {
+		const struct wait_acc *w = v;
+
+		(*next)[row->nwaits++] = (struct top_wait){ w->name, w->ns };
+	}
+	qsort(*next, row->nwaits, sizeof(**next), cmp_waits);
+	*next += row->nwaits;
+}
+
 int top_table_rows(struct top_table *t, const struct top_row **rows, size_t *n, int64_t *total_ns)
 {
-	size_t i = 0;
+	size_t i = 0, nwaits = 0;
+	struct top_wait *next;
 	const void *k;
 	void *v;
 
 	free(t->rows);
+	free(t->waits);
+	for (size_t it = 0; hm_next(t->stmts, &it, &k, &v);)
+		nwaits += hm_size(((const struct stmt *)v)->waits);
 	t->nrows = hm_size(t->stmts);
 	t->rows = calloc(t->nrows ? t->nrows : 1, sizeof(*t->rows));
-	if (!t->rows)
+	t->waits = calloc(nwaits ? nwaits : 1, sizeof(*t->waits));
+	if (!t->rows || !t->waits)
 		return -ENOMEM;
+	next = t->waits;
 	for (size_t it = 0; hm_next(t->stmts, &it, &k, &v);) {
 		const struct stmt *s = v;
 		struct top_row *r = &t->rows[i++];
@@ -282,6 +420,8 @@ int top_table_rows(struct top_table *t, const struct top_row **rows, size_t *n, 
 		r->database = s->database ? s->database : "";
 		r->user = s->user ? s->user : "";
 		r->cpu_ns = s->cpu_ns;
+		r->wait_ns = s->wait_ns;
+		waits_of(s, r, &next);
 		r->backends = hm_size(s->pids);
 		if (hottest(s, r))
 			return -ENOMEM;
