@@ -10,6 +10,8 @@
  *   GET    /profile/cpu   without query: status (200 in progress / 204 not)
  *   DELETE /profile/cpu   cancel the running ad hoc profile
  *   GET    /profile/cpu?seconds=&frequency=&format=pprof|svg&force=&pid=&comm=
+ *                       &group_by=&query_labels=&idle= (idle=1, format=svg: an
+ *                       off-CPU profile's idle time is drawn too)
  *   GET    /debug/pprof/profile?seconds=N   (Go net/http/pprof, Grafana Alloy)
  *   GET    /metrics, /healthz
  *

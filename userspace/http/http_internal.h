@@ -60,6 +60,7 @@ struct adhoc_request {
 	char *group_by; /* group_by= label key, NULL if absent */
 	bool has_query_labels;
 	enum query_labels query_labels; /* query_labels=, if has_query_labels */
+	bool idle;			/* idle= (format=svg): draw off-CPU idle time */
 };
 
 void adhoc_request_free(struct adhoc_request *r);
