@@ -8,7 +8,9 @@
  * FOR UPDATE is away in Lock/transactionid under the lock wait (the
  * whole wait, through the deadlock check that wakes it after 1 s),
  * labelled with its statement; an idle connection waits in Client/ClientRead,
- * state idle. Bad options are refused with exit status 2.
+ * state idle; `ebprof flamegraph` draws the lock wait as a
+ * Lock:transactionid frame and leaves the idle time out unless --idle.
+ * Bad options are refused with exit status 2.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -150,6 +152,25 @@ static int64_t labelled(const struct gp_profile *p, int vi, const char *key, con
 	return ns;
 }
 
+/* The recording as an SVG: the lock wait as its wait-event frame, idle
+ * time left out (and said so) unless --idle. */
+static void check_svg(const char *in, const char *dir)
+{
+	char cmd[2048], *o = NULL;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s flamegraph -o %s/w.svg %s && %s flamegraph --idle -o %s/i.svg %s && "
+		 "xmllint --noout %s/w.svg %s/i.svg && "
+		 "grep -c 'data-name=\"Lock:transactionid\"' %s/w.svg && "
+		 "grep -c 'idle (waiting for the client) .* not shown' %s/w.svg && "
+		 "! grep -q 'ClientRead (idle)' %s/w.svg && "
+		 "grep -c 'data-name=\"Client:ClientRead (idle)\"' %s/i.svg 2>&1",
+		 tl_path("ebprof"), dir, in, tl_path("ebprof"), dir, in, dir, dir, dir, dir, dir,
+		 dir);
+	cr_expect_eq(tl_sh(cmd, &o), 0, "off-CPU SVG: %s", o ? o : "");
+	free(o);
+}
+
 Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cluster)
 {
 	char *dir = tl_tmpdir("offcpu-pg"), out[512], pm[16], cmd[2048], *o = NULL;
@@ -222,4 +243,5 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 		cr_expect(e && !strncmp(e, "BgWriter", 8), "background writer in %s", e ? e : "-");
 	}
 	gp_free(p);
+	check_svg(out, dir);
 }

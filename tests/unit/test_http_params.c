@@ -489,6 +489,28 @@ Test(params_query, group_by_and_query_labels)
 		      { "query_labels", NULL });
 }
 
+/* idle= draws an off-CPU profile's idle time in the SVG (flamegraph.h). */
+Test(params_query, idle_needs_svg)
+{
+	struct adhoc_request r = defaults();
+	char msg[HTTP_MSG_LEN];
+
+	cr_assert_eq(query(Q({ "format", "svg" }, { "idle", "1" }), 2, true, &r, msg, sizeof(msg)),
+		     0, "%s", msg);
+	cr_expect(r.idle);
+	r = defaults();
+	cr_assert_eq(query(Q({ "format", "svg" }, { "idle", NULL }), 2, true, &r, msg, sizeof(msg)),
+		     0, "%s", msg);
+	cr_expect(r.idle);
+	r = defaults();
+	cr_assert_eq(query(Q({ "format", "svg" }, { "idle", "0" }), 2, true, &r, msg, sizeof(msg)),
+		     0, "%s", msg);
+	cr_expect_not(r.idle);
+	query_refused("idle needs format=svg", { "idle", "1" });
+	query_refused("idle must be 1 or 0 (true or false), got 'yes'", { "format", "svg" },
+		      { "idle", "yes" });
+}
+
 Test(params_query, a_parameter_twice)
 {
 	struct adhoc_request r = defaults();
@@ -516,10 +538,10 @@ Test(params_query, unknown_parameters)
 
 	query_refused(
 		"unknown parameter 'secs' (known: seconds, frequency, format, force, pid, comm, "
-		"group_by, query_labels)",
+		"group_by, query_labels, idle)",
 		{ "seconds", "5" }, { "secs", "5" });
 	query_refused("unknown parameter 'a\\x01b' (known: seconds, frequency, format, force, pid, "
-		      "comm, group_by, query_labels)",
+		      "comm, group_by, query_labels, idle)",
 		      { "a\x01"
 			"b",
 			NULL });

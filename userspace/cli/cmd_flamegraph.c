@@ -24,18 +24,25 @@ void cmd_flamegraph_usage(void)
 	       "Draw a pprof profile (ebprof's, Go's or any other; gzip-compressed or not,\n"
 	       "'-' reads stdin) as a self-contained SVG flame graph: open it in a browser,\n"
 	       "click a frame to zoom, Ctrl-F to search (regular expression).\n"
+	       "An off-CPU profile (ebprof record --type offcpu) is drawn by time away, with\n"
+	       "a frame per PostgreSQL wait event (else the state) above the stacks and\n"
+	       "colours by wait class; its idle time (backends waiting for their client\n"
+	       "outside a statement) is left out unless --idle.\n"
 	       "\n"
 	       "Options:\n"
 	       "  --sample-type TYPE  sample type to draw (e.g. cpu, samples, alloc_space);\n"
 	       "                      default: the profile's default, else its last type\n"
 	       "  --title TITLE       title (default: \"CPU flame graph\" for cpu and samples,\n"
-	       "                      \"TYPE flame graph\" otherwise)\n"
+	       "                      \"Off-CPU time\" for off-CPU profiles, \"TYPE flame\n"
+	       "                      graph\" otherwise)\n"
 	       "  --width PX          image width in pixels (default 1200)\n"
 	       "  --max-depth N       rows drawn per stack; deeper stacks are cut at the leaf\n"
 	       "                      side with a marker (default 256)\n"
 	       "  --group-by LABEL    a root frame per value of the samples' LABEL: query,\n"
 	       "                      query_fingerprint, query_id, pid, tid, thread_name,\n"
-	       "                      backend_type, database, user or comm\n"
+	       "                      backend_type, database, user or comm (off-CPU: below\n"
+	       "                      the wait-event frames)\n"
+	       "  --idle              off-CPU: draw the idle time too (state=idle samples)\n"
 	       "  -o, --output OUT    write OUT atomically instead of stdout\n"
 	       "  -h, --help          this help\n"
 	       "\n"
@@ -46,13 +53,14 @@ void cmd_flamegraph_usage(void)
 /* 0, 1 when help was printed, -EINVAL (logged). */
 static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 {
-	enum { OPT_TYPE = 0x2000, OPT_TITLE, OPT_WIDTH, OPT_DEPTH, OPT_GROUP_BY };
+	enum { OPT_TYPE = 0x2000, OPT_TITLE, OPT_WIDTH, OPT_DEPTH, OPT_GROUP_BY, OPT_IDLE };
 	static const struct option longopts[] = {
 		{ "sample-type", required_argument, NULL, OPT_TYPE },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "max-depth", required_argument, NULL, OPT_DEPTH },
 		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
+		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -84,6 +92,9 @@ static int parse_args(int argc, char **argv, struct fg_cmd_opts *o)
 		case OPT_GROUP_BY:
 			if (!(o->fg.group_by = render_group_by_key(optarg, err, sizeof(err))))
 				goto bad;
+			break;
+		case OPT_IDLE:
+			o->fg.idle = true;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -136,7 +147,7 @@ int cmd_flamegraph(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (!o.fg.title && ti >= 0) {
+	if (!o.fg.title && ti >= 0 && !flamegraph_is_offcpu(p)) {
 		const char *type = profile_string(p, p->sample_types[ti].type);
 
 		if (strcmp(type, "cpu") && strcmp(type, "samples")) {

@@ -38,6 +38,7 @@ struct record_opts {
 	enum query_labels query_labels;
 	enum sampler_unwind unwind;
 	const char *group_by;
+	bool idle; /* svg of offcpu: draw the idle time too */
 	bool offline;
 	int verbose;
 };
@@ -95,6 +96,9 @@ void cmd_record_usage(void)
 	       "                         (an interactive flamegraph)\n"
 	       "      --group-by LABEL   folded and svg: a root frame per value of LABEL\n"
 	       "                         (query, query_fingerprint, query_id, pid, ...)\n"
+	       "      --idle             svg of --type offcpu: draw the idle time too\n"
+	       "                         (backends waiting for their client outside a\n"
+	       "                         statement; left out by default)\n"
 	       "  -v, --verbose          more messages (repeat for debug)\n"
 	       "  -h, --help             this help\n"
 	       "      --version          print the version\n"
@@ -120,6 +124,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_TYPE,
 		OPT_OFFCPU_MIN,
 		OPT_OFFCPU_RATIO,
+		OPT_IDLE,
 	};
 	static const struct option longopts[] = {
 		{ "frequency", required_argument, NULL, 'F' },
@@ -140,6 +145,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "type", required_argument, NULL, OPT_TYPE },
 		{ "offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
 		{ "offcpu-ratio", required_argument, NULL, OPT_OFFCPU_RATIO },
+		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -246,6 +252,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 					   sizeof(err)))
 				goto bad;
 			break;
+		case OPT_IDLE:
+			o->idle = true;
+			break;
 		case 'v':
 			o->verbose++;
 			break;
@@ -268,6 +277,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (o->group_by && o->format != RENDER_FOLDED && o->format != RENDER_SVG) {
 		snprintf(err, sizeof(err), "--group-by needs --format folded or svg");
+		goto bad;
+	}
+	if (o->idle && (!o->offcpu || o->format != RENDER_SVG)) {
+		snprintf(err, sizeof(err), "--idle needs --type offcpu and --format svg");
 		goto bad;
 	}
 	if (!o->output)
@@ -423,6 +436,9 @@ int cmd_record(int argc, char **argv)
 
 	snprintf(comment, sizeof(comment), "ebprof %s record", ebprof_version);
 	rend.group_by = o.group_by;
+	rend.idle = o.idle;
+	if (o.offcpu)
+		rend.title = "ebprof record: off-CPU time";
 	if (file_sink_open(o.output, o.format, &rend, &file)) {
 		log_error("out of memory");
 		goto out;

@@ -2,7 +2,9 @@
 /*
  * SVG flamegraph writer: draws the tree of flamegraph_tree.c. Nodes
  * narrower than MIN_WIDTH pixels are left out of the SVG (their value
- * stays counted in their parents).
+ * stays counted in their parents). Off-CPU profiles are coloured by the
+ * wait class of each stack's wait-event frame (flamegraph_waits.c)
+ * instead of by kind, with a legend of the classes drawn.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +17,7 @@
 #include "util/hashmap.h"
 
 #define DEFAULT_TITLE "CPU flame graph"
+#define OFFCPU_TITLE "Off-CPU time"
 #define DEFAULT_WIDTH 1200
 #define MIN_SVG_WIDTH 100
 #define MAX_SVG_WIDTH 100000
@@ -27,12 +30,12 @@
 #define MIN_WIDTH 0.1 /* px: narrower frames are not drawn */
 
 static const char *const kind_class[K_NKINDS] = {
-	"root", "process", "user", "kernel", "inlined", "unsymbolized", "cut",
+	"root", "process", "user", "kernel", "inlined", "unsymbolized", "cut", "wait",
 };
 
 /* Tooltip tag of a kind ("" for user frames). */
 static const char *const kind_tag[K_NKINDS] = {
-	"", " [thread]", "", " [kernel]", " [inlined]", " [unsymbolized]", "",
+	"", " [thread]", "", " [kernel]", " [inlined]", " [unsymbolized]", "", " [wait]",
 };
 
 /* ---- output -------------------------------------------------------- */
@@ -176,39 +179,36 @@ static void put_tip(FILE *out, const struct fg *g, const struct fg_node *n, int6
 	}
 }
 
-struct rgb {
-	unsigned r, g, b;
-};
-
 /* Colour of a frame: a palette per kind, varied by a hash of the name so
  * a function keeps its colour across graphs. */
-static struct rgb frame_color(enum fg_kind kind, const char *name)
+static struct fg_rgb frame_color(enum fg_kind kind, const char *name)
 {
 	uint64_t h = hm_hash_str(name);
 	unsigned b1 = h & 0xff, b2 = (h >> 8) & 0xff, b3 = (h >> 16) & 0xff;
 
 	switch (kind) {
 	case K_ROOT:
-		return (struct rgb){ 214, 208, 192 };
+		return (struct fg_rgb){ 214, 208, 192 };
 	case K_PROCESS:
-		return (struct rgb){ 185 + b1 * 30 / 255, 165 + b2 * 25 / 255,
-				     225 + b3 * 30 / 255 };
+		return (struct fg_rgb){ 185 + b1 * 30 / 255, 165 + b2 * 25 / 255,
+					225 + b3 * 30 / 255 };
 	case K_KERNEL: /* orange */
-		return (struct rgb){ 235 + b1 * 20 / 255, 125 + b2 * 35 / 255, b3 * 25 / 255 };
+		return (struct fg_rgb){ 235 + b1 * 20 / 255, 125 + b2 * 35 / 255, b3 * 25 / 255 };
 	case K_INLINED: /* teal / aqua */
-		return (struct rgb){ 50 + b1 * 60 / 255, 165 + b2 * 55 / 255, 175 + b3 * 55 / 255 };
+		return (struct fg_rgb){ 50 + b1 * 60 / 255, 165 + b2 * 55 / 255,
+					175 + b3 * 55 / 255 };
 	case K_UNSYM: { /* grey */
 		unsigned c = 160 + b1 * 40 / 255;
 
-		return (struct rgb){ c, c, c };
+		return (struct fg_rgb){ c, c, c };
 	}
 	case K_CUT:
-		return (struct rgb){ 255, 255, 255 };
+		return (struct fg_rgb){ 255, 255, 255 };
 	case K_USER:
 	default: /* red or yellow, like flamegraph.pl's hot palette */
-		return (struct rgb){ 215 + b1 * 40 / 255,
-				     b2 < 128 ? 20 + b2 * 75 / 127 : 185 + (b2 - 128) * 45 / 127,
-				     b3 * 55 / 255 };
+		return (struct fg_rgb){ 215 + b1 * 40 / 255,
+					b2 < 128 ? 20 + b2 * 75 / 127 : 185 + (b2 - 128) * 45 / 127,
+					b3 * 55 / 255 };
 	}
 }
 
@@ -236,7 +236,9 @@ static void put_header(FILE *out, const struct fg *g, const struct flamegraph_op
 		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n",
 		width, height);
 	fprintf(out, "<text id=\"title\" x=\"%.1f\" y=\"24\">", width / 2.0);
-	put_esc(out, opts && opts->title ? opts->title : DEFAULT_TITLE);
+	put_esc(out, opts && opts->title ? opts->title
+		     : g && g->offcpu	 ? OFFCPU_TITLE
+					 : DEFAULT_TITLE);
 	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"reset\" class=\"ctl off\" x=\"%d\" y=\"24\">Reset Zoom</text>\n",
 		XPAD);
@@ -264,8 +266,46 @@ static void put_header(FILE *out, const struct fg *g, const struct flamegraph_op
 			fmt_int(cnt, sizeof(cnt), g->nodes[0].count);
 			fprintf(out, " \xc2\xb7 %s samples", cnt);
 		}
+		if (g->idle_value > 0) {
+			fmt_value(val, sizeof(val), g->idle_value, type, unit);
+			fputs(" \xc2\xb7 idle (waiting for the client) ", out);
+			put_esc(out, val);
+			fputs(" not shown", out);
+		}
 		fputs("</text>\n", out);
 	}
+}
+
+/* One legend item at *x. */
+static void legend_item(FILE *out, double *x, const char *cls, const char *fill, const char *label)
+{
+	fprintf(out,
+		"<rect class=\"%s\" x=\"%.1f\" y=\"51\" width=\"14\" height=\"12\" "
+		"rx=\"2\" ry=\"2\" fill=\"%s\"/>"
+		"<text x=\"%.1f\" y=\"61\">%s</text>\n",
+		cls, *x, fill, *x + 18, label);
+	*x += 18 + strlen(label) * CHAR_W + 16;
+}
+
+/* Off-CPU: the wait classes drawn (bit per enum fg_wait in seen). */
+static void put_wait_legend(FILE *out, const struct fg *g, unsigned seen)
+{
+	double x = XPAD;
+	char fill[32];
+
+	fputs("<g id=\"legend\">\n", out);
+	for (int w = W_LOCK; w < W_NCLASSES; w++) {
+		struct fg_rgb c = fg_wait_legend_color((enum fg_wait)w);
+
+		if (!(seen & 1u << w))
+			continue;
+		snprintf(fill, sizeof(fill), "rgb(%u,%u,%u)", c.r, c.g, c.b);
+		legend_item(out, &x, fg_wait_css((enum fg_wait)w), fill,
+			    fg_wait_legend((enum fg_wait)w));
+	}
+	if (g->has_cut)
+		legend_item(out, &x, kind_class[K_CUT], "rgb(255,255,255)", "stack cut");
+	fputs("</g>\n", out);
 }
 
 static void put_legend(FILE *out, const struct fg *g)
@@ -289,12 +329,7 @@ static void put_legend(FILE *out, const struct fg *g)
 		if ((items[i].kind == K_PROCESS && !g->has_process) ||
 		    (items[i].kind == K_CUT && !g->has_cut))
 			continue;
-		fprintf(out,
-			"<rect class=\"%s\" x=\"%.1f\" y=\"51\" width=\"14\" height=\"12\" "
-			"rx=\"2\" ry=\"2\" fill=\"%s\"/>"
-			"<text x=\"%.1f\" y=\"61\">%s</text>\n",
-			kind_class[items[i].kind], x, items[i].fill, x + 18, items[i].label);
-		x += 18 + strlen(items[i].label) * CHAR_W + 16;
+		legend_item(out, &x, kind_class[items[i].kind], items[i].fill, items[i].label);
 	}
 	fputs("</g>\n", out);
 }
@@ -311,8 +346,9 @@ static void put_script(FILE *out)
 	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", flamegraph_js);
 }
 
-static void put_node(FILE *out, const struct fg *g, uint32_t idx, int width, int height,
-		     int64_t total)
+/* wroot: the node's wait-event node (off-CPU), NO_NODE if none. */
+static void put_node(FILE *out, const struct fg *g, uint32_t idx, uint32_t wroot, int width,
+		     int height, int64_t total)
 {
 	const struct fg_node *n = &g->nodes[idx];
 	double iw = width - 2 * XPAD;
@@ -321,9 +357,17 @@ static void put_node(FILE *out, const struct fg *g, uint32_t idx, int width, int
 	int y = height - FOOTER_H - (int)(n->level + 1) * FRAME_H;
 	enum fg_kind kind = frame_kind(g, n->frame);
 	const char *name = frame_name(g, n->frame);
-	struct rgb c = frame_color(kind, name);
+	struct fg_rgb c = frame_color(kind, name);
 
-	fprintf(out, "<g class=\"frame k-%s\" data-name=\"", kind_class[kind]);
+	fprintf(out, "<g class=\"frame k-%s", kind_class[kind]);
+	if (wroot != NO_NODE && kind != K_CUT) {
+		const char *wname = frame_name(g, g->nodes[wroot].frame);
+		enum fg_wait wc = fg_wait_class(wname);
+
+		c = fg_wait_color(wc, wname, kind, name);
+		fprintf(out, " %s", fg_wait_css(wc));
+	}
+	fputs("\" data-name=\"", out);
 	put_esc(out, name);
 	fprintf(out, "\" data-o=\"%" PRId64 "\" data-v=\"%" PRId64 "\" data-l=\"%u\"><title>",
 		n->offset, n->value, n->level);
@@ -341,22 +385,53 @@ static bool visible(const struct fg_node *n, int64_t total, int width)
 	return (double)n->value / (double)total * (width - 2 * XPAD) >= MIN_WIDTH;
 }
 
+/* Off-CPU: each node's wait-event node (NO_NODE above them) into wroot;
+ * returns the wait classes drawn, a bit per enum fg_wait. A parent's
+ * index is below its children's, so one pass in index order does. */
+static unsigned wait_roots(const struct fg *g, uint32_t *wroot, int64_t total, int width)
+{
+	unsigned seen = 0;
+
+	wroot[0] = NO_NODE;
+	for (size_t i = 1; i < g->nnodes; i++) {
+		const struct fg_node *n = &g->nodes[i];
+
+		if (!g->offcpu || frame_kind(g, n->frame) != K_WAIT) {
+			wroot[i] = wroot[n->parent];
+			continue;
+		}
+		wroot[i] = (uint32_t)i;
+		if (visible(n, total, width))
+			seen |= 1u << fg_wait_class(frame_name(g, n->frame));
+	}
+	return seen;
+}
+
 static int put_graph(FILE *out, const struct fg *g, const struct flamegraph_opts *opts, int width)
 {
 	int64_t total = g->nodes[0].value;
-	uint32_t rows = 1, *stack;
+	uint32_t rows = 1, *stack, *wroot;
 	size_t i, sp;
+	unsigned seen;
 	int height;
 
 	stack = malloc(g->nnodes * sizeof(*stack));
-	if (!stack)
+	wroot = malloc(g->nnodes * sizeof(*wroot));
+	if (!stack || !wroot) {
+		free(stack);
+		free(wroot);
 		return -ENOMEM;
+	}
+	seen = wait_roots(g, wroot, total, width);
 	for (i = 1; i < g->nnodes; i++)
 		if (g->nodes[i].level + 1 > rows && visible(&g->nodes[i], total, width))
 			rows = g->nodes[i].level + 1;
 	height = HEADER_H + (int)rows * FRAME_H + FOOTER_H;
 	put_header(out, g, opts, width, height, total);
-	put_legend(out, g);
+	if (g->offcpu)
+		put_wait_legend(out, g, seen);
+	else
+		put_legend(out, g);
 	put_footer(out, width, height);
 	fputs("<g id=\"frames\">\n", out);
 	/* depth first, children in name order */
@@ -364,12 +439,13 @@ static int put_graph(FILE *out, const struct fg *g, const struct flamegraph_opts
 	for (sp = 1; sp > 0;) {
 		const struct fg_node *n = &g->nodes[stack[--sp]];
 
-		put_node(out, g, stack[sp], width, height, total);
+		put_node(out, g, stack[sp], wroot[stack[sp]], width, height, total);
 		for (i = n->nchild; i-- > 0;)
 			if (visible(&g->nodes[g->order[n->first + i]], total, width))
 				stack[sp++] = g->order[n->first + i];
 	}
 	free(stack);
+	free(wroot);
 	fputs("</g>\n", out);
 	put_script(out);
 	fputs("</svg>\n", out);
@@ -414,6 +490,8 @@ int flamegraph_write(const struct profile *p, const struct flamegraph_opts *opts
 	}
 	if (ti < 0)
 		return ti;
+	g.offcpu = flamegraph_is_offcpu(p);
+	g.skip_idle = g.offcpu && !(opts && opts->idle);
 	ret = fg_build(&g);
 	if (ret) {
 		if (err && errlen)

@@ -9,10 +9,21 @@
  * as its address). Stacks are drawn root at the bottom; stacks deeper than
  * the drawable height are cut at the leaf side with a marker frame, so deep
  * stacks never overflow the image.
+ *
+ * Off-CPU profiles (a sample type offcpu/nanoseconds, as `ebprof record
+ * --type offcpu` writes) are drawn by time away by default, titled
+ * "Off-CPU time", with a frame per wait event above the root (its
+ * PostgreSQL name "Lock:transactionid", else the sample's state:
+ * sleeping, disk, runnable) and every frame of a stack coloured by its
+ * wait class (a hue family per class, greys without a wait event, a
+ * legend of the classes drawn). Samples labelled state=idle (a backend
+ * waiting for its client outside any statement) are left out unless
+ * opts->idle; the subtitle says how much was.
  */
 #ifndef EBPROF_FLAMEGRAPH_H
 #define EBPROF_FLAMEGRAPH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -23,12 +34,18 @@
 struct flamegraph_opts {
 	const char *title;	 /* NULL: "CPU flame graph" */
 	const char *sample_type; /* sample type name ("cpu", "samples", "alloc_space"...);
-				  * NULL: the profile's default_sample_type, else the last */
+				  * NULL: the profile's default_sample_type, else
+				  * offcpu if it has one, else the last */
 	int width;		 /* pixels, 0 = 1200 */
 	int max_depth;		 /* frames drawn per stack, 0 = 256 */
 	const char *group_by;	 /* a label key whose value is the root frame
-				  * of each stack (folded.h); NULL: none */
+				  * of each stack (folded.h); NULL: none. Off-CPU:
+				  * the wait-event frames come above these */
+	bool idle;		 /* off-CPU: draw the state=idle samples too */
 };
+
+/* Whether p is an off-CPU profile (has the sample type offcpu/nanoseconds). */
+bool flamegraph_is_offcpu(const struct profile *p);
 
 /*
  * Write p as an SVG flamegraph to out. Returns 0, -EINVAL when the sample
@@ -40,7 +57,8 @@ int flamegraph_write(const struct profile *p, const struct flamegraph_opts *opts
 
 /*
  * Index of the sample type named name in p (NULL: the profile's
- * default_sample_type, else the last), as flamegraph_write() picks it.
+ * default_sample_type, else offcpu, else the last), as flamegraph_write()
+ * picks it.
  * Returns the index, -ENOENT when name is NULL and p has no sample types,
  * or -EINVAL with a one-line message in err naming the types p has.
  */

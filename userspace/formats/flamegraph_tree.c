@@ -284,6 +284,11 @@ static int add_sample(struct fg *g, const struct pf_sample *s, uint32_t cut_fram
 		return 0;
 	if (g->si >= 0 && s->values[g->si] > 0)
 		c = s->values[g->si];
+	if (g->skip_idle && fg_sample_is_idle(p, s)) {
+		g->idle_value = sat_add(g->idle_value, v);
+		g->idle_count = sat_add(g->idle_count, c);
+		return 0;
+	}
 	for (k = 0; k < s->nlocations; k++) {
 		uint64_t id = s->location_ids[k];
 
@@ -300,6 +305,14 @@ static int add_sample(struct fg *g, const struct pf_sample *s, uint32_t cut_fram
 		if (f < 0)
 			return (int)f;
 		g->has_process = true;
+		r = step(g, &cur, (uint32_t)f, remaining + 2 + g->offcpu, cut_frame, v, c);
+	}
+	if (!r && g->offcpu) {
+		char buf[160];
+		int64_t f = intern(g, K_WAIT, fg_wait_name(p, s, buf, sizeof(buf)));
+
+		if (f < 0)
+			return (int)f;
 		r = step(g, &cur, (uint32_t)f, remaining + 2, cut_frame, v, c);
 	}
 	if (!r && thread && *thread) {
@@ -395,6 +408,9 @@ int flamegraph_sample_type(const struct profile *p, const char *name, char *err,
 			return -ENOENT;
 		for (i = 0; *def && i < p->nsample_types; i++)
 			if (!strcmp(profile_string(p, p->sample_types[i].type), def))
+				return (int)i;
+		for (i = 0; !*def && i < p->nsample_types; i++)
+			if (!strcmp(profile_string(p, p->sample_types[i].type), "offcpu"))
 				return (int)i;
 		return (int)p->nsample_types - 1;
 	}

@@ -92,6 +92,7 @@ static int render_text(const struct profile *p, enum render_format f, const stru
 			fo.width = o->width;
 			fo.max_depth = o->max_depth;
 			fo.group_by = o->group_by;
+			fo.idle = o->idle;
 		}
 		ret = flamegraph_write(p, &fo, mem, err, errlen);
 	}

@@ -8,6 +8,7 @@
 #ifndef EBPROF_RENDER_H
 #define EBPROF_RENDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,8 @@ struct render_opts {
 	int max_depth;		 /* frames drawn per stack */
 	const char *group_by;	 /* folded and SVG: a label whose value is each
 				  * stack's root frame (folded.h); NULL: none */
+	bool idle;		 /* SVG of an off-CPU profile: draw the
+				  * state=idle samples too (flamegraph.h) */
 };
 
 /* The sample label a group_by may name (query, query_fingerprint,

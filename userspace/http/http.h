@@ -10,6 +10,8 @@
  *   GET    /profile/cpu   without query: status (200 in progress / 204 not)
  *   DELETE /profile/cpu   cancel the running ad hoc profile
  *   GET    /profile/cpu?seconds=&frequency=&format=pprof|svg&force=&pid=&comm=
+ *                       &group_by=&query_labels=&idle= (idle=1, format=svg: an
+ *                       off-CPU profile's idle time is drawn too)
  *   POST|GET|DELETE /profile/offcpu  the same for time away from the CPU
  *                         (body "offcpu_ratio": 1..100, query ratio=; default 100)
  *   GET    /debug/pprof/profile?seconds=N   (Go net/http/pprof, Grafana Alloy)

@@ -62,6 +62,7 @@ struct adhoc_request {
 	enum query_labels query_labels; /* query_labels=, if has_query_labels */
 	bool offcpu;			/* /profile/offcpu: time away from the CPU */
 	int offcpu_pct;			/* ... percent of switches taken, 0: 100 */
+	bool idle;			/* idle= (format=svg): draw off-CPU idle time */
 };
 
 void adhoc_request_free(struct adhoc_request *r);

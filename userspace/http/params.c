@@ -10,7 +10,9 @@
  * for it, so an integer field holding one is 422 against that field; only
  * a number past a double (1e999) is malformed JSON, 400.
  *
- * Query: seconds, frequency, format, force, pid, comm. A parameter given
+ * Query: seconds, frequency, format, force, pid, comm, group_by,
+ * query_labels, idle (format=svg: an off-CPU profile's idle time is drawn
+ * too; flamegraph.h). A parameter given
  * twice with the same value counts once, with different values it is 400.
  * Values are decimal integers without sign or fraction.
  */
@@ -208,7 +210,7 @@ int http_params_json(const char *body, size_t len, struct adhoc_request *r, char
 /* ---- query ---- */
 
 static const char *const known[] = { "seconds", "frequency", "format",	     "force", "pid",
-				     "comm",	"group_by",  "query_labels", "ratio" };
+				     "comm",	"group_by",  "query_labels", "ratio", "idle" };
 
 /* The value of key: NULL and *given false if absent; 400 when it is given
  * twice with different values. */
@@ -287,6 +289,34 @@ static int query_known(const char *key)
 	return 0;
 }
 
+/* idle=: 1/true or 0/false, only with format=svg. */
+static int query_idle(const struct http_arg *args, size_t n, struct adhoc_request *r, char *msg,
+		      size_t msglen)
+{
+	char shown[80];
+	const char *v;
+	bool given;
+	int ret = query_value(args, n, "idle", &given, &v, msg, msglen);
+
+	if (ret || !given)
+		return ret;
+	/* "?idle" alone means true, as a flag would. */
+	if (!v || !strcmp(v, "true") || !strcmp(v, "1")) {
+		r->idle = true;
+	} else if (!strcmp(v, "false") || !strcmp(v, "0")) {
+		r->idle = false;
+	} else {
+		snprintf(msg, msglen, "idle must be 1 or 0 (true or false), got '%s'",
+			 http_printable(v, strlen(v), shown, sizeof(shown)));
+		return 400;
+	}
+	if (r->format != RENDER_SVG) {
+		snprintf(msg, msglen, "idle needs format=svg");
+		return 400;
+	}
+	return 0;
+}
+
 /* group_by= and query_labels=. */
 static int query_grouping(const struct http_arg *args, size_t n, struct adhoc_request *r, char *msg,
 			  size_t msglen)
@@ -344,7 +374,7 @@ int http_params_query(const struct http_arg *args, size_t n, bool strict, struct
 			snprintf(
 				msg, msglen,
 				"unknown parameter '%s' (known: seconds, frequency, format, force, "
-				"pid, comm, group_by, query_labels, ratio)",
+				"pid, comm, group_by, query_labels, ratio, idle)",
 				http_printable(args[i].key, strlen(args[i].key), shown,
 					       sizeof(shown)));
 			return 400;
@@ -418,5 +448,6 @@ int http_params_query(const struct http_arg *args, size_t n, bool strict, struct
 			 v ? http_printable(v, strlen(v), shown, sizeof(shown)) : "");
 		return 400;
 	}
-	return query_grouping(args, n, r, msg, msglen);
+	ret = query_grouping(args, n, r, msg, msglen);
+	return ret ? ret : query_idle(args, n, r, msg, msglen);
 }

@@ -51,6 +51,7 @@ struct response_sink {
 	struct sink base;
 	enum render_format format;
 	const char *group_by;
+	bool idle;
 	uint8_t *body;
 	size_t len;
 };
@@ -58,7 +59,11 @@ struct response_sink {
 static int response_write(struct sink *k, const struct sink_profile *r)
 {
 	struct response_sink *rs = (struct response_sink *)k;
-	struct render_opts ro = { .title = "ebprof ad hoc CPU profile", .group_by = rs->group_by };
+	bool offcpu = r->type && !strcmp(r->type, "offcpu");
+	struct render_opts ro = { .title = offcpu ? "ebprof ad hoc off-CPU profile"
+						  : "ebprof ad hoc CPU profile",
+				  .group_by = rs->group_by,
+				  .idle = rs->idle };
 
 	free(rs->body);
 	rs->body = NULL;
@@ -180,7 +185,8 @@ enum MHD_Result http_profile_serve(struct http_server *s, struct http_req *rq,
 	struct watch w = { .fd = -1, .a = &s->adhoc };
 	struct response_sink rs = { .base.ops = &response_ops,
 				    .format = r->format,
-				    .group_by = r->group_by };
+				    .group_by = r->group_by,
+				    .idle = r->idle };
 	struct session_stats st = { 0 };
 	struct adhoc_targets t;
 	char msg[HTTP_MSG_LEN];
