@@ -538,10 +538,10 @@ Test(params_query, unknown_parameters)
 
 	query_refused(
 		"unknown parameter 'secs' (known: seconds, frequency, format, force, pid, comm, "
-		"group_by, query_labels, idle)",
+		"group_by, query_labels, ratio, idle)",
 		{ "seconds", "5" }, { "secs", "5" });
 	query_refused("unknown parameter 'a\\x01b' (known: seconds, frequency, format, force, pid, "
-		      "comm, group_by, query_labels, idle)",
+		      "comm, group_by, query_labels, ratio, idle)",
 		      { "a\x01"
 			"b",
 			NULL });
