@@ -67,7 +67,7 @@ all: $(BUILD)/ebprof
 # by tests/run.sh) and what those tests need built first (TEST_PREREQS +=).
 SHELL_TESTS := tests/tools/test_check_layers.sh
 TEST_PREREQS :=
--include $(sort $(wildcard packaging/*.mk vmtest/*.mk))
+-include $(sort $(wildcard packaging/*.mk vmtest/*.mk fuzz/*.mk))
 
 # Fixture programs for tests (tests/fixtures/fixtures.mk defines FIXTURES).
 -include $(wildcard tests/fixtures/*.mk)

@@ -93,7 +93,8 @@ int procmaps_parse(FILE *f, bool exec_only, struct proc_maps **out)
 		procmaps_free(maps);
 		return err;
 	}
-	qsort(maps->entries, maps->n, sizeof(*maps->entries), cmp_start);
+	if (maps->n) /* no array at all for an empty text: qsort wants one */
+		qsort(maps->entries, maps->n, sizeof(*maps->entries), cmp_start);
 	*out = maps;
 	return 0;
 }
