@@ -577,3 +577,13 @@ const char *tl_kv(const char *out, const char *key)
 	}
 	return b;
 }
+
+void tl_expect_usage_error(const char *args, const char *needle)
+{
+	char cmd[1024], *out = NULL;
+
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", tl_path("ebprof"), args);
+	cr_expect_eq(tl_sh(cmd, &out), 2, "%s: exit status", args);
+	cr_expect(out && strstr(out, needle), "%s: no '%s' in: %s", args, needle, out ? out : "");
+	free(out);
+}

@@ -49,6 +49,9 @@ int tl_finish(struct tl_proc *p, int sig, double timeout_s);
 /* Run a shell command; *out gets stdout+stderr (malloc'ed). Returns the
  * exit status or a negative errno. */
 int tl_sh(const char *cmd, char **out);
+/* `ebprof ARGS` (a command line tail, e.g. "record --type x -d 1") must
+ * exit 2 (bad input) with needle in what it prints (asserted). */
+void tl_expect_usage_error(const char *args, const char *needle);
 
 /* A fresh temporary directory (mkdtemp under /tmp), malloc'ed path. */
 char *tl_tmpdir(const char *tag);
