@@ -440,6 +440,9 @@ Test(cmds, bad_input)
 	const char *m3[] = { "merge", "--dir", dir, "--to", "2001-01-01", "-o", out, NULL };
 	const char *m4[] = { "merge", "--dir", dir, "-o", "/nonexistent/dir/x.pb.gz", NULL };
 	const char *m5[] = { "merge", "--dir", dir, "-o", out, "--from", "2023-11-14T25:00", NULL };
+	const char *t1[] = { "ls", "--dir", dir, "--type", "wall", NULL };
+	const char *t2[] = { "ls", "--dir", dir, "--type", "cpu", "--type", "offcpu", NULL };
+	const char *t3[] = { "merge", "--dir", dir, "--type", "offcpu", "-o", out, NULL };
 
 	snprintf(out, sizeof(out), "%s/out.pb.gz", tmp);
 	expect_usage_error(cmd_ls, b1, "bad time 'yesterday'");
@@ -456,6 +459,9 @@ Test(cmds, bad_input)
 	expect_usage_error(cmd_merge, m3, "no profiles match");
 	expect_usage_error(cmd_merge, m4, "/nonexistent/dir");
 	expect_usage_error(cmd_merge, m5, "bad time");
+	expect_usage_error(cmd_ls, t1, "unknown type 'wall': use cpu or offcpu");
+	expect_usage_error(cmd_ls, t2, "--type given twice (cpu, offcpu)");
+	expect_usage_error(cmd_merge, t3, "no profiles match"); /* the fixture has CPU only */
 	cr_assert_eq(access(out, F_OK), -1);
 }
 
