@@ -46,9 +46,7 @@ const char *session_type_name(enum session_type t)
 
 bool session_takes(const struct session *s, enum session_type t)
 {
-	unsigned types = s->o.types ? s->o.types : SAMPLER_TYPE_CPU;
-
-	return types & (t == SESSION_OFFCPU ? SAMPLER_TYPE_OFFCPU : SAMPLER_TYPE_CPU);
+	return s->o.types & (t == SESSION_OFFCPU ? SAMPLER_TYPE_OFFCPU : SAMPLER_TYPE_CPU);
 }
 
 int session_new_builder(struct session *s, enum session_type t, int64_t start_ns,

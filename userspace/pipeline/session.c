@@ -114,7 +114,7 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	struct sampler_opts so = { 0 };
 
 	so.frequency = o->frequency;
-	so.types = o->types ? o->types : SAMPLER_TYPE_CPU;
+	so.types = o->types;
 	so.offcpu_min_ns = o->offcpu_min_ns;
 	so.offcpu_pct = o->offcpu_pct;
 	so.all = o->all;
@@ -146,6 +146,8 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 		return -ENOMEM;
 	}
 	s->o = *o;
+	if (!s->o.types) /* the default, said once */
+		s->o.types = SAMPLER_TYPE_CPU;
 	s->sym = o->sym;
 	ret = procs_new(&s->procs);
 	if (!ret && !s->sym) {
