@@ -19,7 +19,8 @@
 # within VMTEST_KVM_PROBE_S seconds (the verdict is cached per host boot in
 # $BUILD/vmtest/kvm-verdict); otherwise TCG with "-cpu max" (qemu's default
 # CPU model panics 6.12 early under TCG). VMTEST_ACCEL=tcg|kvm forces one.
-# Other knobs: VMTEST_TIMEOUT (s per guest), VMTEST_MEM (MiB), QEMU.
+# Other knobs: VMTEST_TIMEOUT (s per guest), VMTEST_MEM (MiB), QEMU;
+# VMTEST_ONLY and VMTEST_REPEAT narrow and repeat the suite (suite.sh).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +36,16 @@ VMTEST_MEM=${VMTEST_MEM:-2048}
 mkdir -p "$LOGS"
 
 kernels=${*:-"5.10 6.1 6.12 host"}
+# VMTEST_ONLY / VMTEST_REPEAT (vmtest/suite.sh) reach the guests on the
+# kernel command line, which cannot carry white space.
+narrow=""
+case "${VMTEST_ONLY:-}${VMTEST_REPEAT:-}" in *[[:space:]]*)
+	echo "FAIL: kernel matrix: VMTEST_ONLY and VMTEST_REPEAT cannot hold white space"
+	exit 1
+	;;
+esac
+[ -z "${VMTEST_ONLY:-}" ] || narrow="$narrow vmtest_only=$VMTEST_ONLY"
+[ -z "${VMTEST_REPEAT:-}" ] || narrow="$narrow vmtest_repeat=$VMTEST_REPEAT"
 results="$VM/results.$$"
 : >"$results"
 trap 'rm -f "$results"' EXIT
@@ -165,7 +176,7 @@ run_guest() { # LABEL
 	timeout --foreground -k 10 "$VMTEST_TIMEOUT" "$QEMU" -accel "$ACCEL" $cpu -smp 2 -m "$VMTEST_MEM" \
 		-nodefaults -display none -no-reboot -serial "file:$log" \
 		-kernel "$kdir/vmlinuz" -initrd "$kdir/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 loglevel=4 vmtest_dir=$ROOT vmtest_build=$BUILD_ABS" \
+		-append "console=ttyS0 panic=-1 loglevel=4 vmtest_dir=$ROOT vmtest_build=$BUILD_ABS$narrow" \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		>"$log.qemu" 2>&1 || rc=$?
 	secs=$(($(date +%s) - t0))

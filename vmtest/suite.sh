@@ -86,6 +86,22 @@ features=$("$BUILD/ebprof" record -a -d 1 -v --format folded -o - 2>&1 >/dev/nul
 	sed -n 's/^ebprof: \(kernel [^ ]*: BTF .*\)$/\1/p' | head -1) || true
 echo "vmtest: features: ${features:-none (the feature probe printed no line)}"
 
+# VMTEST_ONLY (a part of suite/test names, e.g. stacks/plt) narrows the
+# list and VMTEST_REPEAT runs each selected test that many times: a flaky
+# test chased on one kernel (make vmtest KERNEL=5.10 VMTEST_ONLY=stacks/plt
+# VMTEST_REPEAT=20).
+if [ -n "${VMTEST_ONLY:-}" ]; then
+	TESTS=$(for t in $TESTS; do case "$t" in *"$VMTEST_ONLY"*) echo "$t" ;; esac; done)
+	[ -n "$TESTS" ] || { echo "vmtest: VMTEST_ONLY=$VMTEST_ONLY names no test of the suite"; exit 2; }
+fi
+repeat=${VMTEST_REPEAT:-1}
+case "$repeat" in '' | *[!0-9]* | 0)
+	echo "vmtest: VMTEST_REPEAT=$repeat is not a count"
+	exit 2
+	;;
+esac
+TESTS=$(i=0; while [ "$i" -lt "$repeat" ]; do echo "$TESTS"; i=$((i + 1)); done)
+
 passed=0 failed=0 skipped=0
 tap=$(mktemp /tmp/vmtest-tap.XXXXXX)
 for t in $TESTS; do

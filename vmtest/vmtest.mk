@@ -1,6 +1,8 @@
 # vmtest: the kernel matrix (vmtest/run.sh). Included by the Makefile.
 #   make vmtest                 Debian's 5.10, 6.1 and 6.12 kernels under qemu, and the host
 #   make vmtest KERNEL=6.12     one of them (5.10, 6.1, 6.12, host)
+#   make vmtest KERNEL=5.10 VMTEST_ONLY=stacks/plt VMTEST_REPEAT=20
+#                               the tests whose name holds a part, N times each
 # Kernel packages, their initramfs and the console logs live under
 # $(BUILD)/vmtest/ (see vmtest/kernels.sh).
 DEB_PACKAGES += qemu-system-x86 busybox-static kmod xz-utils zstd cpio coreutils

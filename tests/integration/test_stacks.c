@@ -46,6 +46,47 @@ static bool holds(const struct gp_sample *s, const struct chain *c)
 	return !c->frames[k];
 }
 
+/* How many times the last recording's BPF program entered a binary with
+ * an unwind table ("binaries entered N times" of its summary), -1: none. */
+static long long last_entered;
+/* The last recording's log (-v), shown when a check fails. */
+static char last_log[16384];
+
+/*
+ * A check that fails must say why: the heaviest stacks of pid that hold
+ * none of the chains, each frame with its mapping and address, on stderr
+ * (a vmtest guest keeps nothing but its console).
+ */
+static void show_misses(const struct gp_profile *p, int64_t pid, const struct chain *chains,
+			size_t nchains)
+{
+	size_t shown = 0;
+
+	fprintf(stderr, "stacks: the recorder's log:\n%s", last_log);
+	for (size_t i = 0; i < p->nsamples && shown < 4; i++) {
+		const struct gp_sample *s = &p->samples[i];
+		size_t c = 0;
+
+		if (gp_label_num(s, "pid") != pid)
+			continue;
+		while (c < nchains && !holds(s, &chains[c]))
+			c++;
+		if (c < nchains)
+			continue;
+		shown++;
+		fprintf(stderr, "stacks: a sample (%lld) holding no chain, leaf first:\n",
+			(long long)s->values[0]);
+		for (size_t f = 0; f < s->nframes && f < 24; f++) {
+			const struct gp_frame *fr = &s->frames[f];
+
+			fprintf(stderr, "stacks:   %-28s %#llx %s%s\n",
+				fr->fn ? fr->fn : "(no name)", (unsigned long long)fr->addr,
+				fr->mapping ? fr->mapping->file : "(no mapping)",
+				fr->inlined ? " (inlined)" : "");
+		}
+	}
+}
+
 /* Share (%) of pid's samples that hold one of the chains; *with_label:
  * samples with label key=value. */
 static double share(const struct gp_profile *p, int64_t pid, const struct chain *chains,
@@ -77,10 +118,6 @@ static double share(const struct gp_profile *p, int64_t pid, const struct chain 
 	return 100.0 * good / total;
 }
 
-/* How many times the last recording's BPF program entered a binary with
- * an unwind table ("binaries entered N times" of its summary), -1: none. */
-static long long last_entered;
-
 /* Record fixture name (argv: the fixture's arguments after the seconds)
  * for secs seconds with --unwind mode; the profile read back. */
 static struct gp_profile *record(const char *name, const char *mode, const char *secs,
@@ -109,6 +146,7 @@ static struct gp_profile *record(const char *name, const char *mode, const char 
 
 		last_entered = e ? atoll(e + strlen("binaries entered ")) : -1;
 	}
+	snprintf(last_log, sizeof(last_log), "%s", tl_log_text(&rec.log));
 	*pid_out = pid;
 	return p;
 }
@@ -136,6 +174,8 @@ static void check_chain(const char *name, const char *mode)
 	p = record(name, mode, "3", &pid);
 	pct = share(p, pid, chain_chains, 2, counts, NULL, NULL, NULL);
 	report(name, mode, pct);
+	if (pct < 95.0)
+		show_misses(p, pid, chain_chains, 2);
 	cr_expect_geq(pct, 95.0,
 		      "%s --unwind %s: %.1f%% of samples hold main -> outer -> middle_* "
 		      "-> leaf_*",
@@ -234,6 +274,8 @@ Test(stacks, plt_call_into_a_library_without_frame_pointers, .timeout = 120)
 	p = record("plt_main", "dwarf", "3", &pid);
 	pct = share(p, pid, c, 1, NULL, NULL, NULL, NULL);
 	report("plt_main", "dwarf", pct);
+	if (pct < 95.0)
+		show_misses(p, pid, c, 1);
 	cr_expect_geq(pct, 95.0, "%.1f%% of samples hold main -> caller -> lib_entry -> lib_leaf",
 		      pct);
 	/* each sample enters the executable, the library and libc (the
@@ -256,6 +298,8 @@ static void check_deep(const char *mode)
 	p = record("deep_recurse", mode, "3", &pid);
 	pct = share(p, pid, c, 1, NULL, NULL, NULL, NULL);
 	report("deep_recurse", mode, pct);
+	if (pct < 95.0)
+		show_misses(p, pid, c, 1);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct gp_sample *s = &p->samples[i];
 
@@ -293,6 +337,8 @@ Test(stacks, jit_code_through_its_frame_pointer, .timeout = 120)
 	p = record("jit_anon", "dwarf", "3", &pid);
 	pct = share(p, pid, c, 1, NULL, "unwind", "fp", &labelled);
 	report("jit_anon", "dwarf", pct);
+	if (pct < 95.0)
+		show_misses(p, pid, c, 1);
 	cr_expect_geq(pct, 95.0, "%.1f%% of samples hold main -> run_jit -> [anon] -> jit_callee",
 		      pct);
 	/* the frame found by frame pointer is marked */
