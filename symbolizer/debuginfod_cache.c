@@ -132,7 +132,8 @@ uint64_t symdi_cache_trim(const char *dirpath, uint64_t bound, const char *keep)
 		total += files[n].size;
 		n++;
 	}
-	qsort(files, n, sizeof(*files), cmp_mtime);
+	if (n > 1) /* qsort() wants an array, and there may be none */
+		qsort(files, n, sizeof(*files), cmp_mtime);
 	for (size_t i = 0; i < n; i++) {
 		if (total > bound && !unlinkat(dirfd(dir), files[i].name, 0)) {
 			sym_debug("debuginfod: cache over %llu bytes, removed %s",

@@ -353,7 +353,8 @@ static void build_funcs(struct sym_dwarf *dw)
 							: bind == STB_WEAK ? 1
 									   : 2 };
 	}
-	qsort(dw->funcs, count, sizeof(*dw->funcs), cmp_func);
+	if (count > 1) /* qsort() wants an array, and there may be none */
+		qsort(dw->funcs, count, sizeof(*dw->funcs), cmp_func);
 	/* Keep the best-ranked name at each address (aliases). */
 	size_t out = 0;
 

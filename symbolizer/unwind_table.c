@@ -27,7 +27,7 @@
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
-#define MAX_FDE_ROWS 2048 /* rows of one FDE (the rest: unsupported) */
+#define MAX_FDE_ROWS 2048   /* rows of one FDE (the rest: unsupported) */
 #define MAX_WORK (1u << 21) /* rows asked of libdw for one binary */
 
 /* FDE address ranges, sorted, with the CFI that describes them. */
@@ -322,7 +322,8 @@ static int compile(struct builder *b)
 	uint64_t covered = 0; /* addresses below are done */
 	int ret;
 
-	qsort(b->fdes, b->nfdes, sizeof(*b->fdes), cmp_fde);
+	if (b->nfdes > 1) /* qsort() wants an array, and there may be none */
+		qsort(b->fdes, b->nfdes, sizeof(*b->fdes), cmp_fde);
 	for (size_t i = 0; i < b->nfdes; i++) {
 		uint64_t addr = b->fdes[i].start > covered ? b->fdes[i].start : covered;
 

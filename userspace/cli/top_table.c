@@ -12,6 +12,7 @@
 #include "profile/profile.h"
 #include "top_table.h"
 #include "util/hashmap.h"
+#include "util/compare.h"
 
 #define SEVERAL "(several)"
 #define NO_STATEMENT "(no statement)"
@@ -361,7 +362,7 @@ static int hottest(const struct stmt *s, struct top_row *row)
 
 		all[i++] = (struct top_func){ f->name, f->self_ns, f->total_ns };
 	}
-	qsort(all, n, sizeof(*all), cmp_funcs);
+	sort_array(all, n, sizeof(*all), cmp_funcs);
 	row->nfuncs = n < TOP_MAX_FUNCS ? n : TOP_MAX_FUNCS;
 	memcpy(row->funcs, all, row->nfuncs * sizeof(*all));
 	free(all);
@@ -390,7 +391,7 @@ static void waits_of(const struct stmt *s, struct top_row *row, struct top_wait 
 
 		(*next)[row->nwaits++] = (struct top_wait){ w->name, w->ns };
 	}
-	qsort(*next, row->nwaits, sizeof(**next), cmp_waits);
+	sort_array(*next, row->nwaits, sizeof(**next), cmp_waits);
 	*next += row->nwaits;
 }
 
@@ -426,7 +427,7 @@ int top_table_rows(struct top_table *t, const struct top_row **rows, size_t *n, 
 		if (hottest(s, r))
 			return -ENOMEM;
 	}
-	qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_rows);
+	sort_array(t->rows, t->nrows, sizeof(*t->rows), cmp_rows);
 	*rows = t->rows;
 	*n = t->nrows;
 	*total_ns = t->total_ns;

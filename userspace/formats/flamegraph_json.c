@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "flamegraph_internal.h"
+#include "util/compare.h"
 
 struct top_row {
 	uint32_t frame;
@@ -63,7 +64,7 @@ static json_t *top_table(const struct fg *g, size_t max_rows)
 			sp--;
 		}
 	}
-	qsort(rows, g->nframes, sizeof(*rows), cmp_top);
+	sort_array(rows, g->nframes, sizeof(*rows), cmp_top);
 	out = json_array();
 	for (i = 0; out && i < g->nframes && n < max_rows; i++) {
 		enum fg_kind k = frame_kind(g, rows[i].frame);

@@ -7,6 +7,7 @@
 #include "folded.h"
 #include "util/hashmap.h"
 #include "util/array.h"
+#include "util/compare.h"
 
 #define KERNEL_MAPPING "[kernel.kallsyms]"
 
@@ -223,7 +224,7 @@ int folded_write(const struct profile *p, size_t value_index, const char *group_
 	}
 	if (!err) {
 		if (f.nlines)
-			qsort(f.lines, f.nlines, sizeof(*f.lines), cmp_lines);
+			sort_array(f.lines, f.nlines, sizeof(*f.lines), cmp_lines);
 		for (i = 0; i < f.nlines; i++) {
 			if (!f.lines[i].value)
 				continue;

@@ -15,6 +15,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "jitsyms.h"
+#include "util/compare.h"
 
 struct jit_range {
 	uint64_t start, end; /* [start, end) */
@@ -119,13 +120,6 @@ static int add_rec(struct jit_recs *recs, uint64_t start, uint64_t size, uint32_
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Index of the first of the n sorted bounds b that is >= x. */
 static size_t bound_at(const uint64_t *b, size_t n, uint64_t x)
 {
@@ -182,7 +176,7 @@ static int merge(struct jit_syms *js, struct jit_recs *recs)
 		b[nb++] = r->start;
 		b[nb++] = r->end;
 	}
-	qsort(b, nb, sizeof(*b), cmp_u64);
+	sort_array(b, nb, sizeof(*b), cmp_u64);
 	nb = 0; /* unique */
 	for (size_t i = 0; i < 2 * m; i++)
 		if (!nb || b[i] != b[nb - 1])

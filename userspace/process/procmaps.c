@@ -8,6 +8,7 @@
 
 #include "procmaps.h"
 #include "util/array.h"
+#include "util/compare.h"
 
 static const char deleted_suffix[] = " (deleted)";
 
@@ -93,8 +94,7 @@ int procmaps_parse(FILE *f, bool exec_only, struct proc_maps **out)
 		procmaps_free(maps);
 		return err;
 	}
-	if (maps->n) /* no array at all for an empty text: qsort wants one */
-		qsort(maps->entries, maps->n, sizeof(*maps->entries), cmp_start);
+	sort_array(maps->entries, maps->n, sizeof(*maps->entries), cmp_start);
 	*out = maps;
 	return 0;
 }

@@ -131,7 +131,7 @@ static int scan_proc(const struct target_rules *rules, uint32_t **out, size_t *n
 		if (rows[i].match)
 			res[nout++] = rows[i].pid;
 	free(rows);
-	qsort(res, nout, sizeof(*res), cmp_u32);
+	sort_array(res, nout, sizeof(*res), cmp_u32);
 	*out = res;
 	*n = nout;
 	return 0;
@@ -156,7 +156,7 @@ int targets_scan(const struct target_rules *rules, uint32_t **out, size_t *n)
 	if (rules->ncgroups) { /* sorted and unique again */
 		size_t k = 0;
 
-		qsort(*out, *n, sizeof(**out), cmp_u32);
+		sort_array(*out, *n, sizeof(**out), cmp_u32);
 		for (size_t i = 0; i < *n; i++)
 			if (!k || (*out)[k - 1] != (*out)[i])
 				(*out)[k++] = (*out)[i];

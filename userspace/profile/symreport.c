@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "symreport.h"
+#include "util/compare.h"
 
 int symreport_row(struct symreport *r, const char *binary, const char *source, size_t *idx)
 {
@@ -69,7 +70,7 @@ static int by_samples(const void *a, const void *b)
 void symreport_sort(struct symreport *r)
 {
 	if (r->n)
-		qsort(r->rows, r->n, sizeof(*r->rows), by_samples);
+		sort_array(r->rows, r->n, sizeof(*r->rows), by_samples);
 }
 
 void symreport_clear(struct symreport *r)

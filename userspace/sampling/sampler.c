@@ -516,13 +516,13 @@ int sampler_gc_stacks(struct sampler *s)
 	offcpu_mark_live(s);
 	if (s->seen_cap == SIZE_MAX)
 		return -ENOMEM; /* cannot tell what is in use: free nothing */
-	qsort(s->seen, s->nseen, sizeof(*s->seen), cmp_u64);
+	sort_array(s->seen, s->nseen, sizeof(*s->seen), cmp_u64);
 	/* Walk the stack map; fetch the next key before deleting the
 	 * current one so the walk goes on. */
 	more = !bpf_map_get_next_key(stacks_fd, NULL, &id);
 	while (more) {
 		more = !bpf_map_get_next_key(stacks_fd, &id, &next);
-		if (!bsearch(&id, s->seen, s->nseen, sizeof(*s->seen), cmp_u64) &&
+		if (!search_array(&id, s->seen, s->nseen, sizeof(*s->seen), cmp_u64) &&
 		    !bpf_map_delete_elem(stacks_fd, &id))
 			freed++;
 		id = next;

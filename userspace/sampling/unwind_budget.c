@@ -22,6 +22,7 @@
 
 #include "unwind_tables_internal.h"
 #include "util/log.h"
+#include "util/compare.h"
 
 #define HITS_BYTES (EBPROF_MAX_UNWIND_TABLES * sizeof(uint64_t))
 
@@ -394,8 +395,8 @@ int unwind_tables_rebalance(struct unwind_tables *u)
 		else if (tab->state == UT_LOADED)
 			loaded[nloaded++] = tab;
 	}
-	qsort(out, nout, sizeof(*out), by_score_desc);
-	qsort(loaded, nloaded, sizeof(*loaded), by_score_desc);
+	sort_array(out, nout, sizeof(*out), by_score_desc);
+	sort_array(loaded, nloaded, sizeof(*loaded), by_score_desc);
 	for (size_t i = 0; i < nout; i++)
 		make_room(u, out[i], loaded, nloaded);
 	free(out);

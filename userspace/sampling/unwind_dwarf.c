@@ -112,7 +112,7 @@ int stack_source_dwarf_gc(struct stack_source *src, const uint64_t *keep, size_t
 		struct ustack *u = v;
 		uint64_t h = *(const uint64_t *)k;
 
-		if (u->used || bsearch(&h, keep, nkeep, sizeof(*keep), cmp_u64)) {
+		if (u->used || search_array(&h, keep, nkeep, sizeof(*keep), cmp_u64)) {
 			u->used = false;
 			continue;
 		}

@@ -16,6 +16,7 @@
 #include "ui_assets.h"
 #include "util/hashmap.h"
 #include "util/log.h"
+#include "util/compare.h"
 
 #define UI_MIN_SHARE 0.0001 /* flamegraph nodes under this share are left out */
 #define UI_TOP_ROWS 500
@@ -127,7 +128,7 @@ static json_t *groups(struct profile *p, size_t ti, const char *key)
 		goto fail;
 	while (hm_next(m, &it, &hk, &v))
 		all[n++] = v;
-	qsort(all, n, sizeof(*all), cmp_group);
+	sort_array(all, n, sizeof(*all), cmp_group);
 	for (size_t i = 0; i < n; i++) {
 		char buf[32];
 		const char *name = buf;

@@ -187,7 +187,7 @@ static int load_dir(struct rqueue *q)
 		seqs[n++] = seq;
 	}
 	if (n)
-		qsort(seqs, n, sizeof(*seqs), cmp_u64);
+		sort_array(seqs, n, sizeof(*seqs), cmp_u64);
 	for (size_t i = 0; i < n; i++) {
 		char name[32], *path;
 		struct rq_item *it;

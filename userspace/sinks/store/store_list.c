@@ -9,6 +9,7 @@
 #include "store_internal.h"
 #include "util/timeutil.h"
 #include "util/array.h"
+#include "util/compare.h"
 
 struct list_ctx {
 	const struct store_query *q;
@@ -225,7 +226,7 @@ int store_list(const char *dir, const struct store_query *q, struct store_entry 
 		return err;
 	}
 	if (c.n)
-		qsort(c.e, c.n, sizeof(*c.e), entry_cmp);
+		sort_array(c.e, c.n, sizeof(*c.e), entry_cmp);
 	*out = c.e;
 	*n = c.n;
 	return 0;

@@ -22,6 +22,7 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 #include "util/array.h"
+#include "util/compare.h"
 
 #define COMPACT_MIN_STALE 16
 
@@ -197,7 +198,7 @@ static int queue_load(struct store *s)
 				err = queue_add_day(s, s->days[i]);
 	}
 	if (!err && s->qn)
-		qsort(s->q, s->qn, sizeof(*s->q), victim_cmp);
+		sort_array(s->q, s->qn, sizeof(*s->q), victim_cmp);
 	return err;
 }
 
