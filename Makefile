@@ -7,6 +7,13 @@
 #                 bench-agent, bench-adhoc, bench-churn, bench-query: the focused
 #                 benchmarks
 
+# make test SANITIZE=1: the program and its tests built with AddressSanitizer
+# and UndefinedBehaviorSanitizer (leaks included) into build-san/; every
+# unit and integration test runs against them (see the end of this file).
+ifeq ($(SANITIZE),1)
+BUILD ?= build-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+endif
 BUILD ?= build
 CC ?= gcc
 CLANG ?= clang
@@ -21,7 +28,7 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
-override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP
+override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP $(SAN_FLAGS)
 # Include paths by layer: the symbolizer library sees include/ only (it
 # builds without anything of userspace/); the program sees include/,
 # userspace/ (headers named by folder: "util/log.h") and the generated
@@ -71,6 +78,14 @@ TEST_PREREQS :=
 
 # Fixture programs for tests (tests/fixtures/fixtures.mk defines FIXTURES).
 -include $(wildcard tests/fixtures/*.mk)
+
+# Under the sanitizers the tests watch the program's own code: the kernel
+# matrix (guests under emulation), the packages (built from the plain
+# build) and the fuzzers (sanitized already) are the plain run's.
+ifeq ($(SANITIZE),1)
+SHELL_TESTS := $(filter-out tests/vmtest/% tests/packaging/% tests/fuzz/%,$(SHELL_TESTS))
+TEST_PREREQS := $(filter $(BUILD)/bench/%,$(TEST_PREREQS))
+endif
 
 $(BUILD)/ebprof: $(BUILD)/layers.ok $(BUILD)/userspace/cli/main.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)

@@ -77,8 +77,10 @@ int httpc_request(const char *method, const char *url, const char *const *header
 	r->headers = hdr.p ? hdr.p : strdup("");
 	if (rc != CURLE_OK) {
 		snprintf(r->error, sizeof(r->error), "%s", curl_easy_strerror(rc));
-		if (!r->status)
+		if (!r->status) {
+			httpc_free(r); /* no answer: nothing for the caller to free */
 			return -EIO;
+		}
 	}
 	return 0;
 }

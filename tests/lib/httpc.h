@@ -24,7 +24,8 @@ struct httpc_resp {
 /*
  * method url; body NULL for none (bodylen bytes otherwise); headers: NULL
  * or a NULL-terminated list of "Name: value". 0 when a response came back
- * (any status), -EIO otherwise (r->error says why).
+ * (any status; httpc_free it), -EIO otherwise (r->error says why; body and
+ * headers NULL, nothing to free).
  */
 int httpc_request(const char *method, const char *url, const char *const *headers, const void *body,
 		  size_t bodylen, double timeout_s, struct httpc_resp *r);

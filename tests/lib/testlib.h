@@ -53,7 +53,8 @@ int tl_sh(const char *cmd, char **out);
  * exit 2 (bad input) with needle in what it prints (asserted). */
 void tl_expect_usage_error(const char *args, const char *needle);
 
-/* A fresh temporary directory (mkdtemp under /tmp), malloc'ed path. */
+/* A fresh temporary directory (mkdtemp under /tmp), malloc'ed path (the
+ * caller may free it, or keep it to the end). */
 char *tl_tmpdir(const char *tag);
 
 /* A suite's scratch directory: tl_scratch_make(tag) from the suite's
