@@ -10,11 +10,15 @@
  * of that name.
  *
  * openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) (Linux 5.6+) does it;
- * where the kernel has no openat2 (ENOSYS, or E2BIG) the same walk is done
- * by hand, a component at a time (openat O_PATH | O_NOFOLLOW), symlinks
- * read and resolved as text against the root fd, ".." clamped at the root,
- * at most EBPROF_IN_ROOT_MAX_LINKS symlinks and EBPROF_IN_ROOT_PATH_MAX
- * bytes of path to resolve.
+ * where openat2 answers ENOSYS (a kernel before 5.6, or a seccomp filter
+ * that does not know it, as container runtimes' older profiles) or E2BIG,
+ * the same walk is done by hand, a component at a time (openat O_PATH |
+ * O_NOFOLLOW), symlinks read and resolved as text against the root fd,
+ * ".." clamped at the root, at most EBPROF_IN_ROOT_MAX_LINKS symlinks and
+ * EBPROF_IN_ROOT_PATH_MAX bytes of path to resolve. The walk checks the
+ * root by device and inode where the kernel checks mounts; a directory
+ * moved out of the root while it is walked (which needs a rename outside
+ * the container) is the one race it does not see.
  *
  * Why a header of static functions in include/ebprof/: both the symbolizer
  * library (binaries and debug files; it is built with include/ only) and
@@ -88,7 +92,8 @@ static inline int ebprof_in_root_is_root(int fd, const struct stat *root)
  * symlink's text is read and put before the rest of the path (an absolute
  * one restarts at rootfd); ".." at rootfd stays at rootfd. The last
  * component is opened with flags (O_NOFOLLOW among them: a final symlink
- * is -ELOOP). Returns an fd or a negative errno.
+ * is -ELOOP, or with O_PATH the link itself, as open(2) does). Returns an
+ * fd or a negative errno.
  */
 static inline int ebprof_walk_in_root(int rootfd, const char *path, int flags)
 {
@@ -112,8 +117,6 @@ static inline int ebprof_walk_in_root(int rootfd, const char *path, int flags)
 		bool last;
 		ssize_t n;
 
-		while (w.pos < sizeof(w.buf) && w.buf[w.pos] == '/')
-			w.pos++;
 		for (len = 0; w.pos + len < sizeof(w.buf) && w.buf[w.pos + len] != '/'; len++)
 			;
 		if (len > NAME_MAX) {
@@ -123,10 +126,11 @@ static inline int ebprof_walk_in_root(int rootfd, const char *path, int flags)
 		memcpy(name, w.buf + w.pos, len);
 		name[len] = '\0';
 		w.pos += len;
+		/* "name/" at the end wants a directory: not the last component */
+		last = w.pos == sizeof(w.buf);
 		while (w.pos < sizeof(w.buf) && w.buf[w.pos] == '/')
 			w.pos++;
-		last = w.pos == sizeof(w.buf);
-		if (!len || !strcmp(name, ".")) { /* the path was "/" or ended in "/." */
+		if (!len || !strcmp(name, ".")) { /* "", "/", a trailing "/" or "/." */
 			if (last)
 				break;
 			continue;

@@ -239,6 +239,8 @@ Test(in_root, what_is_not_there)
 	for (int m = 0; m < 2; m++) {
 		cr_expect_eq(read_in_root("file/x", modes[m], buf, sizeof(buf)), -ENOTDIR, "%s",
 			     mode_names[m]);
+		cr_expect_eq(read_in_root("/file/", modes[m], buf, sizeof(buf)), -ENOTDIR, "%s",
+			     mode_names[m]);
 		cr_expect_eq(read_in_root("nothere", modes[m], buf, sizeof(buf)), -ENOENT, "%s",
 			     mode_names[m]);
 		cr_expect_eq(read_in_root(long_name, modes[m], buf, sizeof(buf)), -ENAMETOOLONG,
