@@ -21,8 +21,6 @@
 #define SYMDI_FAILURES 256
 #define SYMDI_MAX_URLS 8
 #define SYMDI_HEX_MAX (2 * ELFBIN_MAX_BUILD_ID + 1)
-/* Largest debug file accepted (libxul's is ~1.5 GiB; PostgreSQL's ~30 MiB). */
-#define SYMDI_MAX_FILE (2ULL << 30)
 #define SYMDI_FAILURE_TTL 60
 #define SYMDI_DEFAULT_BYTES (1ULL << 30)
 #define SYMDI_DEFAULT_TIMEOUT_MS 10000
@@ -110,7 +108,7 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	struct sink *s = arg;
 	size_t len = size * nmemb, off = 0;
 
-	if (s->written + len > SYMDI_MAX_FILE) {
+	if (s->written + len > ELFBIN_MAX_DEBUG_FILE) {
 		s->failed = true;
 		return 0;
 	}

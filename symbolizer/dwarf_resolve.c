@@ -27,8 +27,9 @@ struct func_sym {
 struct sym_dwarf {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	GElf_Addr bias; /* module address = ELF vaddr + bias */
-	char *debug_path;
+	GElf_Addr bias;	  /* module address = ELF vaddr + bias */
+	char *debug_path; /* the debug file's name, for libdwfl's messages */
+	int debug_fd;	  /* open until libdwfl takes it (-1: none, or taken) */
 	bool has_lines;
 	/* Function symbols sorted by address, built on first use:
 	 * dwfl_module_addrinfo scans every symbol for each lookup, which
@@ -50,7 +51,9 @@ static int find_elf_cb(Dwfl_Module *mod, void **userdata, const char *modname, D
 	return -1; /* the ELF is always reported with its fd */
 }
 
-/* Hand libdwfl the debug file found by elfbin_find_debug(), if any. */
+/* Hand libdwfl the debug file found by elfbin_find_debug(), if any: the
+ * file opened then (its path may name another file now, or lead out of a
+ * container's root); libdwfl owns the fd it gets. */
 static int find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname,
 			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			     GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -64,16 +67,13 @@ static int find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modn
 	(void)file_name;
 	(void)debuglink_file;
 	(void)debuglink_crc;
-	if (!dw || !dw->debug_path)
-		return -1;
-	fd = open(dw->debug_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!dw || dw->debug_fd < 0 || !dw->debug_path)
 		return -1;
 	*debuginfo_file_name = strdup(dw->debug_path);
-	if (!*debuginfo_file_name) {
-		close(fd);
+	if (!*debuginfo_file_name)
 		return -1;
-	}
+	fd = dw->debug_fd;
+	dw->debug_fd = -1;
 	return fd;
 }
 
@@ -104,7 +104,8 @@ static bool dwarf_has_line_section(Dwarf *dwarf)
 	return false;
 }
 
-int symdw_open(int fd, const char *name, const char *debug_path, struct sym_dwarf **out)
+int symdw_open(int fd, const char *name, int debug_fd, const char *debug_path,
+	       struct sym_dwarf **out)
 {
 	struct sym_dwarf *dw;
 	Dwarf_Addr dbias;
@@ -115,8 +116,10 @@ int symdw_open(int fd, const char *name, const char *debug_path, struct sym_dwar
 	dw = calloc(1, sizeof(*dw));
 	if (!dw)
 		goto nomem;
-	if (debug_path) {
-		dw->debug_path = strdup(debug_path);
+	dw->debug_fd = debug_fd;
+	debug_fd = -1;
+	if (dw->debug_fd >= 0) {
+		dw->debug_path = strdup(debug_path ? debug_path : "[debug file]");
 		if (!dw->debug_path)
 			goto nomem;
 	}
@@ -149,11 +152,17 @@ int symdw_open(int fd, const char *name, const char *debug_path, struct sym_dwar
 	}
 	dwarf = dwfl_module_getdwarf(dw->mod, &dbias);
 	dw->has_lines = dwarf && dwarf_has_line_section(dwarf);
+	if (dw->debug_fd >= 0) { /* libdwfl asked for no debug file */
+		close(dw->debug_fd);
+		dw->debug_fd = -1;
+	}
 	*out = dw;
 	return 0;
 nomem:
 	if (fd >= 0)
 		close(fd);
+	if (debug_fd >= 0)
+		close(debug_fd);
 	symdw_close(dw);
 	return -ENOMEM;
 }
@@ -164,6 +173,8 @@ void symdw_close(struct sym_dwarf *dw)
 		return;
 	if (dw->dwfl)
 		dwfl_end(dw->dwfl);
+	if (dw->debug_fd >= 0)
+		close(dw->debug_fd);
 	free(dw->debug_path);
 	free(dw->funcs);
 	free(dw);

@@ -21,12 +21,14 @@ struct symdw_frame {
 };
 
 /*
- * Report the ELF open on fd (the fd is consumed, also on failure) to a new
- * Dwfl. debug_path is a separate debug file to use, or NULL (copied).
- * name is used in messages. Returns 0 and *out (free with symdw_close()),
- * -ENOEXEC when libdwfl rejects the file, or -ENOMEM.
+ * Report the ELF open on fd to a new Dwfl. debug_fd is a separate debug
+ * file open for reading, or -1; debug_path its name for messages (copied).
+ * Both fds are consumed, also on failure. name is used in messages.
+ * Returns 0 and *out (free with symdw_close()), -ENOEXEC when libdwfl
+ * rejects the file, or -ENOMEM.
  */
-int symdw_open(int fd, const char *name, const char *debug_path, struct sym_dwarf **out);
+int symdw_open(int fd, const char *name, int debug_fd, const char *debug_path,
+	       struct sym_dwarf **out);
 void symdw_close(struct sym_dwarf *dw);
 
 /* Has the module DWARF with a line table (in itself or its debug file)? */

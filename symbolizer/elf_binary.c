@@ -14,37 +14,60 @@
 #include <gelf.h>
 #include <zlib.h>
 
+#include <ebprof/in_root.h>
+
 #include "elf_binary.h"
 #include "sym_log.h"
 
 enum { CAND_MAP_FILES, CAND_ROOT, CAND_PATH, CAND_COUNT };
 
-/* Path of candidate i into buf; false when it does not apply. */
-static bool candidate(const struct sym_binary *bin, int i, char *buf, size_t len)
+/* /proc/PID/root as a directory fd, or -1 (no pid, or the process is
+ * gone). */
+static int open_root(int pid)
 {
-	int n;
+	char path[32];
+
+	if (pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/*
+ * Open candidate i (flags: O_RDONLY or O_PATH) and name it in buf; -ENODEV
+ * when it does not apply. The path is the process's: inside its root
+ * (rootfd) it resolves as the process sees it (ebprof/in_root.h); the
+ * host's file of that name is tried only when there is no root to look in
+ * (no pid, or the process is gone).
+ */
+static int open_candidate(const struct sym_binary *bin, int i, int rootfd, int flags, char *buf,
+			  size_t len)
+{
+	int fd;
 
 	switch (i) {
-	case CAND_MAP_FILES:
+	case CAND_MAP_FILES: /* the kernel's own link to the mapped file */
 		if (bin->pid <= 0 || bin->map_end <= bin->map_start)
-			return false;
-		n = snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, bin->pid,
-			     bin->map_start, bin->map_end);
-		break;
+			return -ENODEV;
+		snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, bin->pid,
+			 bin->map_start, bin->map_end);
+		/* O_NONBLOCK: never hang on a FIFO */
+		fd = open(buf, flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NONBLOCK));
+		return fd < 0 ? -errno : fd;
 	case CAND_ROOT:
-		if (bin->pid <= 0 || !bin->path || bin->path[0] != '/')
-			return false;
-		n = snprintf(buf, len, "/proc/%d/root%s", bin->pid, bin->path);
-		break;
+		if (rootfd < 0 || !bin->path || bin->path[0] != '/')
+			return -ENODEV;
+		snprintf(buf, len, "/proc/%d/root%s", bin->pid, bin->path);
+		return ebprof_open_in_root(rootfd, bin->path, flags, 0);
 	case CAND_PATH:
-		if (!bin->path || !bin->path[0])
-			return false;
-		n = snprintf(buf, len, "%s", bin->path);
-		break;
+		if (!bin->path || !bin->path[0] || (rootfd >= 0 && bin->path[0] == '/'))
+			return -ENODEV;
+		snprintf(buf, len, "%s", bin->path);
+		fd = open(bin->path, flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NONBLOCK));
+		return fd < 0 ? -errno : fd;
 	default:
-		return false;
+		return -ENODEV;
 	}
-	return n > 0 && (size_t)n < len;
 }
 
 static bool is_missing(int err)
@@ -59,60 +82,63 @@ static void note_error(int *first, int err)
 		*first = -err;
 }
 
-int elfbin_stat(const struct sym_binary *bin, struct stat *st, bool *via_map_files)
+/* The first candidate that opens (flags: O_RDONLY or O_PATH): its fd, its
+ * fstat in *st, and in *which the candidate; or a negative errno. */
+static int open_first(const struct sym_binary *bin, int flags, struct stat *st, int *which)
 {
+	int rootfd = open_root(bin->pid), first = 0, tried = 0, fd = -ENOENT;
 	char path[PATH_MAX];
-	int first = 0, tried = 0;
 
 	for (int i = 0; i < CAND_COUNT; i++) {
-		if (!candidate(bin, i, path, sizeof(path)))
+		fd = open_candidate(bin, i, rootfd, flags, path, sizeof(path));
+		if (fd == -ENODEV)
 			continue;
 		tried++;
-		if (!stat(path, st)) {
-			*via_map_files = i == CAND_MAP_FILES;
-			return 0;
+		if (fd >= 0 && fstat(fd, st)) {
+			close(fd);
+			fd = -errno;
 		}
-		note_error(&first, errno);
+		if (fd >= 0) {
+			*which = i;
+			if (!(flags & O_PATH))
+				sym_debug("symbolizer: opened %s", path);
+			break;
+		}
+		note_error(&first, -fd);
 	}
+	if (rootfd >= 0)
+		close(rootfd);
+	if (fd >= 0)
+		return fd;
 	if (!tried)
 		return -EINVAL;
 	return first ? first : -ENOENT;
 }
 
+int elfbin_stat(const struct sym_binary *bin, struct stat *st, bool *via_map_files)
+{
+	int which, fd = open_first(bin, O_PATH, st, &which);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	*via_map_files = which == CAND_MAP_FILES;
+	return 0;
+}
+
 int elfbin_open(const struct sym_binary *bin, int *fd, struct stat *st)
 {
-	char path[PATH_MAX];
-	int first = 0, tried = 0;
+	int which, f = open_first(bin, O_RDONLY, st, &which);
 
 	*fd = -1;
-	for (int i = 0; i < CAND_COUNT; i++) {
-		int f;
-
-		if (!candidate(bin, i, path, sizeof(path)))
-			continue;
-		tried++;
-		/* O_NONBLOCK: never hang on a FIFO */
-		f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (f < 0) {
-			note_error(&first, errno);
-			continue;
-		}
-		if (fstat(f, st)) {
-			note_error(&first, errno);
-			close(f);
-			continue;
-		}
-		if (!S_ISREG(st->st_mode)) {
-			close(f);
-			return -ENOEXEC;
-		}
-		sym_debug("symbolizer: opened %s", path);
-		*fd = f;
-		return 0;
+	if (f < 0)
+		return f;
+	if (!S_ISREG(st->st_mode)) {
+		close(f);
+		return -ENOEXEC;
 	}
-	if (!tried)
-		return -EINVAL;
-	return first ? first : -ENOENT;
+	*fd = f;
+	return 0;
 }
 
 static const char *section_name(Elf *elf, size_t shstrndx, GElf_Shdr *sh)
@@ -258,15 +284,16 @@ int elfbin_vaddr(const struct elf_ident *id, uint64_t offset, uint64_t *vaddr)
 	return -ENOENT;
 }
 
-/* zlib's crc32 is the CRC .gnu_debuglink uses. */
-static bool crc_matches(int fd, uint32_t want)
+/* zlib's crc32 is the CRC .gnu_debuglink uses; over size bytes at most. */
+static bool crc_matches(int fd, uint64_t size, uint32_t want)
 {
 	unsigned long crc = crc32(0L, Z_NULL, 0);
 	char buf[65536];
-	off_t done = 0;
+	uint64_t done = 0;
 
-	for (;;) {
-		ssize_t n = pread(fd, buf, sizeof(buf), done);
+	while (done < size) {
+		size_t want_now = size - done < sizeof(buf) ? (size_t)(size - done) : sizeof(buf);
+		ssize_t n = pread(fd, buf, want_now, (off_t)done);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -276,32 +303,28 @@ static bool crc_matches(int fd, uint32_t want)
 		if (!n)
 			break;
 		crc = crc32(crc, (const Bytef *)buf, (uInt)n);
-		done += n;
+		done += (uint64_t)n;
 	}
 	return (uint32_t)crc == want;
 }
 
-static bool debug_candidate_ok(const char *path, const struct elf_ident *id,
-			       const struct stat *self)
+/* Is the open fd the debug file of id (and not self)? */
+static bool debug_candidate_ok(int fd, const struct elf_ident *id, const struct stat *self)
 {
 	struct stat st;
 	bool ok = false;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ELFBIN_MAX_DEBUG_FILE)
 		return false;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		goto out;
 	if (self && st.st_dev == self->st_dev && st.st_ino == self->st_ino)
-		goto out;
+		return false;
 	if (id->build_id_len) {
 		const void *bid = NULL;
 		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		ssize_t blen;
 
 		if (!elf)
-			goto out;
+			return false;
 		if (elf_kind(elf) == ELF_K_ELF) {
 			blen = dwelf_elf_gnu_build_id(elf, &bid);
 			ok = blen > 0 && (size_t)blen >= id->build_id_len && bid &&
@@ -309,25 +332,49 @@ static bool debug_candidate_ok(const char *path, const struct elf_ident *id,
 		}
 		elf_end(elf);
 	} else if (id->debuglink) {
-		ok = crc_matches(fd, id->debuglink_crc);
+		ok = crc_matches(fd, (uint64_t)st.st_size, id->debuglink_crc);
 	}
-out:
-	close(fd);
-	if (ok)
-		sym_debug("symbolizer: debug file %s", path);
 	return ok;
 }
 
-/* Try one candidate; 1 and *out when it is the debug file. */
-static int try_debug(char *buf, size_t len, int n, const struct elf_ident *id,
-		     const struct stat *self, char **out)
+/* Where the debug file is looked for: the host (rootfd < 0), or inside
+ * the process's root (rootfd, named root). */
+struct debug_where {
+	int rootfd;
+	const char *root;
+	const struct elf_ident *id;
+	const struct stat *self;
+};
+
+/*
+ * Try one candidate, the path rel (n: what snprintf returned for it);
+ * 1 with its name (*out, malloc'd) and fd (*fd) when it is the debug
+ * file, 0 when not, -ENOMEM.
+ */
+static int try_debug(const struct debug_where *w, const char *rel, int n, char **out, int *fd)
 {
-	if (n <= 0 || (size_t)n >= len)
+	int f;
+
+	if (n <= 0 || (size_t)n >= PATH_MAX)
 		return 0;
-	if (!debug_candidate_ok(buf, id, self))
+	if (w->rootfd >= 0)
+		f = ebprof_open_in_root(w->rootfd, rel, O_RDONLY, 0);
+	else /* O_NONBLOCK: a FIFO does not block the open */
+		f = open(rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (f < 0)
 		return 0;
-	*out = strdup(buf);
-	return *out ? 1 : -ENOMEM;
+	if (!debug_candidate_ok(f, w->id, w->self)) {
+		close(f);
+		return 0;
+	}
+	if (asprintf(out, "%s%s", w->rootfd >= 0 ? w->root : "", rel) < 0) {
+		*out = NULL;
+		close(f);
+		return -ENOMEM;
+	}
+	sym_debug("symbolizer: debug file %s", *out);
+	*fd = f;
+	return 1;
 }
 
 /* Next element of a colon-separated list; false at the end. */
@@ -347,78 +394,97 @@ static bool next_dir(const char **list, const char **dir, size_t *len)
 	return true;
 }
 
-int elfbin_find_debug(const char *debug_dirs, const struct sym_binary *bin,
-		      const struct elf_ident *id, const struct stat *self, char **path)
+/* DIR/.build-id/xx/yyyy.debug for every DIR (only absolute ones inside a
+ * root). */
+static int by_build_id(const struct debug_where *w, const char *dirs, char **out, int *fd)
 {
-	char buf[PATH_MAX], root[64] = "", hex[2 * ELFBIN_MAX_BUILD_ID + 1];
-	const char *list, *dir;
+	char buf[PATH_MAX], hex[2 * ELFBIN_MAX_BUILD_ID + 1];
+	const char *dir;
 	size_t dlen;
-	int r, nroots;
+	int r;
+
+	if (w->id->build_id_len < 2)
+		return 0;
+	elfbin_hex(w->id->build_id, w->id->build_id_len, hex);
+	while (next_dir(&dirs, &dir, &dlen)) {
+		if (w->rootfd >= 0 && dir[0] != '/')
+			continue;
+		r = try_debug(w, buf,
+			      snprintf(buf, sizeof(buf), "%.*s/.build-id/%.2s/%s.debug", (int)dlen,
+				       dir, hex, hex + 2),
+			      out, fd);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The .gnu_debuglink name next to the binary, in .debug/ beside it, and
+ * under every DIR by the binary's directory. */
+static int by_debuglink(const struct debug_where *w, const char *dirs, const char *bin_path,
+			char **out, int *fd)
+{
+	const char *slash = strrchr(bin_path, '/'), *link = w->id->debuglink, *dir;
+	int bdlen = slash ? (int)(slash - bin_path) : 1, r;
+	const char *bdir = slash ? bin_path : ".";
+	bool abs = bin_path[0] == '/';
+	char buf[PATH_MAX];
+	size_t dlen;
+
+	if (w->rootfd >= 0 && !abs)
+		return 0;
+	r = try_debug(w, buf, snprintf(buf, sizeof(buf), "%.*s/%s", bdlen, bdir, link), out, fd);
+	if (r)
+		return r;
+	r = try_debug(w, buf, snprintf(buf, sizeof(buf), "%.*s/.debug/%s", bdlen, bdir, link), out,
+		      fd);
+	if (r || !abs)
+		return r;
+	while (next_dir(&dirs, &dir, &dlen)) {
+		if (w->rootfd >= 0 && dir[0] != '/')
+			continue;
+		r = try_debug(w, buf,
+			      snprintf(buf, sizeof(buf), "%.*s%.*s/%s", (int)dlen, dir, bdlen, bdir,
+				       link),
+			      out, fd);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int elfbin_find_debug(const char *debug_dirs, const struct sym_binary *bin,
+		      const struct elf_ident *id, const struct stat *self, char **path, int *fd)
+{
+	struct debug_where w[2] = { { .rootfd = -1, .id = id, .self = self } };
+	char root[32];
+	int r = 0, nw = 1, f = -1;
 
 	*path = NULL;
+	if (fd)
+		*fd = -1;
 	if (!debug_dirs)
 		debug_dirs = "/usr/lib/debug";
-	if (bin->pid > 0)
+	if (bin->pid > 0) {
 		snprintf(root, sizeof(root), "/proc/%d/root", bin->pid);
-	nroots = root[0] ? 2 : 1;
-
-	if (id->build_id_len >= 2) {
-		elfbin_hex(id->build_id, id->build_id_len, hex);
-		for (int ri = 0; ri < nroots; ri++) {
-			const char *rp = ri ? root : "";
-
-			list = debug_dirs;
-			while (next_dir(&list, &dir, &dlen)) {
-				if (ri && dir[0] != '/')
-					continue;
-				r = try_debug(buf, sizeof(buf),
-					      snprintf(buf, sizeof(buf),
-						       "%s%.*s/.build-id/%.2s/%s.debug", rp,
-						       (int)dlen, dir, hex, hex + 2),
-					      id, self, path);
-				if (r)
-					return r < 0 ? r : 0;
-			}
-		}
+		w[1] = (struct debug_where){
+			.rootfd = open_root(bin->pid), .root = root, .id = id, .self = self
+		};
+		nw += w[1].rootfd >= 0;
 	}
-
-	if (id->debuglink && bin->path && bin->path[0]) {
-		const char *slash = strrchr(bin->path, '/');
-		int bdlen = slash ? (int)(slash - bin->path) : 1;
-		const char *bdir = slash ? bin->path : ".";
-		bool abs = bin->path[0] == '/';
-
-		for (int ri = 0; ri < nroots; ri++) {
-			const char *rp = ri ? root : "";
-
-			if (ri && !abs)
-				continue;
-			r = try_debug(buf, sizeof(buf),
-				      snprintf(buf, sizeof(buf), "%s%.*s/%s", rp, bdlen, bdir,
-					       id->debuglink),
-				      id, self, path);
-			if (r)
-				return r < 0 ? r : 0;
-			r = try_debug(buf, sizeof(buf),
-				      snprintf(buf, sizeof(buf), "%s%.*s/.debug/%s", rp, bdlen,
-					       bdir, id->debuglink),
-				      id, self, path);
-			if (r)
-				return r < 0 ? r : 0;
-			if (!abs)
-				continue;
-			list = debug_dirs;
-			while (next_dir(&list, &dir, &dlen)) {
-				if (ri && dir[0] != '/')
-					continue;
-				r = try_debug(buf, sizeof(buf),
-					      snprintf(buf, sizeof(buf), "%s%.*s%.*s/%s", rp,
-						       (int)dlen, dir, bdlen, bdir, id->debuglink),
-					      id, self, path);
-				if (r)
-					return r < 0 ? r : 0;
-			}
-		}
-	}
-	return -ENOENT;
+	/* The host's directories first, then the process's root. */
+	for (int i = 0; i < nw && !r; i++)
+		r = by_build_id(&w[i], debug_dirs, path, &f);
+	if (id->debuglink && bin->path && bin->path[0])
+		for (int i = 0; i < nw && !r; i++)
+			r = by_debuglink(&w[i], debug_dirs, bin->path, path, &f);
+	if (nw > 1)
+		close(w[1].rootfd);
+	if (r <= 0)
+		return r < 0 ? r : -ENOENT;
+	if (fd)
+		*fd = f;
+	else
+		close(f);
+	return 0;
 }

@@ -3,7 +3,9 @@
  * Finding and identifying the ELF file behind a mapping: opening it
  * through /proc/PID/map_files, /proc/PID/root or its path, reading its
  * build-id, load segments and .gnu_debuglink, and finding its separate
- * debug file.
+ * debug file. Paths a process names are opened inside its root as it
+ * sees them (ebprof/in_root.h): a symlink planted there never leads to
+ * the host's file of that name.
  */
 #ifndef EBPROF_SYM_ELF_BINARY_H
 #define EBPROF_SYM_ELF_BINARY_H
@@ -16,6 +18,8 @@
 #include <ebprof/symbolizer.h>
 
 #define ELFBIN_MAX_BUILD_ID 64
+/* Largest debug file taken (libxul's is ~1.5 GiB; PostgreSQL's ~30 MiB). */
+#define ELFBIN_MAX_DEBUG_FILE (2ULL << 30)
 
 /* A PT_LOAD segment's file-backed part. */
 struct elf_load {
@@ -46,8 +50,10 @@ struct elf_ident {
 int elfbin_stat(const struct sym_binary *bin, struct stat *st, bool *via_map_files);
 
 /*
- * Open the binary: /proc/PID/map_files/START-END, then /proc/PID/root/PATH,
- * then PATH. Returns 0, an open read-only fd (*fd, the caller closes it)
+ * Open the binary: /proc/PID/map_files/START-END, then PATH inside
+ * /proc/PID/root (resolved there, ebprof/in_root.h), then PATH on the host
+ * only when there is no root to look in (pid 0, the process gone, or a
+ * relative PATH). Returns 0, an open read-only fd (*fd, the caller closes it)
  * and its fstat() in *st; or a negative errno: -ENOENT when no candidate
  * exists, -ENOEXEC when it is not a regular file, -EINVAL when bin names
  * nothing to open.
@@ -71,11 +77,15 @@ int elfbin_vaddr(const struct elf_ident *id, uint64_t offset, uint64_t *vaddr);
  * Find a separate debug file: DIR/.build-id/xx/yyyy.debug for every DIR of
  * the colon-separated debug_dirs (also inside /proc/PID/root), then the
  * .gnu_debuglink name next to the binary, in its .debug/ subdirectory and
- * under every DIR. A candidate must carry the same build-id (or, without
- * one, the debuglink CRC) and not be the binary itself (self).
- * Returns 0 and a malloc'd path in *path (caller frees), or -ENOENT.
+ * under every DIR. Inside the root every candidate resolves as the process
+ * sees it (ebprof/in_root.h). A candidate must be a regular file of at most
+ * ELFBIN_MAX_DEBUG_FILE bytes, carry the same build-id (or, without one,
+ * the debuglink CRC) and not be the binary itself (self). Returns 0, its
+ * name in *path (malloc'd, the caller frees; "/proc/PID/root/..." inside a
+ * root: a name for logs, not to be opened again) and its open read-only fd
+ * in *fd (the caller closes it; fd NULL: closed here); -ENOENT; -ENOMEM.
  */
 int elfbin_find_debug(const char *debug_dirs, const struct sym_binary *bin,
-		      const struct elf_ident *id, const struct stat *self, char **path);
+		      const struct elf_ident *id, const struct stat *self, char **path, int *fd);
 
 #endif /* EBPROF_SYM_ELF_BINARY_H */

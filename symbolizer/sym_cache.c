@@ -6,6 +6,8 @@
  * estimate of its memory and evicted least recently used first.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -322,10 +324,11 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 		      size_t key_len, struct sym_elf **out)
 {
 	struct sym_elf *e;
+	int err, debug_fd = -1;
+	size_t debug_bytes = 0;
 	char *debug = NULL;
 	bool from_di = false;
 	struct stat dst;
-	int err;
 
 	e = calloc(1, sizeof(*e));
 	if (!e) {
@@ -343,10 +346,17 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 	e->key_len = key_len;
 	elfbin_hex(id->build_id, id->build_id_len, e->build_id);
 	if (!id->has_dwarf) {
-		err = elfbin_find_debug(sym->debug_dirs, bin, id, st, &debug);
+		err = elfbin_find_debug(sym->debug_dirs, bin, id, st, &debug, &debug_fd);
 		if (!debug && err != -ENOMEM && sym->di && id->build_id_len) {
 			err = symdi_lookup(sym->di, e->build_id, sym->di_wait, &debug);
 			from_di = debug != NULL;
+			/* the agent's own cache: a host path */
+			if (debug && (debug_fd = open(debug, O_RDONLY | O_CLOEXEC)) < 0) {
+				sym_debug("symbolizer: %s: %s", debug, strerror(errno));
+				free(debug);
+				debug = NULL;
+				from_di = false;
+			}
 		}
 		if (err == -ENOMEM) {
 			close(fd);
@@ -359,7 +369,9 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 		    : id->has_symtab	? SRC_SYMTAB
 		    : id->has_debugdata ? SRC_MINIDEBUGINFO
 					: SRC_DYNSYM;
-	err = symdw_open(fd, bin->path, debug, &e->dw);
+	if (debug_fd >= 0 && !fstat(debug_fd, &dst))
+		debug_bytes = (size_t)dst.st_size;
+	err = symdw_open(fd, bin->path, debug_fd, debug, &e->dw);
 	if (err) {
 		free(debug);
 		goto fail;
@@ -367,8 +379,7 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 	e->id = *id; /* take over the arrays */
 	memset(id, 0, sizeof(*id));
 	e->file_bytes = (size_t)st->st_size;
-	if (debug && !stat(debug, &dst))
-		e->file_bytes += (size_t)dst.st_size;
+	e->file_bytes += debug_bytes;
 	free(debug);
 	e->hash = symc_hash_bytes(key, key_len);
 	if (symc_table_insert(sym->by_key, e, &(struct bytes_key){ key, key_len }, e->hash)) {

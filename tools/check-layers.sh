@@ -9,9 +9,9 @@
 #
 # Project headers are named from userspace/ by folder ("util/log.h") or,
 # inside the same folder, by bare name ("store_internal.h"). include/ebprof/
-# is the bottom: any layer may use bpf_shared.h; symbolizer.h is the
-# symbolizer's public API and counts as the symbolizer layer. The generated
-# skeleton belongs to sampling/, the protoc-c output to formats/.
+# is the bottom: any layer may use bpf_shared.h and in_root.h; symbolizer.h
+# is the symbolizer's public API and counts as the symbolizer layer. The
+# generated skeleton belongs to sampling/, the protoc-c output to formats/.
 set -u
 root=${1:-.}
 cd "$root" || exit 2

@@ -9,8 +9,11 @@
  * configured debug directories), else from debuginfod servers when
  * configured (fetched in the background: a binary first symbolizes without
  * its debug file, and with it once it has arrived). Binaries are opened through
- * /proc/PID/map_files/START-END first, then /proc/PID/root/PATH, then PATH,
- * so deleted/upgraded binaries and other mount namespaces resolve.
+ * /proc/PID/map_files/START-END first, then PATH inside /proc/PID/root, so
+ * deleted/upgraded binaries and other mount namespaces resolve; PATH on the
+ * host only when the process has no root to look in (gone, or pid 0). In a
+ * process's root, binaries and debug files resolve as the process sees them
+ * (ebprof/in_root.h): a container's absolute symlink stays in the container.
  *
  * One cache entry per binary, keyed by GNU build-id (fallback:
  * device+inode+size+mtime), shared by every process that maps the file.
@@ -210,8 +213,8 @@ void sym_unwind_table_free(struct sym_unwind_table *t);
  * lower-case hex build-id ("" when none) into build_id (len >= 129) and
  * the virtual address of file_offset. 0, -ENOENT (no such file or no
  * segment at the offset), -ENOEXEC, or a negative errno. */
-int sym_binary_ident(const struct sym_binary *bin, uint64_t file_offset, char *build_id,
-		     size_t len, uint64_t *vaddr);
+int sym_binary_ident(const struct sym_binary *bin, uint64_t file_offset, char *build_id, size_t len,
+		     uint64_t *vaddr);
 /* The disk cache of tables, DIR/BUILD_ID.unwind (dir made 0700 when
  * missing). Save writes a temporary file and renames it; load returns 0,
  * -ENOENT, or -EINVAL for a file that is truncated, corrupt or of another

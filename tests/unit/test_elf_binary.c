@@ -408,7 +408,7 @@ static int find_debug(const char *dirs, const char *bin, char **path)
 
 	ident_of(bin, &id);
 	cr_assert_eq(stat(bin, &self), 0);
-	ret = elfbin_find_debug(dirs, &b, &id, &self, path);
+	ret = elfbin_find_debug(dirs, &b, &id, &self, path, NULL);
 	elfbin_ident_release(&id);
 	return ret;
 }
@@ -494,7 +494,7 @@ Test(elf_binary, wrong_debug_files_are_refused)
 		struct elf_ident id;
 
 		ident_of(in_tmp("prog"), &id);
-		cr_expect_eq(elfbin_find_debug(in_tmp("dbg"), &b, &id, NULL, &path), 0);
+		cr_expect_eq(elfbin_find_debug(in_tmp("dbg"), &b, &id, NULL, &path, NULL), 0);
 		elfbin_ident_release(&id);
 		free(path);
 	}
@@ -533,7 +533,7 @@ Test(elf_binary, debug_file_inside_the_process_root)
 		cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
 		snprintf(dirs, sizeof(dirs), "%s/%s", cwd, fx("debug"));
 	}
-	cr_assert_eq(elfbin_find_debug(dirs, &b, &id, NULL, &path), 0);
+	cr_assert_eq(elfbin_find_debug(dirs, &b, &id, NULL, &path, NULL), 0);
 	cr_expect(strstr(path, "/.build-id/") != NULL, "%s", path);
 	free(path);
 	elfbin_ident_release(&id);

@@ -10,9 +10,9 @@
  * Every file read is hostile input to a root process: bounded names (at
  * most JITSYMS_NAME_MAX bytes, bytes outside printable ASCII replaced by
  * '?'), malformed lines and records skipped and counted, at most
- * JITSYMS_MAX_ENTRIES entries per table, files opened without following a
- * final symlink, regular files owned by the process's user only, read up
- * to a size cap.
+ * JITSYMS_MAX_ENTRIES entries per table, files opened inside the process's
+ * root without following a final symlink (ebprof/in_root.h), regular files
+ * owned by the process's user only, read up to a size cap.
  *
  * The caller owns a table (jitsyms_new(), jitsyms_load()) and frees it
  * with jitsyms_free(); names returned by jitsyms_find() belong to the

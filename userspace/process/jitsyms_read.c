@@ -7,14 +7,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ebprof/in_root.h"
 #include "util/fileio.h"
 #include "util/hashmap.h"
 #include "util/log.h"
@@ -41,31 +40,12 @@ bool jitsyms_mapped(const struct proc_maps *maps)
 	return false;
 }
 
-/* Open rel (relative) under the root directory rootfd without leaving it
- * and without following a final symlink or any magic link; plain openat
- * where openat2 is missing. flags: O_RDONLY or O_PATH. */
-static int open_in_root(int rootfd, const char *rel, int flags)
+/* Open path inside the root directory rootfd without leaving it, without
+ * following a final symlink or any magic link (ebprof/in_root.h). flags:
+ * O_RDONLY or O_PATH. */
+static int open_in_root(int rootfd, const char *path, int flags)
 {
-	struct open_how how = {
-		/* openat2 takes no O_NONBLOCK with O_PATH */
-		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC |
-				    (flags & O_PATH ? 0 : O_NONBLOCK)),
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	long fd;
-
-	if (rootfd < 0)
-		return -EBADF;
-	while (*rel == '/')
-		rel++;
-	for (int tries = 0; tries < 3; tries++) { /* EAGAIN: a rename raced */
-		fd = syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
-		if (fd >= 0 || errno != EAGAIN)
-			break;
-	}
-	if (fd < 0 && (errno == ENOSYS || errno == E2BIG))
-		fd = openat(rootfd, rel, (int)how.flags);
-	return fd < 0 ? -errno : (int)fd;
+	return ebprof_open_in_root(rootfd, path, flags | O_NOFOLLOW, 0);
 }
 
 /* The file behind a mapping: /proc/PID/map_files (the very file mapped,
