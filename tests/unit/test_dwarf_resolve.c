@@ -68,9 +68,11 @@ static struct sym_dwarf *open_dw(const char *path, const char *debug)
 {
 	struct sym_dwarf *dw = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a debug file that cannot be opened is given as none (-1) */
+	int debug_fd = debug ? open(debug, O_RDONLY | O_CLOEXEC) : -1;
 
 	cr_assert_geq(fd, 0, "%s", path);
-	cr_assert_eq(symdw_open(fd, path, debug, &dw), 0, "%s", path);
+	cr_assert_eq(symdw_open(fd, path, debug_fd, debug, &dw), 0, "%s", path);
 	cr_assert_not_null(dw);
 	return dw;
 }
@@ -226,13 +228,13 @@ Test(dwarf_resolve, not_elf)
 
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(write(fd, "not an ELF file\n", 16), 16);
-	cr_expect_eq(symdw_open(fd, path, NULL, &dw), -ENOEXEC);
+	cr_expect_eq(symdw_open(fd, path, -1, NULL, &dw), -ENOEXEC);
 	cr_expect_null(dw);
 	cr_expect_eq(fcntl(fd, F_GETFD), -1, "the fd was not consumed");
 	unlink(path);
 	fd = open("/dev/null", O_RDONLY);
 	cr_assert_geq(fd, 0);
-	cr_expect_eq(symdw_open(fd, NULL, NULL, &dw), -ENOEXEC);
+	cr_expect_eq(symdw_open(fd, NULL, -1, NULL, &dw), -ENOEXEC);
 	cr_expect_eq(fcntl(fd, F_GETFD), -1, "the fd was not consumed");
 	symdw_close(NULL);
 	cr_expect_not(symdw_has_lines(NULL));
@@ -245,7 +247,7 @@ Test(dwarf_resolve, fd_consumed_on_success)
 	struct sym_dwarf *dw = NULL;
 
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(symdw_open(fd, "", NULL, &dw), 0);
+	cr_assert_eq(symdw_open(fd, "", -1, NULL, &dw), 0);
 	symdw_close(dw);
 	cr_expect_eq(fcntl(fd, F_GETFD), -1, "the fd is still open after symdw_close");
 	/* and nothing else is left open */
