@@ -41,12 +41,41 @@ enum MHD_Result http_send(struct http_server *s, struct http_req *rq, struct MHD
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
 		MHD_add_response_header(resp, headers[i], headers[i + 1]);
+	if (rq && rq->deferred) {
+		/* A job's thread: the access handler queues it on resume. */
+		if (rq->pending)
+			MHD_destroy_response(rq->pending);
+		rq->pending = resp;
+		rq->pending_status = status;
+		return MHD_YES;
+	}
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	if (ret == MHD_YES) {
 		count(s, rq, status);
 		if (rq)
 			rq->queued = true;
+	}
+	return ret;
+}
+
+enum MHD_Result http_send_pending(struct http_server *s, struct http_req *rq,
+				  struct MHD_Connection *c)
+{
+	struct MHD_Response *resp = rq->pending;
+	enum MHD_Result ret;
+
+	rq->pending = NULL;
+	if (!resp || rq->drop) {
+		if (resp)
+			MHD_destroy_response(resp);
+		return MHD_NO;
+	}
+	ret = MHD_queue_response(c, rq->pending_status, resp);
+	MHD_destroy_response(resp);
+	if (ret == MHD_YES) {
+		count(s, rq, rq->pending_status);
+		rq->queued = true;
 	}
 	return ret;
 }

@@ -97,7 +97,7 @@ int net_listen_on(const char *host, int port, const char *what, char *err, size_
 			continue;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, 64))
+		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, SOMAXCONN))
 			break;
 		last = errno;
 		close(fd);
