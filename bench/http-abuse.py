@@ -117,15 +117,18 @@ ths = [threading.Thread(target=holder, args=(held,))]
 ths += [threading.Thread(target=flooder, args=(n,)) for n in range(FLOODERS)]
 for t in ths:
     t.start()
-while not held or held[-1] < IDLE:
+deadline = time.monotonic() + 10
+while (not held or held[-1] < IDLE) and time.monotonic() < deadline:
     time.sleep(0.1)
 lat, bad, threads, rss = [], 0, [], []
 for i in range(PROBES):
     try:
         dt, st = probe()
-        lat.append(dt)
-        bad += st != b"200"
-    except OSError:
+        if st == b"200":
+            lat.append(dt)
+        else:
+            bad += 1
+    except (OSError, IndexError):
         bad += 1
     threads.append(int(status("Threads:")))
     rss.append(int(status("VmRSS:")))
@@ -138,8 +141,9 @@ print("rss_after_kib %s" % status("VmRSS:"))
 print("threads_after %s" % status("Threads:"))
 print("probes %d" % PROBES)
 print("probes_failed %d" % bad)
+lat = lat or [float("nan")]
 print("median_ms %.2f" % (statistics.median(lat) * 1000))
-print("p99_ms %.2f" % (sorted(lat)[int(len(lat) * 0.99) - 1] * 1000))
+print("p99_ms %.2f" % (sorted(lat)[max(int(len(lat) * 0.99) - 1, 0)] * 1000))
 print("max_ms %.2f" % (max(lat) * 1000))
 print("malformed_sent %d" % sent[0])
 print("held_min %d" % min(held[len(held) // 4:]))
