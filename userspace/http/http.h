@@ -16,6 +16,12 @@
  *                         (body "offcpu_ratio": 1..100, query ratio=; default 100)
  *   GET    /debug/pprof/profile?seconds=N   (Go net/http/pprof, Grafana Alloy)
  *   GET    /metrics, /healthz
+ *   HEAD   wherever GET is taken: GET's status and headers, no body (a HEAD
+ *          with a query records a profile, as GET does)
+ * Every answer the server makes carries X-Request-Id: the client's when it
+ * sent a usable one (1 to 128 visible ASCII characters), else 32 random hex
+ * digits. Errors libmicrohttpd answers itself (431, 414, malformed requests)
+ * carry none.
  *
  * Each ad hoc profile is a session of its own (pipeline/session.h): the agent's
  * continuous profile is not disturbed. One ad hoc profile at a time.

@@ -26,6 +26,8 @@
 
 #define HTTP_MAX_BODY (64 * 1024)
 #define HTTP_MSG_LEN 512
+/* Longest X-Request-Id echoed; a longer or unprintable one is replaced. */
+#define HTTP_REQUEST_ID_MAX 128
 /* Ad hoc profile requests waiting or recording at once (one records, the
  * others are force requests waiting for it to end); more: 503. */
 #define HTTP_MAX_JOBS 8
@@ -153,7 +155,8 @@ struct http_req {
 	bool drop;     /* ... with nobody to answer: close the connection */
 	struct MHD_Response *pending;
 	unsigned pending_status;
-	int fd; /* the client's socket, -1 if unknown */
+	int fd;					  /* the client's socket, -1 if unknown */
+	char request_id[HTTP_REQUEST_ID_MAX + 1]; /* X-Request-Id of the answer */
 };
 
 /* A query parameter as MHD decoded it; value NULL for "?key" without '='. */
@@ -173,6 +176,9 @@ struct http_arg {
 enum MHD_Result http_send(struct http_server *s, struct http_req *rq, struct MHD_Connection *c,
 			  unsigned status, const char *ctype, void *buf, size_t len, bool must_free,
 			  const char *const *headers);
+/* rq's X-Request-Id: the client's when it sent a usable one (1 to
+ * HTTP_REQUEST_ID_MAX visible ASCII characters), else 32 random hex digits. */
+void http_request_id(struct http_req *rq, struct MHD_Connection *c);
 /* Queue the response a job left in rq (deferred): MHD's result. */
 enum MHD_Result http_send_pending(struct http_server *s, struct http_req *rq,
 				  struct MHD_Connection *c);

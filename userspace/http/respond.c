@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Responses of the HTTP API: queueing a body with its headers, messages in
- * the two API styles (a JSON string, or {"msg": ...}), the status counters
- * and the /metrics text.
+ * Responses of the HTTP API: queueing a body with its headers (every one
+ * with the request's X-Request-Id), messages in the two API styles (a JSON
+ * string, or {"msg": ...}), the status counters and the /metrics text.
  */
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "http_internal.h"
 #include "util/log.h"
+
+#define HTTP_REQUEST_ID_HEADER "X-Request-Id"
 
 static void count(struct http_server *s, struct http_req *rq, unsigned status)
 {
@@ -41,6 +45,8 @@ enum MHD_Result http_send(struct http_server *s, struct http_req *rq, struct MHD
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
 		MHD_add_response_header(resp, headers[i], headers[i + 1]);
+	if (rq && rq->request_id[0])
+		MHD_add_response_header(resp, HTTP_REQUEST_ID_HEADER, rq->request_id);
 	if (rq && rq->deferred) {
 		/* A job's thread: the access handler queues it on resume. */
 		if (rq->pending)
@@ -78,6 +84,33 @@ enum MHD_Result http_send_pending(struct http_server *s, struct http_req *rq,
 		rq->queued = true;
 	}
 	return ret;
+}
+
+void http_request_id(struct http_req *rq, struct MHD_Connection *c)
+{
+	const char *id = MHD_lookup_connection_value(c, MHD_HEADER_KIND, HTTP_REQUEST_ID_HEADER);
+	unsigned char raw[16];
+	size_t n = id ? strlen(id) : 0;
+	bool usable = n > 0 && n <= HTTP_REQUEST_ID_MAX;
+
+	for (size_t i = 0; usable && i < n; i++)
+		usable = id[i] > 0x20 && id[i] < 0x7f;
+	if (usable) {
+		memcpy(rq->request_id, id, n + 1);
+		return;
+	}
+	if (getrandom(raw, sizeof(raw), GRND_NONBLOCK) != (ssize_t)sizeof(raw)) {
+		/* No entropy yet (early boot): the time and the request. */
+		struct timespec ts;
+		uint64_t v[2];
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v[0] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		v[1] = (uint64_t)(uintptr_t)rq;
+		memcpy(raw, v, sizeof(raw));
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(rq->request_id + 2 * i, 3, "%02x", raw[i]);
 }
 
 char *http_printable(const char *s, size_t slen, char *buf, size_t buflen)

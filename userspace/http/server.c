@@ -5,14 +5,16 @@
  * cost no thread; an ad hoc profile records on a job's thread, its
  * connection suspended), request bodies with the 64 KiB limit, and routing.
  *
- * Routes and methods:
- *   /profile/cpu          GET, POST, DELETE   (compute API; GET with a
- *                                              query: pprof-endpoint API)
- *   /profile/offcpu       GET, POST, DELETE   (the same for time away from
- *                                              the CPU; one slot for both)
- *   /debug/pprof/profile  GET                 (Go net/http/pprof, Alloy)
+ * Routes and methods (HEAD is answered as GET, without the body: libmicrohttpd
+ * leaves it out):
+ *   /profile/cpu          GET, HEAD, POST, DELETE   (compute API; GET with a
+ *                                                    query: pprof-endpoint API)
+ *   /profile/offcpu       GET, HEAD, POST, DELETE   (the same for time away
+ *                                                    from the CPU; one slot)
+ *   /debug/pprof/profile  GET, HEAD                 (Go net/http/pprof, Alloy)
  *   /metrics, /healthz    GET, HEAD
- * Anything else is 404, another method 405 with Allow.
+ * Anything else is 404, another method 405 with Allow. Every answer of
+ * ours carries X-Request-Id (respond.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,9 +61,9 @@ struct route {
 };
 
 static const struct route routes[] = {
-	{ "/profile/cpu", ROUTE_PROFILE_CPU, "GET, POST, DELETE", STYLE_STRING, true },
-	{ "/profile/offcpu", ROUTE_PROFILE_OFFCPU, "GET, POST, DELETE", STYLE_STRING, true },
-	{ "/debug/pprof/profile", ROUTE_DEBUG_PPROF, "GET", STYLE_MSG, true },
+	{ "/profile/cpu", ROUTE_PROFILE_CPU, "GET, HEAD, POST, DELETE", STYLE_STRING, true },
+	{ "/profile/offcpu", ROUTE_PROFILE_OFFCPU, "GET, HEAD, POST, DELETE", STYLE_STRING, true },
+	{ "/debug/pprof/profile", ROUTE_DEBUG_PPROF, "GET, HEAD", STYLE_MSG, true },
 	{ "/metrics", ROUTE_METRICS, "GET, HEAD", STYLE_MSG, false },
 	{ "/healthz", ROUTE_HEALTHZ, "GET, HEAD", STYLE_MSG, false },
 };
@@ -317,6 +319,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return MHD_NO;
 		*ctx = rq;
 		rq->fd = -1;
+		http_request_id(rq, c);
 		rq->adhoc = rt && rt->adhoc;
 		if (cl && (strlen(cl) > 9 || strtoul(cl, NULL, 10) > HTTP_MAX_BODY)) {
 			const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
