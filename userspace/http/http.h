@@ -29,8 +29,13 @@
  * threads until http_stop().
  *
  * Details the contract leaves open:
- * - Integers must be JSON integers: 99.5 and 99.0 are both 422. A key given
- *   twice in the body is 422, unknown keys are ignored, null = default.
+ * - Integers must be JSON integers: 99.5, 99.0 and null are all 422 (an
+ *   absent key is the default). A key given twice in the body is 422,
+ *   unknown keys are ignored, "archive": null is false. A profiler that is
+ *   not an object with one key (null, a number, a string, {}) is 400, one
+ *   of the wrong kind or value 422.
+ * - Content-Type application/json or application/<name>+json (RFC 6839),
+ *   parameters allowed; anything else 415.
  * - pid= and comm= only narrow: a pid outside the agent's target set is
  *   400, a selection matching no target 404 (as is "no target process
  *   runs"). Unknown query parameters are 400 on /profile/cpu, ignored on

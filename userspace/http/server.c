@@ -115,16 +115,23 @@ static enum MHD_Result cancel_delete(struct http_server *s, struct http_req *rq,
 	return http_send_msg(s, rq, c, 200, STYLE_STRING, "Profiling stopped successfully.");
 }
 
-/* "application/json", any case, parameters (charset) allowed. */
+/* "application/json" or "application/NAME+json" (RFC 6839 suffix), any
+ * case, parameters (charset) allowed. */
 static bool is_json(const char *ctype)
 {
-	static const char want[] = "application/json";
-	const size_t n = sizeof(want) - 1;
+	static const char type[] = "application/", suffix[] = "+json";
+	size_t n;
 
 	if (!ctype)
 		return false;
 	ctype += strspn(ctype, " \t");
-	if (strncasecmp(ctype, want, n))
+	if (strncasecmp(ctype, type, sizeof(type) - 1))
+		return false;
+	ctype += sizeof(type) - 1;
+	n = strcspn(ctype, " \t;");
+	if (!(n == 4 && !strncasecmp(ctype, "json", 4)) &&
+	    !(n > sizeof(suffix) - 1 &&
+	      !strncasecmp(ctype + n - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1)))
 		return false;
 	ctype += n;
 	ctype += strspn(ctype, " \t");
@@ -145,7 +152,8 @@ static enum MHD_Result profile_post(struct http_server *s, struct http_req *rq,
 	if (!is_json(ctype)) {
 		return http_send_msg(
 			s, rq, c, 415, STYLE_STRING,
-			"Content-Type must be application/json, got %s%s%s", ctype ? "'" : "",
+			"Content-Type must be application/json or application/*+json, got %s%s%s",
+			ctype ? "'" : "",
 			ctype ? http_printable(ctype, strlen(ctype), shown, sizeof(shown)) : "none",
 			ctype ? "'" : "");
 	}
