@@ -135,7 +135,8 @@ Test(http, compute_status_cancel_and_conflict)
 
 	http_post("{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 1}", &r);
 	cr_expect_eq(r.status, 409);
-	cr_expect_str_eq(r.body, http_jstr("Profiling is already in progress."));
+	cr_expect_str_eq(r.body, "Profiling is already in progress.");
+	cr_expect_str_eq(http_hdr(&r, "Content-Type"), "text/plain; charset=utf-8");
 	httpc_free(&r);
 
 	/* As the documentation writes it. */
@@ -154,8 +155,7 @@ Test(http, compute_status_cancel_and_conflict)
 
 	cr_assert_eq(httpc_request("DELETE", http_url("/profile/cpu"), NULL, NULL, 0, 10, &r), 0);
 	cr_expect_eq(r.status, 412);
-	cr_expect_str_eq(r.body,
-			 http_jstr("Profiling is not in progress, there is nothing to stop."));
+	cr_expect_str_eq(r.body, "Profiling is not in progress, there is nothing to stop.");
 	httpc_free(&r);
 	http_get("/profile/cpu", &r);
 	cr_expect_eq(r.status, 204);
@@ -194,7 +194,7 @@ Test(http, compute_bad_input)
 		{ "application/json", "{\"profiler\": \"BccProfile\"}", 400, NULL,
 		  "profiler must be" },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": null}",
-		  422, "\"timeout_seconds must be an integer between 1 and 60, got null\"", NULL },
+		  422, "timeout_seconds must be an integer between 1 and 60, got null", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": null}", 422, NULL,
 		  "got null" },
@@ -212,29 +212,28 @@ Test(http, compute_bad_input)
 		{ "Application/Problem+JSON; charset=utf-8", "{\"profiler\": 1}", 400, NULL,
 		  "got 1" },
 		{ "application/json", "{\"profiler\": {\"Foo\": null}}", 422, NULL,
-		  "got {\\\"Foo\\\":null}" },
+		  "got {\"Foo\":null}" },
 		{ "application/json", "{\"profiler\": {\"Perf\": 5}}", 422, NULL,
 		  "profiler must be" },
 		{ "application/json", "{\"profiler\": {\"Perf\": null, \"BccProfile\": null}}", 422,
 		  NULL, "profiler must be" },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 0}",
-		  422, "\"sampling_frequency must be between 1 and 1000, got 0\"", NULL },
+		  422, "sampling_frequency must be between 1 and 1000, got 0", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 1001}", 422,
-		  "\"sampling_frequency must be between 1 and 1000, got 1001\"", NULL },
+		  "sampling_frequency must be between 1 and 1000, got 1001", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": -99}", 422,
-		  "\"sampling_frequency must be between 1 and 1000, got -99\"", NULL },
+		  "sampling_frequency must be between 1 and 1000, got -99", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 99.5}", 422,
-		  "\"sampling_frequency must be an integer between 1 and 1000, got 99.5\"", NULL },
+		  "sampling_frequency must be an integer between 1 and 1000, got 99.5", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 99.0}", 422, NULL,
 		  "sampling_frequency must be an integer between 1 and 1000" },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": \"99\"}", 422,
-		  "\"sampling_frequency must be an integer between 1 and 1000, got \\\"99\\\"\"",
-		  NULL },
+		  "sampling_frequency must be an integer between 1 and 1000, got \"99\"", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": "
 		  "123456789012345678901234567890}",
@@ -243,15 +242,15 @@ Test(http, compute_bad_input)
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 1e400}", 400, NULL,
 		  "malformed JSON" },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 0}",
-		  422, "\"timeout_seconds must be between 1 and 60, got 0\"", NULL },
+		  422, "timeout_seconds must be between 1 and 60, got 0", NULL },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 61}",
-		  422, "\"timeout_seconds must be between 1 and 60, got 61\"", NULL },
+		  422, "timeout_seconds must be between 1 and 60, got 61", NULL },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": true}",
-		  422, "\"timeout_seconds must be an integer between 1 and 60, got true\"", NULL },
+		  422, "timeout_seconds must be an integer between 1 and 60, got true", NULL },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"archive\": \"yes\"}", 422,
-		  "\"archive must be a boolean, got \\\"yes\\\"\"", NULL },
+		  "archive must be a boolean, got \"yes\"", NULL },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"archive\": 1}", 422,
-		  "\"archive must be a boolean, got 1\"", NULL },
+		  "archive must be a boolean, got 1", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 1, \"timeout_seconds\": "
 		  "2}",
@@ -272,9 +271,8 @@ Test(http, compute_bad_input)
 					   strlen(c->body), 10, &r),
 			     0, "%s", r.error);
 		cr_expect_eq(r.status, c->status, "%s: %ld %s", c->body, r.status, r.body);
-		cr_expect_str_eq(http_hdr(&r, "Content-Type"), "application/json");
-		cr_expect(r.len > 2 && r.body[0] == '"' && r.body[r.len - 1] == '"',
-			  "not a JSON string: %s", r.body);
+		cr_expect_str_eq(http_hdr(&r, "Content-Type"), "text/plain; charset=utf-8");
+		cr_expect(r.len > 2 && r.body[0] != '"', "not plain text: %s", r.body);
 		if (c->msg)
 			cr_expect_str_eq(r.body, c->msg, "%s", c->body);
 		if (c->has)
@@ -321,6 +319,8 @@ Test(http, routes_methods_metrics_healthz)
 		if (cases[i].allow)
 			cr_expect_str_eq(httpc_header(&r, "Allow", buf, sizeof(buf)),
 					 cases[i].allow);
+		/* Routing errors have empty bodies, as the platform's server. */
+		cr_expect_eq(r.len, 0, "%s %s: body '%s'", cases[i].method, cases[i].path, r.body);
 		httpc_free(&r);
 	}
 	http_get("/healthz", &r);

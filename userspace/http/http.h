@@ -42,6 +42,9 @@
  *   /debug/pprof/profile (Go's handler does the same); its default
  *   seconds is Go's 30.
  * - 204 answers carry no body (HTTP forbids it): the messages are logged.
+ * - Error bodies: the compute API's 4xx are text/plain (its 200 messages a
+ *   JSON string), the pprof-endpoint API's {"msg": "..."} JSON; 404 for a
+ *   path and 405 (with Allow) have empty bodies.
  * - A DELETE also cancels a GET-form profile (its requester gets 204); a
  *   requester that disconnects ends its profile. Recording failures: 500.
  */

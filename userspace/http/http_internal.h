@@ -33,8 +33,9 @@
 #define HTTP_MAX_JOBS 8
 
 /*
- * How an error message is encoded: the compute API answers with a bare
- * JSON string ("..."), the pprof-endpoint API with {"msg":"..."}.
+ * How a message is encoded: the compute API answers with a bare JSON
+ * string ("..."), 4xx in plain text; the pprof-endpoint API with
+ * {"msg":"..."}.
  */
 enum http_style {
 	STYLE_STRING,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Responses of the HTTP API: queueing a body with its headers (every one
- * with the request's X-Request-Id), messages in the two API styles (a JSON
- * string, or {"msg": ...}), the status counters and the /metrics text.
+ * with the request's X-Request-Id), messages in the two API styles (the
+ * compute API's: a JSON string, plain text for 4xx; the pprof-endpoint
+ * API's: {"msg": ...}), the status counters and the /metrics text.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -155,10 +156,18 @@ static enum MHD_Result send_msg_v(struct http_server *s, struct http_req *rq,
 				  struct MHD_Connection *c, unsigned status, enum http_style style,
 				  const char *const *headers, const char *fmt, va_list ap)
 {
-	char msg[HTTP_MSG_LEN];
-	char *body;
+	char msg[HTTP_MSG_LEN], *body;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* The compute API answers its client errors in plain text, as the
+	 * platform's own server does; the pprof-endpoint API in JSON. */
+	if (style == STYLE_STRING && status >= 400 && status < 500) {
+		char clean[HTTP_MSG_LEN * 4];
+
+		http_printable(msg, strlen(msg), clean, sizeof(clean));
+		return http_send(s, rq, c, status, "text/plain; charset=utf-8", clean,
+				 strlen(clean), false, headers);
+	}
 	body = encode_msg(style, msg);
 	if (!body) {
 		log_error("http: cannot encode a message: out of memory");

@@ -244,15 +244,14 @@ static enum MHD_Result dispatch(struct http_server *s, struct http_req *rq,
 				struct MHD_Connection *c, const struct route *rt,
 				const char *method)
 {
+	/* Routing errors have empty bodies (the platform's server's way); 405
+	 * says what the path takes in Allow. */
 	if (!rt)
-		return http_send_msg(s, rq, c, 404, STYLE_MSG,
-				     "Not Found: the API serves /profile/cpu, /profile/offcpu, "
-				     "/debug/pprof/profile, /metrics and /healthz");
+		return http_send(s, rq, c, 404, NULL, NULL, 0, false, NULL);
 	if (!method_allowed(rt, method)) {
 		const char *hdrs[] = { MHD_HTTP_HEADER_ALLOW, rt->allow, NULL };
 
-		return http_send_msg_h(s, rq, c, 405, rt->style, hdrs,
-				       "Method Not Allowed: %s accepts %s", rt->path, rt->allow);
+		return http_send(s, rq, c, 405, NULL, NULL, 0, false, hdrs);
 	}
 	switch (rt->id) {
 	case ROUTE_PROFILE_CPU:
