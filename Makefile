@@ -4,8 +4,8 @@
 #   make test     install missing packages, build, run every test (root needed)
 #   make deps     install missing Debian packages only
 #   make bench    perf/bpftrace/bcc comparison (bench/compare.sh); bench-record,
-#                 bench-agent, bench-adhoc, bench-churn, bench-query: the focused
-#                 benchmarks
+#                 bench-agent, bench-adhoc, bench-churn, bench-query, bench-http:
+#                 the focused benchmarks
 
 # make test SANITIZE=1: the program and its tests built with AddressSanitizer
 # and UndefinedBehaviorSanitizer (leaks included) into build-san/; every
@@ -66,7 +66,7 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols bench-serve clean format
+.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols bench-serve bench-http clean format
 all: $(BUILD)/ebprof
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
@@ -215,6 +215,10 @@ bench-query: deps
 bench-symbols: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/symbols.sh
+
+bench-http: deps
+	$(MAKE) --no-print-directory all
+	BUILD=$(BUILD) ./bench/http-abuse.sh
 
 # Install the Debian packages that are missing (needs root; prints the
 # command otherwise).

@@ -135,7 +135,8 @@ Test(http, compute_status_cancel_and_conflict)
 
 	http_post("{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 1}", &r);
 	cr_expect_eq(r.status, 409);
-	cr_expect_str_eq(r.body, http_jstr("Profiling is already in progress."));
+	cr_expect_str_eq(r.body, "Profiling is already in progress.");
+	cr_expect_str_eq(http_hdr(&r, "Content-Type"), "text/plain; charset=utf-8");
 	httpc_free(&r);
 
 	/* As the documentation writes it. */
@@ -154,8 +155,7 @@ Test(http, compute_status_cancel_and_conflict)
 
 	cr_assert_eq(httpc_request("DELETE", http_url("/profile/cpu"), NULL, NULL, 0, 10, &r), 0);
 	cr_expect_eq(r.status, 412);
-	cr_expect_str_eq(r.body,
-			 http_jstr("Profiling is not in progress, there is nothing to stop."));
+	cr_expect_str_eq(r.body, "Profiling is not in progress, there is nothing to stop.");
 	httpc_free(&r);
 	http_get("/profile/cpu", &r);
 	cr_expect_eq(r.status, 204);
@@ -188,33 +188,52 @@ Test(http, compute_bad_input)
 		{ "application/json", "{}", 422, NULL, "profiler is required" },
 		{ "application/json", "[]", 422, NULL, "must be a JSON object" },
 		{ "application/json", "42", 422, NULL, "must be a JSON object" },
-		{ "application/json", "{\"profiler\": null}", 422, NULL, "profiler must be" },
-		{ "application/json", "{\"profiler\": \"BccProfile\"}", 422, NULL,
+		{ "application/json", "{\"profiler\": null}", 400, NULL, "profiler must be" },
+		{ "application/json", "{\"profiler\": 5}", 400, NULL, "got 5" },
+		{ "application/json", "{\"profiler\": {}}", 400, NULL, "got {}" },
+		{ "application/json", "{\"profiler\": \"BccProfile\"}", 400, NULL,
 		  "profiler must be" },
+		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": null}",
+		  422, "timeout_seconds must be an integer between 1 and 60, got null", NULL },
+		{ "application/json",
+		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": null}", 422, NULL,
+		  "got null" },
+		{ "application/+json", "{\"profiler\": {\"Perf\": null}}", 415, NULL,
+		  "application/*+json" },
+		{ "text/x+json", "{\"profiler\": {\"Perf\": null}}", 415, NULL,
+		  "got 'text/x+json'" },
+		{ "application/json+x", "{\"profiler\": {\"Perf\": null}}", 415, NULL, "got" },
+		{ "application/jsonx", "{\"profiler\": {\"Perf\": null}}", 415, NULL, "got" },
+		/* application/NAME+json is JSON: read, then refused for its value. */
+		{ "application/vnd.api+json",
+		  "{\"profiler\": {\"Perf\": null}, "
+		  "\"timeout_seconds\": 0}",
+		  422, NULL, "timeout_seconds must be" },
+		{ "Application/Problem+JSON; charset=utf-8", "{\"profiler\": 1}", 400, NULL,
+		  "got 1" },
 		{ "application/json", "{\"profiler\": {\"Foo\": null}}", 422, NULL,
-		  "got {\\\"Foo\\\":null}" },
+		  "got {\"Foo\":null}" },
 		{ "application/json", "{\"profiler\": {\"Perf\": 5}}", 422, NULL,
 		  "profiler must be" },
 		{ "application/json", "{\"profiler\": {\"Perf\": null, \"BccProfile\": null}}", 422,
 		  NULL, "profiler must be" },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 0}",
-		  422, "\"sampling_frequency must be between 1 and 1000, got 0\"", NULL },
+		  422, "sampling_frequency must be between 1 and 1000, got 0", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 1001}", 422,
-		  "\"sampling_frequency must be between 1 and 1000, got 1001\"", NULL },
+		  "sampling_frequency must be between 1 and 1000, got 1001", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": -99}", 422,
-		  "\"sampling_frequency must be between 1 and 1000, got -99\"", NULL },
+		  "sampling_frequency must be between 1 and 1000, got -99", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 99.5}", 422,
-		  "\"sampling_frequency must be an integer between 1 and 1000, got 99.5\"", NULL },
+		  "sampling_frequency must be an integer between 1 and 1000, got 99.5", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 99.0}", 422, NULL,
 		  "sampling_frequency must be an integer between 1 and 1000" },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": \"99\"}", 422,
-		  "\"sampling_frequency must be an integer between 1 and 1000, got \\\"99\\\"\"",
-		  NULL },
+		  "sampling_frequency must be an integer between 1 and 1000, got \"99\"", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": "
 		  "123456789012345678901234567890}",
@@ -223,15 +242,15 @@ Test(http, compute_bad_input)
 		  "{\"profiler\": {\"Perf\": null}, \"sampling_frequency\": 1e400}", 400, NULL,
 		  "malformed JSON" },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 0}",
-		  422, "\"timeout_seconds must be between 1 and 60, got 0\"", NULL },
+		  422, "timeout_seconds must be between 1 and 60, got 0", NULL },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 61}",
-		  422, "\"timeout_seconds must be between 1 and 60, got 61\"", NULL },
+		  422, "timeout_seconds must be between 1 and 60, got 61", NULL },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": true}",
-		  422, "\"timeout_seconds must be an integer between 1 and 60, got true\"", NULL },
+		  422, "timeout_seconds must be an integer between 1 and 60, got true", NULL },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"archive\": \"yes\"}", 422,
-		  "\"archive must be a boolean, got \\\"yes\\\"\"", NULL },
+		  "archive must be a boolean, got \"yes\"", NULL },
 		{ "application/json", "{\"profiler\": {\"Perf\": null}, \"archive\": 1}", 422,
-		  "\"archive must be a boolean, got 1\"", NULL },
+		  "archive must be a boolean, got 1", NULL },
 		{ "application/json",
 		  "{\"profiler\": {\"Perf\": null}, \"timeout_seconds\": 1, \"timeout_seconds\": "
 		  "2}",
@@ -252,9 +271,8 @@ Test(http, compute_bad_input)
 					   strlen(c->body), 10, &r),
 			     0, "%s", r.error);
 		cr_expect_eq(r.status, c->status, "%s: %ld %s", c->body, r.status, r.body);
-		cr_expect_str_eq(http_hdr(&r, "Content-Type"), "application/json");
-		cr_expect(r.len > 2 && r.body[0] == '"' && r.body[r.len - 1] == '"',
-			  "not a JSON string: %s", r.body);
+		cr_expect_str_eq(http_hdr(&r, "Content-Type"), "text/plain; charset=utf-8");
+		cr_expect(r.len > 2 && r.body[0] != '"', "not plain text: %s", r.body);
 		if (c->msg)
 			cr_expect_str_eq(r.body, c->msg, "%s", c->body);
 		if (c->has)
@@ -282,12 +300,12 @@ Test(http, routes_methods_metrics_healthz)
 		{ "GET", "/nope", 404, NULL },
 		{ "GET", "/profile/cpu/", 404, NULL },
 		{ "GET", "/", 404, NULL },
-		{ "PUT", "/profile/cpu", 405, "GET, POST, DELETE" },
-		{ "PATCH", "/profile/cpu", 405, "GET, POST, DELETE" },
+		{ "PUT", "/profile/cpu", 405, "GET, HEAD, POST, DELETE" },
+		{ "PATCH", "/profile/offcpu", 405, "GET, HEAD, POST, DELETE" },
 		{ "POST", "/healthz", 405, "GET, HEAD" },
 		{ "DELETE", "/metrics", 405, "GET, HEAD" },
-		{ "POST", "/debug/pprof/profile", 405, "GET" },
-		{ "BREW", "/debug/pprof/profile", 405, "GET" },
+		{ "POST", "/debug/pprof/profile", 405, "GET, HEAD" },
+		{ "BREW", "/debug/pprof/profile", 405, "GET, HEAD" },
 	};
 	struct httpc_resp r;
 	char buf[64];
@@ -301,6 +319,8 @@ Test(http, routes_methods_metrics_healthz)
 		if (cases[i].allow)
 			cr_expect_str_eq(httpc_header(&r, "Allow", buf, sizeof(buf)),
 					 cases[i].allow);
+		/* Routing errors have empty bodies, as the platform's server. */
+		cr_expect_eq(r.len, 0, "%s %s: body '%s'", cases[i].method, cases[i].path, r.body);
 		httpc_free(&r);
 	}
 	http_get("/healthz", &r);
@@ -322,4 +342,125 @@ Test(http, routes_methods_metrics_healthz)
 	cr_expect(strstr(r.body, "ebprof_http_requests_total{code=\"404\"} 3\n"), "%s", r.body);
 	cr_expect(strstr(r.body, "\nebprof_http_adhoc_in_progress 0\n"), "%s", r.body);
 	httpc_free(&r);
+}
+
+/* HEAD is GET without the body, on every route that takes GET. */
+Test(http, head_answered_like_get)
+{
+	static const struct {
+		const char *path;
+		long status;
+	} cases[] = {
+		{ "/profile/cpu", 204 },
+		{ "/profile/offcpu", 204 },
+		{ "/healthz", 200 },
+		{ "/metrics", 200 },
+		{ "/profile/cpu?seconds=0", 400 },
+		{ "/profile/cpu?nope=1", 400 },
+		{ "/debug/pprof/profile?seconds=x", 400 },
+		{ "/nope", 404 },
+	};
+	struct httpc_resp r;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cr_assert_eq(httpc_request("HEAD", http_url(cases[i].path), NULL, NULL, 0, 10, &r),
+			     0, "HEAD %s: %s", cases[i].path, r.error);
+		cr_expect_eq(r.status, cases[i].status, "HEAD %s: %ld", cases[i].path, r.status);
+		cr_expect_eq(r.len, 0, "HEAD %s: a body of %zu bytes", cases[i].path, r.len);
+		httpc_free(&r);
+	}
+	/* A profile: the same headers as GET's, no body. */
+	http_env_burn();
+	cr_assert_eq(
+		httpc_request("HEAD", http_url("/profile/cpu?seconds=1"), NULL, NULL, 0, 30, &r), 0,
+		"%s", r.error);
+	cr_expect_eq(r.status, 200);
+	cr_expect_eq(r.len, 0);
+	cr_expect_str_eq(http_hdr(&r, "Content-Type"), "application/octet-stream");
+	cr_expect(strstr(http_hdr(&r, "Content-Disposition"), "profile.pb.gz"));
+	httpc_free(&r);
+	cr_assert_eq(httpc_request("HEAD", http_url("/debug/pprof/profile?seconds=1"), NULL, NULL,
+				   0, 30, &r),
+		     0, "%s", r.error);
+	cr_expect_eq(r.status, 200);
+	cr_expect_eq(r.len, 0);
+	httpc_free(&r);
+}
+
+/* X-Request-Id on every answer: the client's echoed, else a new one. */
+Test(http, request_id_on_every_answer)
+{
+	static const char *const given[] = { "X-Request-Id: abc-123_XYZ.7", NULL };
+	char longid[200 + 20], ids[3][64];
+	const char *const too_long[] = { longid, NULL };
+	const char *const with_space[] = { "X-Request-Id: a b", NULL };
+	const char *const empty[] = { "X-Request-Id;", NULL };
+	const char *const *bad[] = { too_long, with_space, empty };
+	static const char *const paths[] = { "/healthz", "/metrics", "/profile/cpu", "/nope",
+					     "/profile/cpu?seconds=0" };
+	struct httpc_resp r;
+	const char *id;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		cr_assert_eq(httpc_request("GET", http_url(paths[i]), given, NULL, 0, 10, &r), 0);
+		cr_expect_str_eq(http_hdr(&r, "X-Request-Id"), "abc-123_XYZ.7", "GET %s", paths[i]);
+		httpc_free(&r);
+	}
+	/* Generated: 32 hex digits, a new one each time. */
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(httpc_request("GET", http_url("/healthz"), NULL, NULL, 0, 10, &r), 0);
+		id = http_hdr(&r, "X-Request-Id");
+		cr_assert_not_null(id, "no X-Request-Id");
+		cr_expect_eq(strlen(id), 32, "%s", id);
+		cr_expect_eq(strspn(id, "0123456789abcdef"), 32, "%s", id);
+		snprintf(ids[i], sizeof(ids[i]), "%s", id);
+		httpc_free(&r);
+	}
+	cr_expect(strcmp(ids[0], ids[1]) && strcmp(ids[1], ids[2]), "the same id twice: %s %s %s",
+		  ids[0], ids[1], ids[2]);
+	/* Unusable ones are replaced, not echoed. */
+	snprintf(longid, sizeof(longid), "X-Request-Id: ");
+	memset(longid + strlen(longid), 'i', 200);
+	longid[sizeof(longid) - 1] = '\0';
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(httpc_request("GET", http_url("/healthz"), bad[i], NULL, 0, 10, &r),
+			     0);
+		id = http_hdr(&r, "X-Request-Id");
+		cr_expect(id && strlen(id) == 32, "bad id %zu: %s", i, id ? id : "none");
+		httpc_free(&r);
+	}
+	/* Answers made on a job's thread (a profile, 409) and before the body (413). */
+	http_env_burn();
+	{
+		struct httpc_async a;
+		static const char *const job_id[] = { "X-Request-Id: the-profile", NULL };
+		static const char *const busy_id[] = { "X-Request-Id: the-busy-one", NULL };
+
+		cr_assert_eq(httpc_start(&a, "GET", http_url("/profile/cpu?seconds=2"), job_id,
+					 NULL, 30),
+			     0);
+		cr_assert(http_wait_running(10));
+		cr_assert_eq(httpc_request("GET", http_url("/profile/cpu?seconds=1"), busy_id, NULL,
+					   0, 10, &r),
+			     0);
+		cr_expect_eq(r.status, 409);
+		cr_expect_str_eq(http_hdr(&r, "X-Request-Id"), "the-busy-one");
+		httpc_free(&r);
+		cr_assert_eq(httpc_join(&a), 0);
+		cr_expect_eq(a.resp.status, 200);
+		cr_expect_str_eq(http_hdr(&a.resp, "X-Request-Id"), "the-profile");
+		httpc_free(&a.resp);
+	}
+	{
+		const char *const big_hdrs[] = { "Content-Type: application/json",
+						 "Content-Length: 100000000", "X-Request-Id: big",
+						 NULL };
+
+		cr_assert_eq(
+			httpc_request("POST", http_url("/profile/cpu"), big_hdrs, "{}", 2, 10, &r),
+			0);
+		cr_expect_eq(r.status, 413);
+		cr_expect_str_eq(http_hdr(&r, "X-Request-Id"), "big");
+		httpc_free(&r);
+	}
 }

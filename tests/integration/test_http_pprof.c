@@ -131,7 +131,7 @@ Test(http, pprof_conflict_and_force)
 	httpc_free(&r);
 	http_post("{\"profiler\": {\"BccProfile\": null}, \"timeout_seconds\": 1}", &r);
 	cr_expect_eq(r.status, 409);
-	cr_expect_str_eq(r.body, http_jstr("Profiling is already in progress."));
+	cr_expect_str_eq(r.body, "Profiling is already in progress.");
 	httpc_free(&r);
 
 	/* force: the first ends early with what it has, the second runs. */
@@ -173,7 +173,7 @@ Test(http, two_clients_at_once)
 	if (sb == 200)
 		cr_expect_gt(http_burn_samples(&b.resp), 0);
 	else
-		cr_expect_str_eq(b.resp.body, http_jstr("Profiling is already in progress."));
+		cr_expect_str_eq(b.resp.body, "Profiling is already in progress.");
 	httpc_free(&a.resp);
 	httpc_free(&b.resp);
 }

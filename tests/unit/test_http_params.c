@@ -95,18 +95,21 @@ Test(params_json, every_field_set)
 	cr_expect_eq(r.frequency, 1000);
 }
 
-Test(params_json, null_means_the_default)
+/* An absent number is the default, an explicit null is no number (the
+ * platform's server answers 422); archive null is false. */
+Test(params_json, null_for_a_number_is_422)
 {
 	struct adhoc_request r = fresh();
 	char msg[HTTP_MSG_LEN];
 
-	cr_assert_eq(body("{" BCC ", \"sampling_frequency\": null, \"timeout_seconds\": null,"
-			  " \"archive\": null}",
-			  &r, msg, sizeof(msg)),
-		     0, "%s", msg);
+	cr_assert_eq(body("{" BCC ", \"archive\": null}", &r, msg, sizeof(msg)), 0, "%s", msg);
 	cr_expect_eq(r.frequency, 100);
 	cr_expect_eq(r.seconds, 5);
 	cr_expect_eq(r.format, RENDER_PPROF);
+	json_refused("{" BCC ", \"sampling_frequency\": null}", 422,
+		     "sampling_frequency must be an integer between 1 and 1000, got null");
+	json_refused("{" BCC ", \"timeout_seconds\": null}", 422,
+		     "timeout_seconds must be an integer between 1 and 60, got null");
 }
 
 Test(params_json, sampling_frequency_range_and_type)
@@ -180,10 +183,14 @@ Test(params_json, profiler_is_required_and_checked)
 {
 	json_refused("{}", 422, "profiler is required: " EXPECTED);
 	json_refused("{\"sampling_frequency\": 99}", 422, "profiler is required: " EXPECTED);
-	json_refused("{\"profiler\": null}", 422, "profiler must be " EXPECTED ", got null");
-	json_refused("{\"profiler\": \"BccProfile\"}", 422,
+	/* Not the shape at all: 400, as the platform's server answers. */
+	json_refused("{\"profiler\": null}", 400, "profiler must be " EXPECTED ", got null");
+	json_refused("{\"profiler\": 7}", 400, "profiler must be " EXPECTED ", got 7");
+	json_refused("{\"profiler\": \"BccProfile\"}", 400,
 		     "profiler must be " EXPECTED ", got \"BccProfile\"");
-	json_refused("{\"profiler\": {}}", 422, "profiler must be " EXPECTED ", got {}");
+	json_refused("{\"profiler\": []}", 400, "profiler must be " EXPECTED ", got []");
+	json_refused("{\"profiler\": {}}", 400, "profiler must be " EXPECTED ", got {}");
+	/* The shape with a wrong kind or value: 422. */
 	json_refused("{\"profiler\": {\"Foo\": null}}", 422,
 		     "profiler must be " EXPECTED ", got {\"Foo\":null}");
 	json_refused("{\"profiler\": {\"Perf\": 5}}", 422,
@@ -191,7 +198,7 @@ Test(params_json, profiler_is_required_and_checked)
 	json_refused("{\"profiler\": {\"Perf\": null, \"BccProfile\": null}}", 422,
 		     "profiler must be " EXPECTED ", got {\"Perf\":null,\"BccProfile\":null}");
 	/* The profiler is checked before the other fields. */
-	json_refused("{\"sampling_frequency\": 0, \"profiler\": 1}", 422,
+	json_refused("{\"sampling_frequency\": 0, \"profiler\": 1}", 400,
 		     "profiler must be " EXPECTED ", got 1");
 }
 

@@ -16,6 +16,12 @@
  *                         (body "offcpu_ratio": 1..100, query ratio=; default 100)
  *   GET    /debug/pprof/profile?seconds=N   (Go net/http/pprof, Grafana Alloy)
  *   GET    /metrics, /healthz
+ *   HEAD   wherever GET is taken: GET's status and headers, no body (a HEAD
+ *          with a query records a profile, as GET does)
+ * Every answer the server makes carries X-Request-Id: the client's when it
+ * sent a usable one (1 to 128 visible ASCII characters), else 32 random hex
+ * digits. Errors libmicrohttpd answers itself (431, 414, malformed requests)
+ * carry none.
  *
  * Each ad hoc profile is a session of its own (pipeline/session.h): the agent's
  * continuous profile is not disturbed. One ad hoc profile at a time.
@@ -23,14 +29,22 @@
  * threads until http_stop().
  *
  * Details the contract leaves open:
- * - Integers must be JSON integers: 99.5 and 99.0 are both 422. A key given
- *   twice in the body is 422, unknown keys are ignored, null = default.
+ * - Integers must be JSON integers: 99.5, 99.0 and null are all 422 (an
+ *   absent key is the default). A key given twice in the body is 422,
+ *   unknown keys are ignored, "archive": null is false. A profiler that is
+ *   not an object with one key (null, a number, a string, {}) is 400, one
+ *   of the wrong kind or value 422.
+ * - Content-Type application/json or application/<name>+json (RFC 6839),
+ *   parameters allowed; anything else 415.
  * - pid= and comm= only narrow: a pid outside the agent's target set is
  *   400, a selection matching no target 404 (as is "no target process
  *   runs"). Unknown query parameters are 400 on /profile/cpu, ignored on
  *   /debug/pprof/profile (Go's handler does the same); its default
  *   seconds is Go's 30.
  * - 204 answers carry no body (HTTP forbids it): the messages are logged.
+ * - Error bodies: the compute API's 4xx are text/plain (its 200 messages a
+ *   JSON string), the pprof-endpoint API's {"msg": "..."} JSON; 404 for a
+ *   path and 405 (with Allow) have empty bodies.
  * - A DELETE also cancels a GET-form profile (its requester gets 204); a
  *   requester that disconnects ends its profile. Recording failures: 500.
  */

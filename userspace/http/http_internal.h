@@ -7,6 +7,7 @@
  *   adhoc_targets.c  the processes an ad hoc profile samples
  *   adhoc.c    the one-at-a-time ad hoc profile state machine
  *   profile_request.c  serving one ad hoc profile request end to end
+ *   jobs.c     the threads that record ad hoc profiles off the event loop
  */
 #ifndef EBPROF_HTTP_INTERNAL_H
 #define EBPROF_HTTP_INTERNAL_H
@@ -25,10 +26,16 @@
 
 #define HTTP_MAX_BODY (64 * 1024)
 #define HTTP_MSG_LEN 512
+/* Longest X-Request-Id echoed; a longer or unprintable one is replaced. */
+#define HTTP_REQUEST_ID_MAX 128
+/* Ad hoc profile requests waiting or recording at once (one records, the
+ * others are force requests waiting for it to end); more: 503. */
+#define HTTP_MAX_JOBS 8
 
 /*
- * How an error message is encoded: the compute API answers with a bare
- * JSON string ("..."), the pprof-endpoint API with {"msg":"..."}.
+ * How a message is encoded: the compute API answers with a bare JSON
+ * string ("..."), 4xx in plain text; the pprof-endpoint API with
+ * {"msg":"..."}.
  */
 enum http_style {
 	STYLE_STRING,
@@ -86,6 +93,25 @@ struct http_counters {
 	atomic_uint_fast64_t adhoc[600];
 };
 
+/* A thread that serves an ad hoc profile request while its connection is
+ * suspended (jobs.c). */
+enum job_state {
+	JOB_FREE,
+	JOB_RUNNING,
+	JOB_DONE, /* the thread has ended: join it */
+};
+
+struct http_job {
+	enum job_state state;
+	pthread_t thread;
+	bool go; /* the connection is suspended: the thread may start */
+	struct http_server *s;
+	struct http_req *rq;
+	struct MHD_Connection *c;
+	void (*run)(struct http_job *j);
+	void *arg; /* run's, freed by run */
+};
+
 /* The server; the option arrays are copies it owns. */
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -107,6 +133,10 @@ struct http_server {
 	void *metrics_ctx;
 	struct adhoc_state adhoc;
 	struct http_counters counters;
+	pthread_mutex_t jobs_mu;
+	pthread_cond_t jobs_cv;
+	bool jobs_stopping; /* http_stop() began: no new jobs */
+	struct http_job jobs[HTTP_MAX_JOBS];
 };
 
 /* One request's state (MHD's per-request context); freed when MHD reports
@@ -119,6 +149,15 @@ struct http_req {
 	bool adhoc;   /* an ad hoc profile route: counted separately */
 	bool claimed; /* held the ad hoc slot: release "active" when complete */
 	bool queued;  /* a response is queued */
+	/* Served by a job (jobs.c): the connection is suspended, http_send()
+	 * keeps the response in pending until the job resumes it. */
+	bool deferred;
+	bool job_done; /* the job ended and resumed the connection */
+	bool drop;     /* ... with nobody to answer: close the connection */
+	struct MHD_Response *pending;
+	unsigned pending_status;
+	int fd;					  /* the client's socket, -1 if unknown */
+	char request_id[HTTP_REQUEST_ID_MAX + 1]; /* X-Request-Id of the answer */
 };
 
 /* A query parameter as MHD decoded it; value NULL for "?key" without '='. */
@@ -138,6 +177,12 @@ struct http_arg {
 enum MHD_Result http_send(struct http_server *s, struct http_req *rq, struct MHD_Connection *c,
 			  unsigned status, const char *ctype, void *buf, size_t len, bool must_free,
 			  const char *const *headers);
+/* rq's X-Request-Id: the client's when it sent a usable one (1 to
+ * HTTP_REQUEST_ID_MAX visible ASCII characters), else 32 random hex digits. */
+void http_request_id(struct http_req *rq, struct MHD_Connection *c);
+/* Queue the response a job left in rq (deferred): MHD's result. */
+enum MHD_Result http_send_pending(struct http_server *s, struct http_req *rq,
+				  struct MHD_Connection *c);
 /* A message in the given style, application/json, with extra headers
  * (name, value, ..., NULL; or NULL). */
 enum MHD_Result http_send_msg_h(struct http_server *s, struct http_req *rq,
@@ -214,9 +259,31 @@ void adhoc_shutdown(struct adhoc_state *a, double timeout_s);
 
 /* --- profile_request.c --- */
 
-/* Serve one validated ad hoc profile request: targets, the slot, the
- * recording, the answer. Takes ownership of nothing; r stays the caller's. */
+/*
+ * Serve one validated ad hoc profile request: targets, the slot (409 at
+ * once when busy), then the recording and the answer on a job's thread
+ * while the connection is suspended. Takes r's lists (r is left empty).
+ * Called from the access handler.
+ */
 enum MHD_Result http_profile_serve(struct http_server *s, struct http_req *rq,
-				   struct MHD_Connection *c, const struct adhoc_request *r);
+				   struct MHD_Connection *c, struct adhoc_request *r);
+
+/* --- jobs.c --- */
+
+int http_jobs_init(struct http_server *s);
+/*
+ * Run run(job) on a thread of its own with c suspended: the job answers
+ * through http_send() (kept in rq until it resumes c, the access handler
+ * then queues it). From the access handler only. 0, -EAGAIN when
+ * HTTP_MAX_JOBS run, -ESHUTDOWN once stopping, or pthread_create's error:
+ * then nothing was suspended and arg is still the caller's.
+ */
+int http_job_start(struct http_server *s, struct http_req *rq, struct MHD_Connection *c,
+		   void (*run)(struct http_job *j), void *arg);
+/* The job's end: resume its connection (rq->drop: close it unanswered). */
+void http_job_finish(struct http_job *j);
+/* Refuse new jobs and join every thread (their work must be ending). */
+void http_jobs_stop(struct http_server *s);
+void http_jobs_destroy(struct http_server *s);
 
 #endif /* EBPROF_HTTP_INTERNAL_H */

@@ -69,10 +69,11 @@ static int json_int_field(const json_t *root, const char *key, long min, long ma
 	const json_t *v = json_object_get(root, key);
 	char got[80];
 
-	if (!v || json_is_null(v)) {
+	if (!v) {
 		*out = (int)def;
 		return 0;
 	}
+	/* An explicit null is no integer (422), as the platform's server says. */
 	if (json_is_integer(v)) {
 		json_int_t x = json_integer_value(v);
 
@@ -115,7 +116,14 @@ static int json_profiler(const json_t *root, char *msg, size_t msglen)
 		snprintf(msg, msglen, "profiler is required: %s", expected);
 		return 422;
 	}
-	if (!json_is_object(p) || json_object_size(p) != 1)
+	/* Not even the shape (null, a number, {}): 400, as the platform's
+	 * server answers; the right shape with a wrong kind or value: 422. */
+	if (!json_is_object(p) || !json_object_size(p)) {
+		dump_value(p, got, sizeof(got));
+		snprintf(msg, msglen, "profiler must be %s, got %s", expected, got);
+		return 400;
+	}
+	if (json_object_size(p) != 1)
 		goto bad;
 	kind = json_object_iter_key(json_object_iter((json_t *)p));
 	v = json_object_get(p, kind);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * One ad hoc profile request end to end: the processes to sample, the
- * slot (409 when busy), a session of its own (pipeline/session.h) that blocks
- * this connection's thread for the duration, and the answer: pprof (raw or
+ * slot (409 when busy), a session of its own (pipeline/session.h) that runs
+ * on a job's thread (jobs.c) for the duration while the connection is
+ * suspended, so the daemon's event loop stays free, and the answer: pprof (raw or
  * gzip) or an SVG flamegraph, 204 when cancelled by DELETE. While it
  * records, the client's socket is watched: a requester that disconnects
  * ends the recording, so nobody keeps the sampler busy for nothing.
@@ -178,73 +179,137 @@ static int record(struct http_server *s, const struct adhoc_request *r,
 	return ret;
 }
 
-enum MHD_Result http_profile_serve(struct http_server *s, struct http_req *rq,
-				   struct MHD_Connection *c, const struct adhoc_request *r)
+/* The request on its job's thread, and what it needs. */
+struct profile_job {
+	struct adhoc_request r; /* moved from the caller */
+	struct adhoc_targets t;
+	bool claimed; /* the access handler took the slot */
+};
+
+static enum MHD_Result refused(struct http_server *s, struct http_req *rq, struct MHD_Connection *c,
+			       const struct adhoc_request *r, int ret)
 {
-	const union MHD_ConnectionInfo *ci;
-	struct watch w = { .fd = -1, .a = &s->adhoc };
+	if (ret == -ESHUTDOWN)
+		return http_send_msg(s, rq, c, 503, r->style, "the agent is shutting down");
+	if (ret != -EBUSY)
+		return http_send_msg(s, rq, c, 503, r->style,
+				     "too many profile requests at once, try again later");
+	if (r->style == STYLE_STRING)
+		return http_send_msg(s, rq, c, 409, r->style, "Profiling is already in progress.");
+	return http_send_msg(s, rq, c, 409, r->style,
+			     "Conflict: profiler already running (use ?force=true to cancel it)");
+}
+
+/* Record and answer: on the job's thread, the connection suspended. */
+static void profile_job_run(struct http_job *j)
+{
+	struct profile_job *pj = j->arg;
+	const struct adhoc_request *r = &pj->r;
+	struct http_server *s = j->s;
+	struct http_req *rq = j->rq;
+	struct MHD_Connection *c = j->c;
+	struct watch w = { .fd = rq->fd, .a = &s->adhoc };
 	struct response_sink rs = { .base.ops = &response_ops,
 				    .format = r->format,
 				    .group_by = r->group_by,
 				    .idle = r->idle };
 	struct session_stats st = { 0 };
-	struct adhoc_targets t;
 	char msg[HTTP_MSG_LEN];
-	enum MHD_Result mr;
 	enum adhoc_end end;
 	int ret, status;
 
-	status = http_targets_resolve(s, r, &t, msg, sizeof(msg));
-	if (status)
-		return http_send_msg(s, rq, c, status, r->style, "%s", msg);
-	ret = adhoc_claim(&s->adhoc, r->force);
-	if (ret) {
-		free(t.pids);
-		if (ret == -ESHUTDOWN)
-			return http_send_msg(s, rq, c, 503, r->style, "the agent is shutting down");
-		if (r->style == STYLE_STRING)
-			return http_send_msg(s, rq, c, 409, r->style,
-					     "Profiling is already in progress.");
-		return http_send_msg(
-			s, rq, c, 409, r->style,
-			"Conflict: profiler already running (use ?force=true to cancel it)");
+	if (!pj->claimed) {
+		/* A force request: waits here for the running one to end. */
+		ret = adhoc_claim(&s->adhoc, true);
+		if (ret) {
+			refused(s, rq, c, r, ret);
+			goto out;
+		}
+		rq->claimed = true;
 	}
-	rq->claimed = true;
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	if (ci)
-		w.fd = ci->connect_fd;
 	log_info("http: %s: ad hoc profile at %d Hz for %d s%s", r->what, r->frequency, r->seconds,
-		 t.narrowed ? " of the selected processes" : "");
-	ret = record(s, r, &t, &rs, &w, &st, msg, sizeof(msg));
+		 pj->t.narrowed ? " of the selected processes" : "");
+	ret = record(s, r, &pj->t, &rs, &w, &st, msg, sizeof(msg));
 	end = adhoc_release(&s->adhoc);
-	free(t.pids);
 
 	if (end == ADHOC_CLIENT_GONE) {
 		log_info("http: %s: the client disconnected, profile dropped", r->what);
-		mr = MHD_NO;
+		rq->drop = true;
 	} else if (end == ADHOC_CANCELLED) {
 		log_info("http: %s: cancelled by DELETE /profile/cpu", r->what);
 		/* HTTP sends no body with 204; the message is for the logs and
 		 * for clients of the compute API that read it anyway. */
-		mr = http_send_msg(s, rq, c, 204, r->style,
-				   "Profiling was cancelled from another request.");
+		http_send_msg(s, rq, c, 204, r->style,
+			      "Profiling was cancelled from another request.");
 	} else if (ret) {
 		status = ret == -ESRCH ? 404 : 500;
 		/* The session words it for the command line (-p, --comm). */
-		if (ret == -ESRCH && !t.narrowed)
+		if (ret == -ESRCH && !pj->t.narrowed)
 			snprintf(msg, sizeof(msg),
 				 "no target process: none of the agent's target processes runs");
 		if (status == 500)
 			log_error("http: %s: %s", r->what, msg);
 		else
 			log_info("http: %s: %s", r->what, msg);
-		mr = http_send_msg(s, rq, c, status, r->style, "%s", msg);
+		http_send_msg(s, rq, c, status, r->style, "%s", msg);
 	} else {
 		log_info("http: %s: %llu samples of %lu processes in %.1f s%s", r->what,
 			 (unsigned long long)st.bpf.v[STAT_SAMPLES], st.processes, st.elapsed_s,
 			 end_names[end]);
-		mr = send_profile(s, rq, c, r, &rs);
+		send_profile(s, rq, c, r, &rs);
 	}
 	response_close(&rs.base, 0);
+out:
+	free(pj->t.pids);
+	adhoc_request_free(&pj->r);
+	free(pj);
+	http_job_finish(j);
+}
+
+enum MHD_Result http_profile_serve(struct http_server *s, struct http_req *rq,
+				   struct MHD_Connection *c, struct adhoc_request *r)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct profile_job *pj;
+	char msg[HTTP_MSG_LEN];
+	enum MHD_Result mr;
+	int ret, status;
+
+	pj = calloc(1, sizeof(*pj));
+	if (!pj) {
+		log_error("http: %s: out of memory", r->what);
+		return MHD_NO;
+	}
+	pj->r = *r;
+	memset(r, 0, sizeof(*r)); /* the lists are the job's now */
+	r = &pj->r;
+	status = http_targets_resolve(s, r, &pj->t, msg, sizeof(msg));
+	if (status) {
+		mr = http_send_msg(s, rq, c, status, r->style, "%s", msg);
+		goto fail;
+	}
+	/* Busy is answered at once; a force request waits on its thread. */
+	if (!r->force) {
+		ret = adhoc_claim(&s->adhoc, false);
+		if (ret) {
+			mr = refused(s, rq, c, r, ret);
+			goto fail;
+		}
+		pj->claimed = rq->claimed = true;
+	}
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	rq->fd = ci ? ci->connect_fd : -1;
+	ret = http_job_start(s, rq, c, profile_job_run, pj);
+	if (!ret)
+		return MHD_YES;
+	if (pj->claimed)
+		adhoc_release(&s->adhoc);
+	if (ret != -ESHUTDOWN && ret != -EAGAIN)
+		log_error("http: %s: cannot start a thread: %s", r->what, strerror(-ret));
+	mr = refused(s, rq, c, r, ret == -ESHUTDOWN ? ret : -EAGAIN);
+fail:
+	free(pj->t.pids);
+	adhoc_request_free(&pj->r);
+	free(pj);
 	return mr;
 }

@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Responses of the HTTP API: queueing a body with its headers, messages in
- * the two API styles (a JSON string, or {"msg": ...}), the status counters
- * and the /metrics text.
+ * Responses of the HTTP API: queueing a body with its headers (every one
+ * with the request's X-Request-Id), messages in the two API styles (the
+ * compute API's: a JSON string, plain text for 4xx; the pprof-endpoint
+ * API's: {"msg": ...}), the status counters and the /metrics text.
  */
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "http_internal.h"
 #include "util/log.h"
+
+#define HTTP_REQUEST_ID_HEADER "X-Request-Id"
 
 static void count(struct http_server *s, struct http_req *rq, unsigned status)
 {
@@ -41,6 +46,16 @@ enum MHD_Result http_send(struct http_server *s, struct http_req *rq, struct MHD
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
 		MHD_add_response_header(resp, headers[i], headers[i + 1]);
+	if (rq && rq->request_id[0])
+		MHD_add_response_header(resp, HTTP_REQUEST_ID_HEADER, rq->request_id);
+	if (rq && rq->deferred) {
+		/* A job's thread: the access handler queues it on resume. */
+		if (rq->pending)
+			MHD_destroy_response(rq->pending);
+		rq->pending = resp;
+		rq->pending_status = status;
+		return MHD_YES;
+	}
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	if (ret == MHD_YES) {
@@ -49,6 +64,54 @@ enum MHD_Result http_send(struct http_server *s, struct http_req *rq, struct MHD
 			rq->queued = true;
 	}
 	return ret;
+}
+
+enum MHD_Result http_send_pending(struct http_server *s, struct http_req *rq,
+				  struct MHD_Connection *c)
+{
+	struct MHD_Response *resp = rq->pending;
+	enum MHD_Result ret;
+
+	rq->pending = NULL;
+	if (!resp || rq->drop) {
+		if (resp)
+			MHD_destroy_response(resp);
+		return MHD_NO;
+	}
+	ret = MHD_queue_response(c, rq->pending_status, resp);
+	MHD_destroy_response(resp);
+	if (ret == MHD_YES) {
+		count(s, rq, rq->pending_status);
+		rq->queued = true;
+	}
+	return ret;
+}
+
+void http_request_id(struct http_req *rq, struct MHD_Connection *c)
+{
+	const char *id = MHD_lookup_connection_value(c, MHD_HEADER_KIND, HTTP_REQUEST_ID_HEADER);
+	unsigned char raw[16];
+	size_t n = id ? strlen(id) : 0;
+	bool usable = n > 0 && n <= HTTP_REQUEST_ID_MAX;
+
+	for (size_t i = 0; usable && i < n; i++)
+		usable = id[i] > 0x20 && id[i] < 0x7f;
+	if (usable) {
+		memcpy(rq->request_id, id, n + 1);
+		return;
+	}
+	if (getrandom(raw, sizeof(raw), GRND_NONBLOCK) != (ssize_t)sizeof(raw)) {
+		/* No entropy yet (early boot): the time and the request. */
+		struct timespec ts;
+		uint64_t v[2];
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v[0] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		v[1] = (uint64_t)(uintptr_t)rq;
+		memcpy(raw, v, sizeof(raw));
+	}
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(rq->request_id + 2 * i, 3, "%02x", raw[i]);
 }
 
 char *http_printable(const char *s, size_t slen, char *buf, size_t buflen)
@@ -93,10 +156,18 @@ static enum MHD_Result send_msg_v(struct http_server *s, struct http_req *rq,
 				  struct MHD_Connection *c, unsigned status, enum http_style style,
 				  const char *const *headers, const char *fmt, va_list ap)
 {
-	char msg[HTTP_MSG_LEN];
-	char *body;
+	char msg[HTTP_MSG_LEN], *body;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* The compute API answers its client errors in plain text, as the
+	 * platform's own server does; the pprof-endpoint API in JSON. */
+	if (style == STYLE_STRING && status >= 400 && status < 500) {
+		char clean[HTTP_MSG_LEN * 4];
+
+		http_printable(msg, strlen(msg), clean, sizeof(clean));
+		return http_send(s, rq, c, status, "text/plain; charset=utf-8", clean,
+				 strlen(clean), false, headers);
+	}
 	body = encode_msg(style, msg);
 	if (!body) {
 		log_error("http: cannot encode a message: out of memory");

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The agent's HTTP API (http.h): the listening socket, libmicrohttpd with
- * one thread per connection (an ad hoc profile blocks its connection for
- * the duration), request bodies with the 64 KiB limit, and routing.
+ * The agent's HTTP API (http.h): the listening socket, libmicrohttpd on an
+ * epoll event loop of two threads (start_daemon(): idle or slow clients
+ * cost no thread; an ad hoc profile records on a job's thread, its
+ * connection suspended), request bodies with the 64 KiB limit, and routing.
  *
- * Routes and methods:
- *   /profile/cpu          GET, POST, DELETE   (compute API; GET with a
- *                                              query: pprof-endpoint API)
- *   /profile/offcpu       GET, POST, DELETE   (the same for time away from
- *                                              the CPU; one slot for both)
- *   /debug/pprof/profile  GET                 (Go net/http/pprof, Alloy)
+ * Routes and methods (HEAD is answered as GET, without the body: libmicrohttpd
+ * leaves it out):
+ *   /profile/cpu          GET, HEAD, POST, DELETE   (compute API; GET with a
+ *                                                    query: pprof-endpoint API)
+ *   /profile/offcpu       GET, HEAD, POST, DELETE   (the same for time away
+ *                                                    from the CPU; one slot)
+ *   /debug/pprof/profile  GET, HEAD                 (Go net/http/pprof, Alloy)
  *   /metrics, /healthz    GET, HEAD
- * Anything else is 404, another method 405 with Allow.
+ * Anything else is 404, another method 405 with Allow. Every answer of
+ * ours carries X-Request-Id (respond.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "http_internal.h"
@@ -29,6 +33,16 @@
  * 413 (announced bigger: answered at once), then the connection is closed. */
 #define HTTP_MAX_DISCARD (8u << 20)
 #define HTTP_DEBUG_PPROF_SECONDS 30 /* Go's default for /debug/pprof/profile */
+/* The daemon (start_daemon()): threads of the event loop, connections at
+ * most, open files kept for the rest of the agent and the soft limit
+ * asked for, a connection's memory (request line and headers must fit:
+ * 431/414 past it), seconds a connection may stay silent. */
+#define HTTP_POOL_THREADS 2
+#define HTTP_MAX_CONNECTIONS 4096
+#define HTTP_FD_RESERVE 512
+#define HTTP_NOFILE_WANT 16384
+#define HTTP_CONN_MEMORY (32 * 1024)
+#define HTTP_IDLE_TIMEOUT_S 5
 
 enum route_id {
 	ROUTE_PROFILE_CPU,
@@ -47,9 +61,9 @@ struct route {
 };
 
 static const struct route routes[] = {
-	{ "/profile/cpu", ROUTE_PROFILE_CPU, "GET, POST, DELETE", STYLE_STRING, true },
-	{ "/profile/offcpu", ROUTE_PROFILE_OFFCPU, "GET, POST, DELETE", STYLE_STRING, true },
-	{ "/debug/pprof/profile", ROUTE_DEBUG_PPROF, "GET", STYLE_MSG, true },
+	{ "/profile/cpu", ROUTE_PROFILE_CPU, "GET, HEAD, POST, DELETE", STYLE_STRING, true },
+	{ "/profile/offcpu", ROUTE_PROFILE_OFFCPU, "GET, HEAD, POST, DELETE", STYLE_STRING, true },
+	{ "/debug/pprof/profile", ROUTE_DEBUG_PPROF, "GET, HEAD", STYLE_MSG, true },
 	{ "/metrics", ROUTE_METRICS, "GET, HEAD", STYLE_MSG, false },
 	{ "/healthz", ROUTE_HEALTHZ, "GET, HEAD", STYLE_MSG, false },
 };
@@ -101,16 +115,23 @@ static enum MHD_Result cancel_delete(struct http_server *s, struct http_req *rq,
 	return http_send_msg(s, rq, c, 200, STYLE_STRING, "Profiling stopped successfully.");
 }
 
-/* "application/json", any case, parameters (charset) allowed. */
+/* "application/json" or "application/NAME+json" (RFC 6839 suffix), any
+ * case, parameters (charset) allowed. */
 static bool is_json(const char *ctype)
 {
-	static const char want[] = "application/json";
-	const size_t n = sizeof(want) - 1;
+	static const char type[] = "application/", suffix[] = "+json";
+	size_t n;
 
 	if (!ctype)
 		return false;
 	ctype += strspn(ctype, " \t");
-	if (strncasecmp(ctype, want, n))
+	if (strncasecmp(ctype, type, sizeof(type) - 1))
+		return false;
+	ctype += sizeof(type) - 1;
+	n = strcspn(ctype, " \t;");
+	if (!(n == 4 && !strncasecmp(ctype, "json", 4)) &&
+	    !(n > sizeof(suffix) - 1 &&
+	      !strncasecmp(ctype + n - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1)))
 		return false;
 	ctype += n;
 	ctype += strspn(ctype, " \t");
@@ -131,7 +152,8 @@ static enum MHD_Result profile_post(struct http_server *s, struct http_req *rq,
 	if (!is_json(ctype)) {
 		return http_send_msg(
 			s, rq, c, 415, STYLE_STRING,
-			"Content-Type must be application/json, got %s%s%s", ctype ? "'" : "",
+			"Content-Type must be application/json or application/*+json, got %s%s%s",
+			ctype ? "'" : "",
 			ctype ? http_printable(ctype, strlen(ctype), shown, sizeof(shown)) : "none",
 			ctype ? "'" : "");
 	}
@@ -222,15 +244,14 @@ static enum MHD_Result dispatch(struct http_server *s, struct http_req *rq,
 				struct MHD_Connection *c, const struct route *rt,
 				const char *method)
 {
+	/* Routing errors have empty bodies (the platform's server's way); 405
+	 * says what the path takes in Allow. */
 	if (!rt)
-		return http_send_msg(s, rq, c, 404, STYLE_MSG,
-				     "Not Found: the API serves /profile/cpu, /profile/offcpu, "
-				     "/debug/pprof/profile, /metrics and /healthz");
+		return http_send(s, rq, c, 404, NULL, NULL, 0, false, NULL);
 	if (!method_allowed(rt, method)) {
 		const char *hdrs[] = { MHD_HTTP_HEADER_ALLOW, rt->allow, NULL };
 
-		return http_send_msg_h(s, rq, c, 405, rt->style, hdrs,
-				       "Method Not Allowed: %s accepts %s", rt->path, rt->allow);
+		return http_send(s, rq, c, 405, NULL, NULL, 0, false, hdrs);
 	}
 	switch (rt->id) {
 	case ROUTE_PROFILE_CPU:
@@ -304,6 +325,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!rq)
 			return MHD_NO;
 		*ctx = rq;
+		rq->fd = -1;
+		http_request_id(rq, c);
 		rq->adhoc = rt && rt->adhoc;
 		if (cl && (strlen(cl) > 9 || strtoul(cl, NULL, 10) > HTTP_MAX_BODY)) {
 			const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -320,6 +343,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				return too_big(s, rq, c, rt);
 		}
 		return MHD_YES;
+	}
+	if (rq->deferred) {
+		/* Called again once the job resumed the connection. */
+		*upload_size = 0;
+		if (!rq->job_done || rq->queued)
+			return MHD_YES;
+		return http_send_pending(s, rq, c);
 	}
 	if (rq->queued) {
 		*upload_size = 0;
@@ -348,6 +378,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
 		return;
 	if (rq->claimed)
 		adhoc_answered(&s->adhoc);
+	if (rq->pending)
+		MHD_destroy_response(rq->pending);
 	free(rq->body);
 	free(rq);
 	*ctx = NULL;
@@ -423,6 +455,67 @@ static int copy_opts(struct http_server *s, const struct http_opts *o)
 	return 0;
 }
 
+/*
+ * How many connections the daemon takes: what RLIMIT_NOFILE leaves after
+ * the rest of the agent (BPF maps and links, perf events per CPU, files),
+ * up to HTTP_MAX_CONNECTIONS. A soft limit below HTTP_NOFILE_WANT is
+ * raised towards the hard one first (systemd's default soft limit is 1024).
+ */
+static unsigned int connection_limit(void)
+{
+	struct rlimit rl;
+	rlim_t reserve;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 256;
+	if (rl.rlim_cur < HTTP_NOFILE_WANT && rl.rlim_cur < rl.rlim_max) {
+		struct rlimit want = { .rlim_cur = rl.rlim_max < HTTP_NOFILE_WANT
+							   ? rl.rlim_max
+							   : HTTP_NOFILE_WANT,
+				       .rlim_max = rl.rlim_max };
+
+		if (!setrlimit(RLIMIT_NOFILE, &want))
+			rl = want;
+	}
+	reserve = rl.rlim_cur / 4 > HTTP_FD_RESERVE ? rl.rlim_cur / 4 : HTTP_FD_RESERVE;
+	if (rl.rlim_cur < reserve + 64) {
+		log_warn("http: open files limited to %llu: the API takes 64 connections",
+			 (unsigned long long)rl.rlim_cur);
+		return 64;
+	}
+	if (rl.rlim_cur - reserve < HTTP_MAX_CONNECTIONS)
+		return (unsigned int)(rl.rlim_cur - reserve);
+	return HTTP_MAX_CONNECTIONS;
+}
+
+/*
+ * libmicrohttpd with HTTP_POOL_THREADS threads on epoll: a connection
+ * costs a socket and its memory pool (HTTP_CONN_MEMORY), never a thread,
+ * so clients that hold connections open or send slowly cannot starve the
+ * others; one silent for HTTP_IDLE_TIMEOUT_S is closed. No per-IP limit:
+ * local clients all come from the loopback address and would lock each
+ * other out. Work that takes seconds runs on jobs (jobs.c) with its
+ * connection suspended.
+ */
+static struct MHD_Daemon *start_daemon(struct http_server *s)
+{
+	unsigned int limit = connection_limit();
+	struct MHD_Daemon *d;
+
+	d = MHD_start_daemon(
+		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0,
+		NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+		MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+		s, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)HTTP_POOL_THREADS,
+		MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)HTTP_CONN_MEMORY, MHD_OPTION_END);
+	if (d)
+		log_debug("http: %u connections at most, idle ones closed after %d s", limit,
+			  HTTP_IDLE_TIMEOUT_S);
+	return d;
+}
+
 int http_start(const struct http_opts *opts, struct http_server **out, char *err, size_t errlen)
 {
 	struct http_server *s;
@@ -444,6 +537,11 @@ int http_start(const struct http_opts *opts, struct http_server **out, char *err
 	}
 	snprintf(s->listen, sizeof(s->listen), "%s", opts->listen);
 	ret = adhoc_init(&s->adhoc);
+	if (!ret) {
+		ret = http_jobs_init(s);
+		if (ret)
+			adhoc_destroy(&s->adhoc);
+	}
 	if (ret) {
 		free(s);
 		snprintf(err, errlen, "cannot start the HTTP server: %s", strerror(-ret));
@@ -460,12 +558,7 @@ int http_start(const struct http_opts *opts, struct http_server **out, char *err
 		goto fail;
 	}
 	s->port = net_bound_port(s->listen_fd);
-	s->daemon = MHD_start_daemon(
-		MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
-		NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-		MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-		s, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)120, MHD_OPTION_END);
+	s->daemon = start_daemon(s);
 	if (!s->daemon) {
 		close(s->listen_fd);
 		ret = -EIO;
@@ -477,6 +570,7 @@ int http_start(const struct http_opts *opts, struct http_server **out, char *err
 	*out = s;
 	return 0;
 fail:
+	http_jobs_destroy(s);
 	adhoc_destroy(&s->adhoc);
 	server_free(s);
 	return ret;
@@ -493,7 +587,10 @@ void http_stop(struct http_server *s)
 		return;
 	/* Let a running profile answer with what it has, then close. */
 	adhoc_shutdown(&s->adhoc, 30);
+	/* Every suspended connection is resumed before the daemon stops. */
+	http_jobs_stop(s);
 	MHD_stop_daemon(s->daemon);
+	http_jobs_destroy(s);
 	adhoc_destroy(&s->adhoc);
 	log_info("http: stopped listening on %s", s->listen);
 	server_free(s);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -81,7 +82,7 @@ int net_listen_on(const char *host, int port, const char *what, char *err, size_
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
 	struct addrinfo *res, *ai;
 	char portstr[16];
-	int fd = -1, ret, last = EADDRNOTAVAIL, one = 1;
+	int fd = -1, ret, last = EADDRNOTAVAIL, one = 1, zero = 0;
 
 	snprintf(portstr, sizeof(portstr), "%d", port);
 	ret = getaddrinfo(host, portstr, &hints, &res);
@@ -97,7 +98,11 @@ int net_listen_on(const char *host, int port, const char *what, char *err, size_
 			continue;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, 64))
+		/* "[::]" means every address, IPv4 too, whatever the host's
+		 * net.ipv6.bindv6only says. */
+		if (ai->ai_family == AF_INET6 && !strcmp(host, "::"))
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+		if (!bind(fd, ai->ai_addr, ai->ai_addrlen) && !listen(fd, SOMAXCONN))
 			break;
 		last = errno;
 		close(fd);
