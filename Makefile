@@ -72,8 +72,9 @@ all: $(BUILD)/ebprof
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
 # packages it needs (DEB_PACKAGES +=), its shell tests (SHELL_TESTS +=, run
 # by tests/run.sh) and what those tests need built first (TEST_PREREQS +=).
-SHELL_TESTS := tests/tools/test_check_layers.sh
+SHELL_TESTS := tests/tools/test_check_layers.sh tests/valgrind/test_memcheck.sh
 TEST_PREREQS :=
+DEB_PACKAGES += valgrind
 -include $(sort $(wildcard packaging/*.mk vmtest/*.mk fuzz/*.mk))
 
 # Fixture programs for tests (tests/fixtures/fixtures.mk defines FIXTURES).
@@ -81,9 +82,10 @@ TEST_PREREQS :=
 
 # Under the sanitizers the tests watch the program's own code: the kernel
 # matrix (guests under emulation), the packages (built from the plain
-# build) and the fuzzers (sanitized already) are the plain run's.
+# build), the fuzzers (sanitized already) and valgrind (which cannot run
+# a sanitized binary) are the plain run's.
 ifeq ($(SANITIZE),1)
-SHELL_TESTS := $(filter-out tests/vmtest/% tests/packaging/% tests/fuzz/%,$(SHELL_TESTS))
+SHELL_TESTS := $(filter-out tests/vmtest/% tests/packaging/% tests/fuzz/% tests/valgrind/%,$(SHELL_TESTS))
 TEST_PREREQS := $(filter $(BUILD)/bench/%,$(TEST_PREREQS))
 endif
 

@@ -52,7 +52,10 @@ double rec_work_split_cpu(struct tl_proc *fx)
 	return cpu;
 }
 
-/* Start `ebprof record ARGS -v` and wait until it samples. */
+/* Start `ebprof record ARGS -v` and wait until it samples: up to 120 s, as
+ * a TCG guest of the kernel matrix verifies the programs 10-30x slower
+ * (5.10's off-CPU tail calls and 41 unwind tables of PostgreSQL took over
+ * 30 s there once, with the host busy). */
 void rec_start_record(struct rec_run *r, char **args)
 {
 	char *argv[32];
@@ -64,7 +67,7 @@ void rec_start_record(struct rec_run *r, char **args)
 		argv[n++] = *args++;
 	argv[n++] = "-v";
 	argv[n] = NULL;
-	cr_assert_eq(tl_start_logged(&r->p, &r->log, argv, "sampling at", 30), 0,
+	cr_assert_eq(tl_start_logged(&r->p, &r->log, argv, "sampling at", 120), 0,
 		     "ebprof record did not start sampling");
 }
 
