@@ -72,7 +72,8 @@ all: $(BUILD)/ebprof
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
 # packages it needs (DEB_PACKAGES +=), its shell tests (SHELL_TESTS +=, run
 # by tests/run.sh) and what those tests need built first (TEST_PREREQS +=).
-SHELL_TESTS := tests/tools/test_check_layers.sh tests/valgrind/test_memcheck.sh
+SHELL_TESTS := tests/tools/test_check_layers.sh tests/valgrind/test_memcheck.sh \
+	tests/sanitize/test_sanitized_units.sh
 TEST_PREREQS :=
 DEB_PACKAGES += valgrind
 -include $(sort $(wildcard packaging/*.mk vmtest/*.mk fuzz/*.mk))
@@ -85,7 +86,8 @@ DEB_PACKAGES += valgrind
 # build), the fuzzers (sanitized already) and valgrind (which cannot run
 # a sanitized binary) are the plain run's.
 ifeq ($(SANITIZE),1)
-SHELL_TESTS := $(filter-out tests/vmtest/% tests/packaging/% tests/fuzz/% tests/valgrind/%,$(SHELL_TESTS))
+SHELL_TESTS := $(filter-out tests/vmtest/% tests/packaging/% tests/fuzz/% tests/valgrind/% \
+	tests/sanitize/%,$(SHELL_TESTS))
 TEST_PREREQS := $(filter $(BUILD)/bench/%,$(TEST_PREREQS))
 endif
 

@@ -65,7 +65,9 @@ report() { # release mode p f s secs log why
 		why="no test passed ($5 skipped)"
 	fi
 	if [ -z "$why" ]; then
-		echo "PASS: kernel $1 ($2): $3 passed, $4 failed, $5 skipped in $6 s"
+		fl=$(grep -a '^vmtest: FLAKY ' "$7" 2>/dev/null | sed 's/^vmtest: FLAKY \([^ ]*\).*/\1/' | tr -d '\r' | tr '\n' ' ' | sed 's/ $//') || true
+		[ -z "$fl" ] || fl=" (flaky, passed on a second run: $fl)"
+		echo "PASS: kernel $1 ($2): $3 passed, $4 failed, $5 skipped in $6 s$fl"
 		record "$1" "$2" "$3" "$4" "$5" "$6" "$7" ok
 	else
 		echo "FAIL: kernel $1 ($2): $why (log: $7)"
