@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,30 +25,19 @@
 
 #include "ebprof/symbolizer.h"
 #include "symfix.h"
+#include "testlib.h"
 
 static char root[] = "/tmp/ebprof-itest-root-XXXXXX";
 static char host[] = "/tmp/ebprof-itest-host-XXXXXX";
 static pid_t child = -1;
-
-static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
-}
 
 static void setup(void)
 {
 	cr_assert_eq(geteuid(), 0, "this test needs root (chroot, /proc/PID/root)");
 	cr_assert_not_null(mkdtemp(root));
 	cr_assert_not_null(mkdtemp(host));
-	sh("mkdir -p '%s/bin' '%s%s' && cp '%s' '%s/bin/prog'", root, root, host,
-	   fx("sym_prog_static"), root);
+	tl_system("mkdir -p '%s/bin' '%s%s' && cp '%s' '%s/bin/prog'", root, root, host,
+		  fx("sym_prog_static"), root);
 }
 
 static void teardown(void)
@@ -58,7 +46,7 @@ static void teardown(void)
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 	}
-	sh("rm -rf '%s' '%s'", root, host);
+	tl_system("rm -rf '%s' '%s'", root, host);
 }
 
 TestSuite(container_paths, .init = setup, .fini = teardown, .timeout = 60);
@@ -141,10 +129,10 @@ static void text_mapping(struct sym_binary *b, char *path, size_t len)
  * of sym_prog_static. */
 static void make_decoy(const char *dst)
 {
-	sh("objcopy -O binary --only-section=.note.gnu.build-id '%s' '%s.note' && "
-	   "objcopy --only-keep-debug '%s' '%s' && "
-	   "objcopy --update-section .note.gnu.build-id='%s.note' '%s' && rm '%s.note'",
-	   fx("sym_prog_static.debug"), dst, fx("sym_inline"), dst, dst, dst, dst);
+	tl_system("objcopy -O binary --only-section=.note.gnu.build-id '%s' '%s.note' && "
+		  "objcopy --only-keep-debug '%s' '%s' && "
+		  "objcopy --update-section .note.gnu.build-id='%s.note' '%s' && rm '%s.note'",
+		  fx("sym_prog_static.debug"), dst, fx("sym_inline"), dst, dst, dst, dst);
 }
 
 /* The function at sym_prog_work's offset, as a fresh symbolizer names it
@@ -180,9 +168,9 @@ Test(container_paths, debug_file_by_build_id_stays_in_the_root)
 	char bid[128], cmd[1024];
 
 	build_id("sym_prog_static", bid, sizeof(bid));
-	sh("mkdir -p '%s/usr/lib/debug/.build-id/%.2s' && cp '%s' '%s%s/dbg.debug' && "
-	   "ln -s '%s/dbg.debug' '%s/usr/lib/debug/.build-id/%.2s/%s.debug'",
-	   root, bid, fx("sym_prog_static.debug"), root, host, host, root, bid, bid + 2);
+	tl_system("mkdir -p '%s/usr/lib/debug/.build-id/%.2s' && cp '%s' '%s%s/dbg.debug' && "
+		  "ln -s '%s/dbg.debug' '%s/usr/lib/debug/.build-id/%.2s/%s.debug'",
+		  root, bid, fx("sym_prog_static.debug"), root, host, host, root, bid, bid + 2);
 	snprintf(cmd, sizeof(cmd), "%s/dbg.debug", host);
 	make_decoy(cmd);
 	start_in_root();
@@ -194,9 +182,9 @@ Test(container_paths, debug_file_by_debuglink_stays_in_the_root)
 {
 	char decoy[512];
 
-	sh("mkdir -p '%s/bin/.debug' && cp '%s' '%s%s/dl.debug' && "
-	   "ln -s '%s/dl.debug' '%s/bin/.debug/sym_prog_static.debug'",
-	   root, fx("sym_prog_static.debug"), root, host, host, root);
+	tl_system("mkdir -p '%s/bin/.debug' && cp '%s' '%s%s/dl.debug' && "
+		  "ln -s '%s/dl.debug' '%s/bin/.debug/sym_prog_static.debug'",
+		  root, fx("sym_prog_static.debug"), root, host, host, root);
 	snprintf(decoy, sizeof(decoy), "%s/dl.debug", host);
 	make_decoy(decoy);
 	start_in_root();
@@ -216,11 +204,11 @@ Test(container_paths, binary_path_stays_in_the_root)
 	struct sym_elf *elf;
 
 	build_id("sym_prog_static", want, sizeof(want));
-	sh("cp '%s' '%s/prog'", fx("sym_prog_dynsym"), host);
+	tl_system("cp '%s' '%s/prog'", fx("sym_prog_dynsym"), host);
 	start_in_root();
-	sh("ln '%s/bin/prog' '%s%s/prog' && ln -s '%s/prog' '%s/bin/prog.new' && "
-	   "mv '%s/bin/prog.new' '%s/bin/prog'",
-	   root, root, host, host, root, root, root);
+	tl_system("ln '%s/bin/prog' '%s%s/prog' && ln -s '%s/prog' '%s/bin/prog.new' && "
+		  "mv '%s/bin/prog.new' '%s/bin/prog'",
+		  root, root, host, host, root, root, root);
 	text_mapping(&b, path, sizeof(path));
 	cr_assert_str_eq(path, "/bin/prog");
 	b.map_start = b.map_end = 0;

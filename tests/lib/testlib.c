@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -594,4 +595,15 @@ void tl_expect_usage_error(const char *args, const char *needle)
 	cr_expect_eq(tl_sh(cmd, &out), 2, "%s: exit status", args);
 	cr_expect(out && strstr(out, needle), "%s: no '%s' in: %s", args, needle, out ? out : "");
 	free(out);
+}
+
+void tl_system(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }

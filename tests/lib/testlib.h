@@ -53,6 +53,9 @@ int tl_sh(const char *cmd, char **out);
  * exit 2 (bad input) with needle in what it prints (asserted). */
 void tl_expect_usage_error(const char *args, const char *needle);
 
+/* Run the shell command made from fmt (printf-style); asserts it exits 0. */
+void tl_system(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* A fresh temporary directory (mkdtemp under /tmp), malloc'ed path (the
  * caller may free it, or keep it to the end). */
 char *tl_tmpdir(const char *tag);

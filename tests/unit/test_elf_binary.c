@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include <zlib.h>
 
 #include "elf_binary.h"
+#include "testlib.h"
 
 /* "<BUILD>/fixtures/<name>", in one of 8 rotating buffers; the test fails
  * naming the fixture when it is missing. */
@@ -66,18 +66,6 @@ static const char *in_tmp(const char *rel)
 
 	snprintf(b, sizeof(bufs[0]), "%s/%s", tmp, rel);
 	return b;
-}
-
-static void run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
 static void ident_of(const char *path, struct elf_ident *id)
@@ -298,7 +286,8 @@ Test(elf_binary, ident_without_build_id)
 {
 	struct elf_ident id;
 
-	run("objcopy --remove-section .note.gnu.build-id %s %s", fx("sym_prog"), in_tmp("nobid"));
+	tl_system("objcopy --remove-section .note.gnu.build-id %s %s", fx("sym_prog"),
+		  in_tmp("nobid"));
 	ident_of(in_tmp("nobid"), &id);
 	cr_expect_eq(id.build_id_len, 0);
 	cr_expect(id.has_dwarf);
@@ -312,8 +301,8 @@ Test(elf_binary, ident_refuses_what_is_not_elf)
 
 	/* Text, an empty file, a directory. */
 
-	run("echo 'not an ELF file' > %s && : > %s && head -c 80 %s > %s", in_tmp("text"),
-	    in_tmp("empty"), fx("sym_prog"), in_tmp("cut"));
+	tl_system("echo 'not an ELF file' > %s && : > %s && head -c 80 %s > %s", in_tmp("text"),
+		  in_tmp("empty"), fx("sym_prog"), in_tmp("cut"));
 	static const char *const bad[] = { "text", "empty" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -451,14 +440,14 @@ Test(elf_binary, debug_file_by_debuglink)
 	cr_expect(same_file(path, fx("sym_prog_dbglink.debug")), "%s", path);
 	free(path);
 	/* In .debug/ beside it. */
-	run("mkdir -p %s/bin/.debug && cp %s %s/bin/ && cp %s %s/bin/.debug/", tmp,
-	    fx("sym_prog_dbglink"), tmp, fx("sym_prog_dbglink.debug"), tmp);
+	tl_system("mkdir -p %s/bin/.debug && cp %s %s/bin/ && cp %s %s/bin/.debug/", tmp,
+		  fx("sym_prog_dbglink"), tmp, fx("sym_prog_dbglink.debug"), tmp);
 	cr_assert_eq(find_debug("/nonexistent", in_tmp("bin/sym_prog_dbglink"), &path), 0);
 	cr_expect_str_eq(path, in_tmp("bin/.debug/sym_prog_dbglink.debug"));
 	free(path);
 	/* Under a debug directory, by the binary's own directory. */
-	run("mkdir -p %s/dbg%s/bin && mv %s/bin/.debug/sym_prog_dbglink.debug %s/dbg%s/bin/", tmp,
-	    tmp, tmp, tmp, tmp);
+	tl_system("mkdir -p %s/dbg%s/bin && mv %s/bin/.debug/sym_prog_dbglink.debug %s/dbg%s/bin/",
+		  tmp, tmp, tmp, tmp, tmp);
 	snprintf(dirs, sizeof(dirs), "/nonexistent:%s/dbg", tmp);
 	cr_assert_eq(find_debug(dirs, in_tmp("bin/sym_prog_dbglink"), &path), 0);
 	cr_expect(!strncmp(path, in_tmp("dbg/tmp/"), strlen(in_tmp("dbg/tmp/"))), "%s", path);
@@ -476,15 +465,15 @@ Test(elf_binary, wrong_debug_files_are_refused)
 	char bid[200], *path = NULL;
 
 	/* The debuglink name, but another program's debug file. */
-	run("mkdir -p %s/bin && cp %s %s/bin/ && cp %s %s/bin/sym_prog_dbglink.debug", tmp,
-	    fx("sym_prog_dbglink"), tmp, fx("sym_prog_stripped.full"), tmp);
+	tl_system("mkdir -p %s/bin && cp %s %s/bin/ && cp %s %s/bin/sym_prog_dbglink.debug", tmp,
+		  fx("sym_prog_dbglink"), tmp, fx("sym_prog_stripped.full"), tmp);
 	cr_expect_eq(find_debug("/nonexistent", in_tmp("bin/sym_prog_dbglink"), &path), -ENOENT,
 		     "%s", path ? path : "");
 	/* The build-id path holding the binary itself (a hard link). */
 	readelf_build_id(fx("sym_prog_dynsym"), bid, sizeof(bid));
-	run("mkdir -p %s/dbg/.build-id/%.2s && cp %s %s/prog", tmp, bid, fx("sym_prog_dynsym"),
-	    tmp);
-	run("ln %s/prog %s/dbg/.build-id/%.2s/%s.debug", tmp, tmp, bid, bid + 2);
+	tl_system("mkdir -p %s/dbg/.build-id/%.2s && cp %s %s/prog", tmp, bid,
+		  fx("sym_prog_dynsym"), tmp);
+	tl_system("ln %s/prog %s/dbg/.build-id/%.2s/%s.debug", tmp, tmp, bid, bid + 2);
 	path = NULL;
 	cr_expect_eq(find_debug(in_tmp("dbg"), in_tmp("prog"), &path), -ENOENT, "%s",
 		     path ? path : "");
@@ -505,14 +494,15 @@ Test(elf_binary, debuglink_crc_without_build_id)
 {
 	char *path = NULL;
 
-	run("mkdir -p %s/bin && objcopy --remove-section .note.gnu.build-id %s %s/bin/prog && "
-	    "cp %s %s/bin/sym_prog_dbglink.debug",
-	    tmp, fx("sym_prog_dbglink"), tmp, fx("sym_prog_dbglink.debug"), tmp);
+	tl_system(
+		"mkdir -p %s/bin && objcopy --remove-section .note.gnu.build-id %s %s/bin/prog && "
+		"cp %s %s/bin/sym_prog_dbglink.debug",
+		tmp, fx("sym_prog_dbglink"), tmp, fx("sym_prog_dbglink.debug"), tmp);
 	cr_assert_eq(find_debug("/nonexistent", in_tmp("bin/prog"), &path), 0);
 	cr_expect_str_eq(path, in_tmp("bin/sym_prog_dbglink.debug"));
 	free(path);
 	/* One byte more: another CRC. */
-	run("echo >> %s/bin/sym_prog_dbglink.debug", tmp);
+	tl_system("echo >> %s/bin/sym_prog_dbglink.debug", tmp);
 	path = NULL;
 	cr_expect_eq(find_debug("/nonexistent", in_tmp("bin/prog"), &path), -ENOENT, "%s",
 		     path ? path : "");
