@@ -219,6 +219,20 @@ static int threads(void)
 	return entries("/proc/self/task");
 }
 
+/* The threads once those joined have left /proc/self/task, up to 2 s:
+ * pthread_join() returns when the kernel clears the thread's tid, a moment
+ * before the exiting task is gone from the list. */
+static int threads_settled(int want)
+{
+	int n = threads();
+
+	for (int i = 0; i < 200 && n != want; i++) {
+		usleep(10 * 1000);
+		n = threads();
+	}
+	return n;
+}
+
 static int fds(void)
 {
 	return entries("/proc/self/fd");
@@ -247,7 +261,7 @@ Test(agent_sinks, a_bad_sink_closes_the_ones_opened)
 		strstr(log, "ebprof: error: cannot start pushing to pyroscope: Invalid argument\n"),
 		"%s", log);
 	cr_expect_null(strstr(log, "ftp://pyroscope.example/"), "%s", log);
-	cr_expect_eq(threads(), t0, "a worker thread is left");
+	cr_expect_eq(threads_settled(t0), t0, "a worker thread is left");
 	cr_expect_eq(fds(), f0, "a descriptor is left");
 	ro.queue_dir = at("queue/profefe");
 	cr_assert_eq(remote_sink_open(&ro, &again), 0, "profefe's queue is still locked");
@@ -297,7 +311,7 @@ Test(agent_sinks, a_bad_remote_queue)
 	cr_expect(strstr(log, "ebprof: error: cannot start pushing to profefe: ") != NULL, "%s",
 		  log);
 	cr_expect_null(strstr(log, "pyroscope"), "pyroscope was tried: %s", log);
-	cr_expect_eq(threads(), t0);
+	cr_expect_eq(threads_settled(t0), t0);
 	cr_expect_eq(fds(), f0);
 	config_free(&c);
 }
