@@ -30,7 +30,7 @@ case "$BUILD" in /*) BUILD_ABS=$BUILD ;; *) BUILD_ABS="$ROOT/$BUILD" ;; esac
 VM="$BUILD_ABS/vmtest"
 LOGS="$VM/logs"
 QEMU=${QEMU:-qemu-system-x86_64}
-VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-720}      # seconds per guest, boot included (5.10: ~480)
+VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-1200}     # seconds per guest, boot included (5.10: 450-800)
 VMTEST_KVM_PROBE_S=${VMTEST_KVM_PROBE_S:-20}
 VMTEST_MEM=${VMTEST_MEM:-2048}
 mkdir -p "$LOGS"
