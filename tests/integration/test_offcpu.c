@@ -193,22 +193,32 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 	snprintf(pm, sizeof(pm), "%d", pg.postmaster);
 	rec_start_record(&rec,
 			 (char *[]){ "--type", "offcpu", "-p", pm, "-d", "60", "-o", out, NULL });
-	/* one session holds the row 8 s; once it does, the other updates it
-	 * (psql's \timing: how long it waited); a third connection sits idle,
-	 * its client silent for 6 s, then asks the server how long it has
-	 * been connected. Under TCG (vmtest) every psql takes seconds to
-	 * start, so what is expected is what the server saw, not the sleeps. */
-	snprintf(cmd, sizeof(cmd),
-		 "P='psql -X -At -h %s -p %d -U postgres'; "
-		 "$P -c 'BEGIN; SELECT v FROM acct WHERE id = 1 FOR UPDATE; SELECT pg_sleep(8); "
-		 "COMMIT;' postgres & "
-		 "until [ \"$($P -c \"SELECT count(*) FROM pg_stat_activity WHERE wait_event = "
-		 "'PgSleep'\" postgres)\" = 1 ]; do sleep 0.05; done; "
-		 "$P -c '\\timing on' -c 'UPDATE acct SET v = v + 1 WHERE id = 1' postgres & "
-		 "(sleep 6; echo \"SELECT 'idle_s=' || extract(epoch FROM statement_timestamp() - "
-		 "backend_start) FROM pg_stat_activity WHERE pid = pg_backend_pid();\") | "
-		 "$P postgres & wait",
-		 pg.dir, pg.port);
+	/* one session holds the row; once it does, the other updates it
+	 * (psql's \timing: how long it waited); once the server shows the
+	 * UPDATE waiting on the row, the holder is left 3 s more and then
+	 * cancelled, which ends its transaction. A third connection sits
+	 * idle, its client silent for 6 s, then asks the server how long it
+	 * has been connected. Under TCG (vmtest) every psql takes seconds to
+	 * start (a fixed 8 s hold once ended before the UPDATE began), so the
+	 * hold follows what the server sees, and what is expected is what the
+	 * server saw, not the sleeps. */
+	snprintf(
+		cmd, sizeof(cmd),
+		"P='psql -X -At -h %s -p %d -U postgres'; "
+		"$P -c 'BEGIN; SELECT v FROM acct WHERE id = 1 FOR UPDATE; SELECT pg_sleep(120); "
+		"COMMIT;' postgres & "
+		"until [ \"$($P -c \"SELECT count(*) FROM pg_stat_activity WHERE wait_event = "
+		"'PgSleep'\" postgres)\" = 1 ]; do sleep 0.05; done; "
+		"$P -c '\\timing on' -c 'UPDATE acct SET v = v + 1 WHERE id = 1' postgres & "
+		"i=0; until [ \"$($P -c \"SELECT count(*) FROM pg_stat_activity WHERE wait_event = "
+		"'transactionid'\" postgres)\" = 1 ] || [ $i -ge 600 ]; do sleep 0.05; "
+		"i=$((i + 1)); done; sleep 3; "
+		"$P -c \"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = "
+		"'PgSleep'\" postgres >/dev/null; "
+		"(sleep 6; echo \"SELECT 'idle_s=' || extract(epoch FROM statement_timestamp() - "
+		"backend_start) FROM pg_stat_activity WHERE pid = pg_backend_pid();\") | "
+		"$P postgres & wait",
+		pg.dir, pg.port);
 	cr_assert_eq(tl_sh(cmd, &o), 0, "%s", o ? o : "");
 	cr_assert(o && (t = strstr(o, "Time: ")) && sscanf(t, "Time: %lf ms", &update_ms) == 1,
 		  "no \\timing of the UPDATE in: %s", o ? o : "");
