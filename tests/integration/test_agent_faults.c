@@ -2,7 +2,8 @@
 /*
  * `ebprof agent` under faults, as root with the real BPF program: a disk
  * that is really full (ENOSPC) does not stop sampling, a SIGHUP reload
- * loses no sample and leaves no gap in time but the reload's own. Every
+ * loses no sample and leaves no gap in time but the reload's own, a
+ * storm of them restarts only what was edited and leaks nothing. Every
  * profile is read back by go tool pprof (gopprof.h).
  */
 #include <criterion/criterion.h>
@@ -318,6 +319,184 @@ Test(agent, sighup_reloads_without_losing_samples, .timeout = 120)
 		  "profiles account for %.2f s of CPU, the workload used %.2f s", cpu_ns / 1e9,
 		  cpu);
 	ag_free_store(&st);
+	free(log);
+	tl_log_free(&ag.log);
+}
+
+/* The frequency of the last "sampling at N Hz" line of log, or -1. */
+static int last_sampling_hz(const char *log)
+{
+	const char *at = NULL, *p = log;
+	int hz = -1;
+
+	while ((p = strstr(p, "sampling at "))) {
+		at = p;
+		p++;
+	}
+	if (at)
+		sscanf(at, "sampling at %d Hz", &hz);
+	return hz;
+}
+
+static int count_lines_with(const char *log, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = log; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* The fewest descriptors of five looks 200 ms apart: a profile being
+ * written holds one for a moment. */
+static int settled_fds(pid_t pid)
+{
+	int least = -1;
+
+	for (int i = 0; i < 5; i++, usleep(200000)) {
+		int n = tl_proc_nfds(pid);
+
+		if (least < 0 || (n >= 0 && n < least))
+			least = n;
+	}
+	return least;
+}
+
+/*
+ * A SIGHUP storm. First 200 signals 5 ms apart with the file untouched:
+ * nothing restarts ("configuration unchanged"; a restart per signal would
+ * stop sampling for as long as the storm lasts). Then 40 edits of the
+ * file, each with its SIGHUP, 50 ms apart, alternating the frequency and
+ * ending on the first one: the signals that arrive during a reload fold
+ * into one, the agent ends on the last file, and the restarts leave
+ * nothing behind: as many descriptors as before the storm, RSS within
+ * 5 MiB, every sample BPF counted in a profile that reads back.
+ */
+Test(agent, sighup_storm, .timeout = 180)
+{
+	char *dir = tl_tmpdir("agentstorm"), out[512], conf[512], line[512], pidarg[16], *log;
+	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), "20", NULL };
+	int fds_before, fds_after, reloads, unchanged;
+	int64_t rss_before, rss_after, in_profiles = 0;
+	struct ag_stored st;
+	struct tl_proc fx;
+	struct ag_run ag;
+	size_t at;
+
+	cr_assert_eq(geteuid(), 0);
+	snprintf(out, sizeof(out), "%s/profiles", dir);
+	snprintf(conf, sizeof(conf), "%s/ebprof.conf", dir);
+	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
+	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
+	sscanf(line, "pid=%15s", pidarg);
+	write_conf(conf, 49, pidarg, out);
+	ag_start_agent(&ag, (char *[]){ "--config", conf, NULL });
+	fputs("go\n", fx.in);
+	fflush(fx.in);
+	at = tl_log_len(&ag.log);
+	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0);
+	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0);
+	fds_before = settled_fds(ag.p.pid);
+	rss_before = tl_proc_rss_kib(ag.p.pid);
+
+	for (int i = 0; i < 200; i++, usleep(5000))
+		kill(ag.p.pid, SIGHUP);
+	cr_expect_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0,
+		     "no interval after the storm of unchanged reloads");
+	log = tl_log_text(&ag.log);
+	unchanged = count_lines_with(log, "configuration unchanged");
+	cr_expect_gt(unchanged, 0, "no SIGHUP of the storm was seen");
+	cr_expect_eq(count_lines_with(log, "reloading the configuration"), 0,
+		     "an unchanged file restarted sampling");
+	free(log);
+
+	for (int i = 1; i <= 40; i++, usleep(50000)) {
+		write_conf(conf, i % 2 ? 97 : 49, pidarg, out);
+		kill(ag.p.pid, SIGHUP);
+	}
+	/* settled: an interval ends after the last restart began */
+	sleep(3);
+	at = tl_log_len(&ag.log);
+	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 20, &at), 0,
+		     "no interval after the storm of edits");
+	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 20, &at), 0);
+	fds_after = settled_fds(ag.p.pid);
+	rss_after = tl_proc_rss_kib(ag.p.pid);
+	cr_assert_eq(tl_wait_line(fx.out, "cpu_seconds=", line, sizeof(line), 40), 0);
+	cr_assert_eq(tl_wait(&fx, 10), 0);
+	sleep(2);
+	cr_assert_eq(ag_stop_agent(&ag), 0, "the agent died in the storm");
+	log = tl_log_text(&ag.log);
+	reloads = count_lines_with(log, "reloading the configuration");
+	cr_log_info("storm: %d unchanged, %d reloads for 40 edits; fds %d -> %d, RSS %lld -> %lld "
+		    "KiB",
+		    count_lines_with(log, "configuration unchanged"), reloads, fds_before,
+		    fds_after, (long long)rss_before, (long long)rss_after);
+	cr_expect(reloads >= 1 && reloads < 40,
+		  "%d reloads for 40 edits: the signals of a reload in progress do not fold",
+		  reloads);
+	cr_expect_eq(last_sampling_hz(log), 49, "the agent ended at %d Hz, the last file says 49",
+		     last_sampling_hz(log));
+	cr_expect_eq(fds_after, fds_before, "%d descriptors before the storm, %d after", fds_before,
+		     fds_after);
+	cr_expect_leq(rss_after, rss_before + 5 * 1024, "RSS %lld KiB before the storm, %lld after",
+		      (long long)rss_before, (long long)rss_after);
+
+	ag_read_store(out, &st);
+	for (size_t i = 0; i < st.n; i++)
+		in_profiles += ag_check_process_profile(&st.ents[i], st.gp[i]);
+	cr_expect_eq(in_profiles, ag_logged_samples(log, NULL, NULL),
+		     "BPF counted %lld samples across the storm, the profiles hold %lld",
+		     (long long)ag_logged_samples(log, NULL, NULL), (long long)in_profiles);
+	ag_free_store(&st);
+	free(log);
+	tl_log_free(&ag.log);
+}
+
+/*
+ * A reload whose file parses but cannot start (the BTF file it names does
+ * not exist) goes on with the configuration that ran: one line says so,
+ * sampling resumes at the old frequency and profiles keep coming; before,
+ * the agent exited.
+ */
+Test(agent, reload_that_cannot_start_keeps_the_old_configuration, .timeout = 120)
+{
+	char *dir = tl_tmpdir("agentbadstart"), out[512], conf[512], line[512], pidarg[16], *log;
+	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), "10", NULL };
+	struct tl_proc fx;
+	struct ag_run ag;
+	size_t at;
+	FILE *f;
+
+	cr_assert_eq(geteuid(), 0);
+	snprintf(out, sizeof(out), "%s/profiles", dir);
+	snprintf(conf, sizeof(conf), "%s/ebprof.conf", dir);
+	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
+	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
+	sscanf(line, "pid=%15s", pidarg);
+	write_conf(conf, 49, pidarg, out);
+	ag_start_agent(&ag, (char *[]){ "--config", conf, NULL });
+	fputs("go\n", fx.in);
+	fflush(fx.in);
+	at = tl_log_len(&ag.log);
+	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0);
+	write_conf(conf, 97, pidarg, out);
+	f = fopen(conf, "a");
+	cr_assert_not_null(f);
+	fprintf(f, "btf = %s/no-such-vmlinux\n", dir);
+	fclose(f);
+	kill(ag.p.pid, SIGHUP);
+	cr_expect_eq(tl_log_wait(&ag.log, at, "did not start", 30, &at), 0,
+		     "a reload that cannot start was not reported");
+	cr_expect_eq(tl_log_wait(&ag.log, at, "sampling at 49 Hz", 30, &at), 0,
+		     "sampling did not resume with the previous configuration");
+	cr_expect_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0,
+		     "no interval after the failed reload");
+	cr_assert_eq(tl_wait_line(fx.out, "cpu_seconds=", line, sizeof(line), 30), 0);
+	cr_assert_eq(tl_wait(&fx, 10), 0);
+	cr_expect_eq(ag_stop_agent(&ag), 0, "the agent did not exit 0 after a failed reload");
+	log = tl_log_text(&ag.log);
+	cr_expect(strstr(log, "no-such-vmlinux"), "the error does not name the file");
 	free(log);
 	tl_log_free(&ag.log);
 }

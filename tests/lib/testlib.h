@@ -92,6 +92,11 @@ int tl_frame_pos(const struct profile *p, const struct pf_sample *s, const char 
  * clock); -1 when it is gone. */
 int64_t tl_proc_cpu_ns(pid_t pid);
 
+/* A process's resident set (VmRSS) in KiB, and how many descriptors it
+ * has open; -1 when it is gone (procstat.c). */
+int64_t tl_proc_rss_kib(pid_t pid);
+int tl_proc_nfds(pid_t pid);
+
 /*
  * A child's log read on a thread of its own (the child never blocks on a
  * full pipe), kept in memory and copied to our stderr as it comes.

@@ -241,9 +241,18 @@ if curl -sf "http://127.0.0.1:$port/metrics" | grep -q '^ebprof_intervals_total'
 else
 	fail http_metrics "no ebprof_intervals_total from 127.0.0.1:$port/metrics"
 fi
+# SIGHUP (ExecReload): with nothing edited, nothing restarts; an edited
+# file is reloaded (a key the command line does not set).
 kill -HUP "$apid" 2>/dev/null
 sleep 1
-if kill -0 "$apid" 2>/dev/null && grep -q 'reloading the configuration' "$tmp/agent.log"; then
+unchanged=$(grep -c 'configuration unchanged' "$tmp/agent.log")
+cp "$root/etc/ebprof/ebprof.conf" "$tmp/conf.orig"
+echo 'retention-age = 6d' >>"$root/etc/ebprof/ebprof.conf"
+kill -HUP "$apid" 2>/dev/null
+sleep 1
+cp "$tmp/conf.orig" "$root/etc/ebprof/ebprof.conf"
+if kill -0 "$apid" 2>/dev/null && [ "$unchanged" = 1 ] &&
+	grep -q 'reloading the configuration' "$tmp/agent.log"; then
 	pass agent_reload_sighup
 else
 	fail agent_reload_sighup "$(tail -3 "$tmp/agent.log" | tr '\n' ' ')"

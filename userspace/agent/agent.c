@@ -4,12 +4,14 @@
  * session (pipeline/session.h) with a profile per process per interval;
  * the HTTP API serves ad hoc profiles and /metrics beside it. SIGHUP
  * flushes the running interval and starts again with the re-read
- * configuration (a bad one is reported and the running one kept);
+ * configuration (a bad one is reported and the running one kept, as is
+ * one that does not start; an unchanged one restarts nothing);
  * SIGTERM/SIGINT flush the last interval, let the remotes drain briefly,
  * and exit 0.
  */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,8 +184,6 @@ static void stop(struct agent *a, double drain_s)
 	a->nsinks = 0;
 }
 
-/* SIGHUP: the configuration again, from the file and the same flags. 0 to
- * go on with the new one, 1 to go on with the old one. */
 /* The symbolizer of a configuration: debuginfod-* keys, else
  * $DEBUGINFOD_URLS, unless offline. */
 static int new_symbolizer(const struct agent_config *c, struct symbolizer **out)
@@ -199,19 +199,8 @@ static int new_symbolizer(const struct agent_config *c, struct symbolizer **out)
 	return sym_new(&o, out);
 }
 
-static bool same_str(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
-static bool same_symbols(const struct agent_config *a, const struct agent_config *b)
-{
-	return same_str(a->debuginfod_urls, b->debuginfod_urls) &&
-	       same_str(a->debuginfod_cache, b->debuginfod_cache) &&
-	       a->debuginfod_cache_size == b->debuginfod_cache_size &&
-	       a->debuginfod_timeout == b->debuginfod_timeout && a->offline == b->offline;
-}
-
+/* SIGHUP: the configuration again, from the file and the same flags. 0 to
+ * go on with the new one, 1 to go on with the old one. */
 static int reread(struct agent *a, struct agent_config *fresh)
 {
 	char err[512];
@@ -227,7 +216,16 @@ static int reread(struct agent *a, struct agent_config *fresh)
 	return 0;
 }
 
-static void handle_signals(void)
+/*
+ * The handlers, and the signals blocked: they are let in only while the
+ * main thread waits in session_run(). A signal that arrives while a BPF
+ * program is being verified makes the kernel give up on it (EAGAIN, which
+ * libbpf retries five times: a SIGHUP storm outlasts that) and the agent
+ * would exit; threads (HTTP, ad hoc profiles that load programs of their
+ * own, remotes) inherit the mask and never take them. A signal that came
+ * meanwhile waits, and is handled as session_run() begins.
+ */
+static void handle_signals(sigset_t *mask)
 {
 	struct sigaction sa = { 0 };
 
@@ -238,13 +236,31 @@ static void handle_signals(void)
 	sa.sa_handler = on_reload;
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(mask);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, mask, NULL);
+}
+
+/* A reload's configuration that did not start: the one that ran before,
+ * started again. 0, or an exit code. */
+static int start_old(struct agent *a, struct agent_config *old)
+{
+	log_error("the new configuration did not start: going on with the previous one");
+	stop(a, 0);
+	config_free(&a->cfg);
+	a->cfg = *old;
+	memset(old, 0, sizeof(*old));
+	return start(a);
 }
 
 int agent_run(struct agent_config *cfg, int argc, char **argv)
 {
 	struct agent a = { .cfg = *cfg, .argc = argc, .argv = argv };
-	struct agent_config fresh;
+	struct agent_config fresh, old;
 	char err[512];
+	sigset_t mask;
 	int rc, ret;
 
 	memset(cfg, 0, sizeof(*cfg)); /* ours now */
@@ -264,10 +280,12 @@ int agent_run(struct agent_config *cfg, int argc, char **argv)
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
-	handle_signals();
+	handle_signals(&mask);
 	rc = start(&a);
 	while (!rc) {
+		pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
 		ret = session_run(a.s, &a.run, NULL, err, sizeof(err));
+		pthread_sigmask(SIG_BLOCK, &mask, NULL);
 		if (ret) {
 			log_error("%s", err);
 			rc = EXIT_RUNTIME;
@@ -281,9 +299,16 @@ int agent_run(struct agent_config *cfg, int argc, char **argv)
 		reload_requested = 0;
 		if (reread(&a, &fresh))
 			continue;
+		if (config_equal(&a.cfg, &fresh)) {
+			/* a storm of SIGHUPs, or a reload with nothing
+			 * edited: sampling goes on untouched */
+			log_info("configuration unchanged: nothing to reload");
+			config_free(&fresh);
+			continue;
+		}
 		log_info("reloading the configuration");
 		stop(&a, RELOAD_DRAIN_S); /* flushes the running interval: nothing is lost */
-		if (!same_symbols(&a.cfg, &fresh)) {
+		if (!config_same_symbols(&a.cfg, &fresh)) {
 			struct symbolizer *sym;
 
 			/* a cold cache, but the new servers */
@@ -292,9 +317,12 @@ int agent_run(struct agent_config *cfg, int argc, char **argv)
 				a.sym = sym;
 			}
 		}
-		config_free(&a.cfg);
+		old = a.cfg;
 		a.cfg = fresh;
 		rc = start(&a);
+		if (rc)
+			rc = start_old(&a, &old);
+		config_free(&old);
 	}
 	if (stop_requested) {
 		log_info("stopping: flushing the last interval");

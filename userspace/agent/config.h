@@ -88,6 +88,14 @@ struct agent_config {
 int config_defaults(struct agent_config *c);
 void config_free(struct agent_config *c);
 
+/* Whether a and b configure the same agent: every field of struct
+ * agent_config (a field added there belongs here too). */
+bool config_equal(const struct agent_config *a, const struct agent_config *b);
+
+/* Whether a and b set up the symbolizer alike (the debuginfod keys and
+ * offline): a reload keeps its warm cache then. */
+bool config_same_symbols(const struct agent_config *a, const struct agent_config *b);
+
 /*
  * Apply one key/value (from a flag or the file). 0, or -EINVAL with a
  * one-line message in err naming the key, e.g.

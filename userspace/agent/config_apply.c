@@ -393,6 +393,54 @@ void config_free(struct agent_config *c)
 	memset(c, 0, sizeof(*c));
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_strs(char **a, size_t na, char **b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (!same_str(a[i], b[i]))
+			return false;
+	return true;
+}
+
+bool config_same_symbols(const struct agent_config *a, const struct agent_config *b)
+{
+	return same_str(a->debuginfod_urls, b->debuginfod_urls) &&
+	       same_str(a->debuginfod_cache, b->debuginfod_cache) &&
+	       a->debuginfod_cache_size == b->debuginfod_cache_size &&
+	       a->debuginfod_timeout == b->debuginfod_timeout && a->offline == b->offline;
+}
+
+bool config_equal(const struct agent_config *a, const struct agent_config *b)
+{
+	return a->frequency == b->frequency && a->profile_types == b->profile_types &&
+	       a->offcpu_min_us == b->offcpu_min_us && a->offcpu_ratio == b->offcpu_ratio &&
+	       a->interval == b->interval && a->group_short_lived == b->group_short_lived &&
+	       a->group_min_samples == b->group_min_samples && a->query_labels == b->query_labels &&
+	       same_str(a->output_dir, b->output_dir) && a->retention_age == b->retention_age &&
+	       a->retention_size == b->retention_size &&
+	       same_strs(a->comms, a->ncomms, b->comms, b->ncomms) && a->npids == b->npids &&
+	       (!a->npids || !memcmp(a->pids, b->pids, a->npids * sizeof(*a->pids))) &&
+	       same_strs(a->cgroups, a->ncgroups, b->cgroups, b->ncgroups) &&
+	       same_str(a->service, b->service) && same_str(a->push_profefe, b->push_profefe) &&
+	       same_str(a->profefe_token, b->profefe_token) &&
+	       same_str(a->push_pyroscope, b->push_pyroscope) &&
+	       same_str(a->pyroscope_user, b->pyroscope_user) &&
+	       same_str(a->pyroscope_password, b->pyroscope_password) &&
+	       same_str(a->pyroscope_tenant, b->pyroscope_tenant) &&
+	       same_str(a->queue_dir, b->queue_dir) && a->queue_size == b->queue_size &&
+	       config_same_symbols(a, b) && same_str(a->http_listen, b->http_listen) &&
+	       a->no_kernel == b->no_kernel && a->no_user == b->no_user &&
+	       same_str(a->btf, b->btf) && a->unwind == b->unwind &&
+	       a->unwind_budget == b->unwind_budget && a->log_level == b->log_level &&
+	       same_str(a->config_path, b->config_path);
+}
+
 int config_set(struct agent_config *c, const char *key, const char *value, char *err, size_t errlen)
 {
 	const struct key_def *k = config_key_find(key);
