@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/compare.h"
 #include "util/fileio.h"
 #include "testlib.h"
 
@@ -334,7 +335,7 @@ static const struct gp_location *find_loc(const struct gp_profile *p, uint64_t i
 {
 	struct gp_location key = { .id = id };
 
-	return bsearch(&key, p->locations, p->nlocations, sizeof(key), cmp_loc);
+	return search_array(&key, p->locations, p->nlocations, sizeof(key), cmp_loc);
 }
 
 const struct gp_mapping *gp_mapping(const struct gp_profile *p, uint64_t id)
@@ -348,7 +349,7 @@ const struct gp_mapping *gp_mapping(const struct gp_profile *p, uint64_t id)
 /* Every sample's frames, leaf first, from its locations. */
 static int build_frames(struct gp_profile *p)
 {
-	qsort(p->locations, p->nlocations, sizeof(*p->locations), cmp_loc);
+	sort_array(p->locations, p->nlocations, sizeof(*p->locations), cmp_loc);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		struct gp_sample *s = &p->samples[i];
 
