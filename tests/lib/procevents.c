@@ -95,15 +95,18 @@ static void *listen_thread(void *arg)
 		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
 		     h = NLMSG_NEXT(h, n)) {
 			struct cn_msg *cn = NLMSG_DATA(h);
-			struct proc_event *ev = (struct proc_event *)cn->data;
+			struct proc_event ev = { 0 };
 
 			if (h->nlmsg_type != NLMSG_DONE || cn->id.idx != CN_IDX_PROC)
 				continue;
+			/* the event sits 4 bytes off its 8-byte alignment
+			 * after the headers: copied out, not read in place */
+			memcpy(&ev, cn->data, cn->len < sizeof(ev) ? cn->len : sizeof(ev));
 			/* a new process, not a thread */
-			if (ev->what == PROC_EVENT_FORK &&
-			    ev->event_data.fork.child_pid == ev->event_data.fork.child_tgid)
-				add_event(l, ev->event_data.fork.parent_tgid,
-					  ev->event_data.fork.child_tgid);
+			if (ev.what == PROC_EVENT_FORK &&
+			    ev.event_data.fork.child_pid == ev.event_data.fork.child_tgid)
+				add_event(l, ev.event_data.fork.parent_tgid,
+					  ev.event_data.fork.child_tgid);
 		}
 	}
 	return NULL;
