@@ -6,8 +6,10 @@
  * only the FDEs' address ranges are read here, to know where to ask.
  *
  * CFI is hostile input (a binary planted in a container): every FDE header
- * is bounds-checked, an FDE libdw cannot interpret is skipped and counted,
- * and the table is capped at EBPROF_MAX_TABLE_ROWS rows.
+ * is bounds-checked, every CFA program checked before libdw runs it
+ * (cfi_check.h: a register number alone can make libdw allocate 2 GiB), an
+ * FDE libdw cannot interpret is skipped and counted, and the table is
+ * capped at EBPROF_MAX_TABLE_ROWS rows.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 
 #include "ebprof/bpf_shared.h"
 #include "ebprof/symbolizer.h"
+#include "cfi_check.h"
 #include "dwarf_resolve.h"
 #include "sym_cache.h"
 
@@ -42,7 +45,8 @@ struct builder {
 	struct fde_range *fdes;
 	size_t nfdes, fcap;
 	uint64_t unsupported;
-	uint64_t work; /* dwarf_cfi_addrframe() calls */
+	uint64_t rejected; /* FDEs whose program failed cfi_program_ok() */
+	uint64_t work;	   /* dwarf_cfi_addrframe() calls */
 };
 
 static int push_row(struct builder *b, const struct unwind_row *r)
@@ -249,6 +253,26 @@ static uint8_t fde_encoding(const Dwarf_CIE *cie, bool eh)
 	return DW_EH_PE_absptr;
 }
 
+/* The instructions of an FDE, from p (past its address and range) to
+ * end, checked (cfi_check.h); z: augmentation data come first. */
+static bool fde_program_ok(const uint8_t *p, const uint8_t *end, bool z)
+{
+	uint64_t n = 0;
+	unsigned shift = 0;
+
+	while (z && p < end && shift < 64) { /* its length, ULEB128 */
+		n |= (uint64_t)(*p & 0x7f) << shift;
+		shift += 7;
+		if (!(*p++ & 0x80)) {
+			if ((uint64_t)(end - p) < n)
+				return false;
+			p += n;
+			z = false;
+		}
+	}
+	return !z && cfi_program_ok(p, end);
+}
+
 /* Every FDE's [start, end) in section data of address sh_addr. */
 static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh_addr, bool eh,
 			Dwarf_CFI *cfi)
@@ -258,7 +282,8 @@ static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh
 	struct {
 		Dwarf_Off off;
 		uint8_t enc;
-	} last_cie = { (Dwarf_Off)-1, 0 };
+		bool ok, z; /* its program checked; 'z': FDEs have augmentation data */
+	} last_cie = { (Dwarf_Off)-1, 0, false, false };
 	int ret;
 
 	for (size_t guard = 0; guard < 4 * EBPROF_MAX_TABLE_ROWS; guard++) {
@@ -287,6 +312,10 @@ static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh
 			}
 			last_cie.off = e.fde.CIE_pointer;
 			last_cie.enc = fde_encoding(&c.cie, eh);
+			last_cie.ok = c.cie.return_address_register < CFI_MAX_REG &&
+				      cfi_program_ok(c.cie.initial_instructions,
+						     c.cie.initial_instructions_end);
+			last_cie.z = c.cie.augmentation && c.cie.augmentation[0] == 'z';
 		}
 		enc = last_cie.enc;
 		p = e.fde.start;
@@ -296,6 +325,11 @@ static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh
 				  sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf), &start,
 				  &len) ||
 		    !read_encoded(p + len, end, enc & 0x0f, 0, &range, &len)) {
+			off = next;
+			continue;
+		}
+		if (!last_cie.ok || !fde_program_ok(p + 2 * len, end, last_cie.z)) {
+			b->rejected++; /* left to frame pointers: a gap */
 			off = next;
 			continue;
 		}
@@ -443,6 +477,7 @@ static int compile_elf(Elf *elf, Elf *dbg_elf, Dwarf_CFI *cfi_dbg, struct sym_un
 	out->n = b.n;
 	out->fdes = b.nfdes;
 	out->unsupported = b.unsupported;
+	out->rejected = b.rejected;
 	return 0;
 }
 

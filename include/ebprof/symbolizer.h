@@ -200,6 +200,8 @@ struct sym_unwind_table {
 	const char *source;   /* "eh_frame", "debug_frame", "eh_frame+debug_frame" (static) */
 	uint64_t fdes;	      /* FDEs read */
 	uint64_t unsupported; /* rows marked UNWIND_CFA_UNSUPPORTED */
+	uint64_t rejected;    /* FDEs whose program failed the check (cfi_check.h), left
+				 to gaps; not kept by the disk cache */
 };
 /* The table of a pinned binary: its .eh_frame, and .debug_frame (its own or
  * its debug file's) for the code .eh_frame does not cover. 0; -ENODATA: no

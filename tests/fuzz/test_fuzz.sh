@@ -28,7 +28,7 @@ for name in $names; do
 	n=$(echo "$inputs" | grep -c .)
 	if [ "$n" -eq 0 ]; then
 		fail "fuzz_${name}_replay" "no seeds in fuzz/corpus/$name"
-	elif "$bin" $inputs >"$tmp/$name.replay" 2>&1; then
+	elif "$bin" -timeout=10 -rss_limit_mb=1024 $inputs >"$tmp/$name.replay" 2>&1; then
 		pass "fuzz_${name}_replay ($n inputs)"
 	else
 		fail "fuzz_${name}_replay" "$(grep -a -E 'ERROR|SUMMARY|Running' "$tmp/$name.replay" | tail -3 | tr '\n' ' ')"

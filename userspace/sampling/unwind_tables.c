@@ -164,10 +164,10 @@ static void table_fill(struct unwind_tables *u, struct ut_table *tab, const stru
 			u->st.built++;
 			u->st.build_ns += (uint64_t)(mono_ns() - t0);
 			log_debug("unwind table of %s: %zu rows (%zu KiB, from %s, %llu FDEs, %llu "
-				  "rows unsupported) compiled in %.1f ms",
+				  "rows unsupported, %llu FDEs rejected) compiled in %.1f ms",
 				  tab->name, t.n, t.n * sizeof(struct unwind_row) / 1024, t.source,
 				  (unsigned long long)t.fdes, (unsigned long long)t.unsupported,
-				  (mono_ns() - t0) / 1e6);
+				  (unsigned long long)t.rejected, (mono_ns() - t0) / 1e6);
 			if (tab->bid && u->cache_dir &&
 			    sym_unwind_cache_save(u->cache_dir, tab->bid, &t))
 				log_debug("unwind table of %s not cached on disk", tab->name);
