@@ -93,6 +93,7 @@ static void check_split(const char *mode)
 		  "off-CPU %.3f s + CPU %.3f s against %.3f s of wall time", main_ns / 1e9,
 		  cpu / 1e9, wall / 1e9);
 	gp_free(p);
+	tl_log_free(&rec.log);
 }
 
 /* `ebprof record ARGS` exits 2 with a message holding needle. */
@@ -273,5 +274,6 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 		cr_expect(e && !strncmp(e, "BgWriter", 8), "background writer in %s", e ? e : "-");
 	}
 	gp_free(p);
+	tl_log_free(&rec.log);
 	check_svg(out, dir);
 }

@@ -133,6 +133,7 @@ Test(offcpu_agent, a_profile_of_each_type_per_process, .timeout = 240)
 	cr_expect_eq(block, (size_t)offcpu_files, "profefe got %zu block profiles", block);
 	cr_expect_eq(cpu_pushes, (size_t)cpu_files, "profefe got %zu cpu profiles", cpu_pushes);
 	collector_free(coll);
+	tl_log_free(&ag.log);
 }
 
 /* An off-CPU profile as the agent writes it: 1 s in a row lock under
