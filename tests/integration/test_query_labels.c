@@ -271,6 +271,7 @@ Test(query_labels, statements_query_ids_and_no_literals, .timeout = 400, .fini =
 		fputs(text ? text : "", f);
 		fclose(f);
 		free(text);
+		tl_log_free(&ag.log);
 	}
 	snprintf(args, sizeof(args),
 		 "find %s -name '*.pb.gz' -exec zcat {} + | grep -ac 'generate_series($1, $2)'",

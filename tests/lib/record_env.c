@@ -268,12 +268,15 @@ void rec_count_frames(const struct gp_profile *p, int64_t *kernel, int64_t *user
 void rec_expect_rejected(const char *args, int code, const char *message)
 {
 	char *dir = tl_tmpdir("bad"), cmd[1024], out[512], *text = NULL;
+	char *build = realpath(tl_build(), NULL);
 	struct stat st;
 	int rc;
 
+	cr_assert_not_null(build);
 	snprintf(out, sizeof(out), "%s/never.pb.gz", dir);
-	snprintf(cmd, sizeof(cmd), "cd %s && %s/ebprof record %s 2>&1 >/dev/null", dir,
-		 realpath(tl_build(), NULL), args);
+	snprintf(cmd, sizeof(cmd), "cd %s && %s/ebprof record %s 2>&1 >/dev/null", dir, build,
+		 args);
+	free(build);
 	rc = tl_sh(cmd, &text);
 	cr_expect_eq(rc, code, "'%s' exited %d, expected %d: %s", args, rc, code, text);
 	cr_expect(strstr(text, message) != NULL, "'%s': message '%s' lacks '%s'", args, text,
