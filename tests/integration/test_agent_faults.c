@@ -181,6 +181,29 @@ static void write_conf(const char *path, int freq, const char *pid, const char *
 	fclose(f);
 }
 
+#define PATH_LEN 512
+
+/* A work_split of secs seconds, told to go, and an agent on it at 49 Hz
+ * from dir/ebprof.conf (write_conf), its store dir/profiles: out and conf
+ * (PATH_LEN bytes) and pidarg (16) are filled. */
+static void start_on_work_split(const char *dir, const char *secs, char *out, char *conf,
+				char *pidarg, struct tl_proc *fx, struct ag_run *ag)
+{
+	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), (char *)secs, NULL };
+	char line[512];
+
+	cr_assert_eq(geteuid(), 0);
+	snprintf(out, PATH_LEN, "%s/profiles", dir);
+	snprintf(conf, PATH_LEN, "%s/ebprof.conf", dir);
+	cr_assert_eq(tl_spawn(fx, fx_argv, true, true, false), 0);
+	cr_assert_eq(tl_wait_line(fx->out, "pid=", line, sizeof(line), 10), 0);
+	sscanf(line, "pid=%15s", pidarg);
+	write_conf(conf, 49, pidarg, out);
+	ag_start_agent(ag, (char *[]){ "--config", conf, NULL });
+	fputs("go\n", fx->in);
+	fflush(fx->in);
+}
+
 static int64_t wall_ns(void)
 {
 	struct timespec ts;
@@ -246,7 +269,6 @@ static void expect_contiguous(const struct ag_stored *st, int64_t hup_ns, int64_
 Test(agent, sighup_reloads_without_losing_samples, .timeout = 120)
 {
 	char *dir = tl_tmpdir("agenthup"), out[512], conf[512], line[512], pidarg[16], *log;
-	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), "8", NULL };
 	struct ag_stored st;
 	struct tl_proc fx;
 	struct ag_run ag;
@@ -255,15 +277,7 @@ Test(agent, sighup_reloads_without_losing_samples, .timeout = 120)
 	size_t at = 0;
 	double cpu = 0;
 
-	cr_assert_eq(geteuid(), 0);
-	snprintf(out, sizeof(out), "%s/profiles", dir);
-	snprintf(conf, sizeof(conf), "%s/ebprof.conf", dir);
-	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
-	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
-	sscanf(line, "pid=%15s", pidarg);
-	write_conf(conf, 49, pidarg, out);
-	ag_start_agent(&ag, (char *[]){ "--config", conf, NULL });
-	fputs("go\n", fx.in);
+	start_on_work_split(dir, "8", out, conf, pidarg, &fx, &ag);
 	sleep(2);
 	write_conf(conf, 97, pidarg, out);
 	/* Mid-interval: half a second after a boundary. */
@@ -375,7 +389,6 @@ static int settled_fds(pid_t pid)
 Test(agent, sighup_storm, .timeout = 180)
 {
 	char *dir = tl_tmpdir("agentstorm"), out[512], conf[512], line[512], pidarg[16], *log;
-	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), "20", NULL };
 	int fds_before, fds_after, reloads, unchanged;
 	int64_t rss_before, rss_after, in_profiles = 0;
 	struct ag_stored st;
@@ -383,16 +396,7 @@ Test(agent, sighup_storm, .timeout = 180)
 	struct ag_run ag;
 	size_t at;
 
-	cr_assert_eq(geteuid(), 0);
-	snprintf(out, sizeof(out), "%s/profiles", dir);
-	snprintf(conf, sizeof(conf), "%s/ebprof.conf", dir);
-	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
-	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
-	sscanf(line, "pid=%15s", pidarg);
-	write_conf(conf, 49, pidarg, out);
-	ag_start_agent(&ag, (char *[]){ "--config", conf, NULL });
-	fputs("go\n", fx.in);
-	fflush(fx.in);
+	start_on_work_split(dir, "20", out, conf, pidarg, &fx, &ag);
 	at = tl_log_len(&ag.log);
 	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0);
 	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0);
@@ -462,22 +466,12 @@ Test(agent, sighup_storm, .timeout = 180)
 Test(agent, reload_that_cannot_start_keeps_the_old_configuration, .timeout = 120)
 {
 	char *dir = tl_tmpdir("agentbadstart"), out[512], conf[512], line[512], pidarg[16], *log;
-	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), "10", NULL };
 	struct tl_proc fx;
 	struct ag_run ag;
 	size_t at;
 	FILE *f;
 
-	cr_assert_eq(geteuid(), 0);
-	snprintf(out, sizeof(out), "%s/profiles", dir);
-	snprintf(conf, sizeof(conf), "%s/ebprof.conf", dir);
-	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
-	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
-	sscanf(line, "pid=%15s", pidarg);
-	write_conf(conf, 49, pidarg, out);
-	ag_start_agent(&ag, (char *[]){ "--config", conf, NULL });
-	fputs("go\n", fx.in);
-	fflush(fx.in);
+	start_on_work_split(dir, "10", out, conf, pidarg, &fx, &ag);
 	at = tl_log_len(&ag.log);
 	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0);
 	write_conf(conf, 97, pidarg, out);
