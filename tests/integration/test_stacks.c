@@ -123,10 +123,11 @@ static double share(const struct gp_profile *p, int64_t pid, const struct chain 
 static struct gp_profile *record(const char *name, const char *mode, const char *secs,
 				 pid_t *pid_out)
 {
-	char *dir = tl_tmpdir("stacks"), out[512], exe[512], pidarg[16];
+	char *dir = tl_tmpdir("stacks"), out[512], exe[512], pidarg[16], *log;
 	struct tl_proc fx;
 	struct rec_run rec;
 	struct gp_profile *p;
+	const char *e;
 	pid_t pid;
 
 	snprintf(out, sizeof(out), "%s/%s.pb.gz", dir, name);
@@ -140,13 +141,14 @@ static struct gp_profile *record(const char *name, const char *mode, const char 
 	cr_assert_eq(tl_wait(&fx, 60), 0, "%s did not exit 0", name);
 	cr_assert_eq(rec_finish_record(&rec, 0, 30), 0);
 	p = rec_read_back(out);
-	rec_expect_counts_agree(p, tl_log_text(&rec.log));
-	{
-		const char *e = strstr(tl_log_text(&rec.log), "binaries entered ");
-
-		last_entered = e ? atoll(e + strlen("binaries entered ")) : -1;
-	}
-	snprintf(last_log, sizeof(last_log), "%s", tl_log_text(&rec.log));
+	log = tl_log_text(&rec.log);
+	cr_assert_not_null(log);
+	rec_expect_counts_agree(p, log);
+	e = strstr(log, "binaries entered ");
+	last_entered = e ? atoll(e + strlen("binaries entered ")) : -1;
+	snprintf(last_log, sizeof(last_log), "%s", log);
+	free(log);
+	tl_log_free(&rec.log);
 	*pid_out = pid;
 	return p;
 }
