@@ -94,16 +94,22 @@ void sym_free(struct symbolizer *sym)
 	free(sym);
 }
 
-/* A cached answer for this mapping without opening anything? */
+/*
+ * A cached answer for this mapping without opening anything? *replaced:
+ * the file found by the mapping's path (not through map_files: the
+ * process is gone) is another inode than the one mapped, a binary
+ * upgraded on disk since; its path must not be used for this mapping.
+ */
 static struct sym_alias *warm_lookup(struct symbolizer *sym, const struct sym_binary *bin,
-				     int *stat_err)
+				     int *stat_err, bool *replaced)
 {
 	bool via_map_files = false;
 	struct sym_alias *a;
 	struct stat st;
 
 	*stat_err = elfbin_stat(bin, &st, &via_map_files);
-	if (!*stat_err) {
+	*replaced = !*stat_err && !via_map_files && bin->inode && st.st_ino != bin->inode;
+	if (!*stat_err && !*replaced) {
 		a = symc_alias_find(sym, st.st_dev, st.st_ino);
 		if (a && symc_alias_fresh(a, &st))
 			return a;
@@ -113,8 +119,8 @@ static struct sym_alias *warm_lookup(struct symbolizer *sym, const struct sym_bi
 	if (bin->inode) {
 		a = symc_alias_find(sym, bin->dev, bin->inode);
 		/* Trust the maps identity when the file cannot be checked
-		 * (process gone) or only its path was found. */
-		if (a && (*stat_err || !via_map_files || symc_alias_fresh(a, &st)))
+		 * (process gone, path replaced) or only its path was found. */
+		if (a && (*stat_err || *replaced || !via_map_files || symc_alias_fresh(a, &st)))
 			return a;
 	}
 	return NULL;
@@ -128,6 +134,7 @@ int sym_elf_get(struct symbolizer *sym, const struct sym_binary *bin, struct sym
 	struct sym_elf *e;
 	struct stat st;
 	size_t key_len;
+	bool replaced;
 	int err, fd;
 
 	if (!out)
@@ -137,7 +144,7 @@ int sym_elf_get(struct symbolizer *sym, const struct sym_binary *bin, struct sym
 		return -EINVAL;
 
 	symc_refresh(sym);
-	a = warm_lookup(sym, bin, &err);
+	a = warm_lookup(sym, bin, &err, &replaced);
 	if (a) {
 		if (!a->elf)
 			return a->err;
@@ -146,6 +153,8 @@ int sym_elf_get(struct symbolizer *sym, const struct sym_binary *bin, struct sym
 	}
 	if (err && err != -EACCES && err != -EPERM)
 		return err; /* nothing to open */
+	if (replaced)
+		return -ESTALE; /* its path names another binary now */
 
 	err = elfbin_open(bin, &fd, &st);
 	if (err)

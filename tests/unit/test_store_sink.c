@@ -97,7 +97,7 @@ Test(store_sink, write_describe_metrics_close)
 	cr_expect_str_eq(buf, "store: 1 files, 1.5 MiB");
 
 	n = sink_metrics(s, m);
-	cr_assert_eq(n, 5);
+	cr_assert_eq(n, 6);
 	x = metric(m, n, "ebprof_store_bytes");
 	cr_expect_str_eq(x->type, "gauge");
 	cr_expect_str_eq(x->help, "Bytes of profiles on disk.");
@@ -116,6 +116,9 @@ Test(store_sink, write_describe_metrics_close)
 	cr_expect_str_eq(x->help, "Failed profile writes.");
 	cr_expect_eq(x->value, 0);
 	x = metric(m, n, "ebprof_store_disk_full_total");
+	cr_expect_str_eq(x->type, "counter");
+	cr_expect_eq(x->value, 0);
+	x = metric(m, n, "ebprof_store_dir_lost_total");
 	cr_expect_str_eq(x->type, "counter");
 	cr_expect_eq(x->value, 0);
 	sink_close(s, 0);

@@ -180,6 +180,7 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 	}
 	s->interval_start_ns = wall_ns();
 	s->start_mono_ns = mono_ns();
+	s->interval_start_mono_ns = s->start_mono_ns;
 	for (int t = 0; o->split == SESSION_ONE_PROFILE && t < SESSION_NTYPES; t++) {
 		if (!session_takes(s, t))
 			continue;
@@ -190,7 +191,9 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 		}
 	}
 	if (o->split == SESSION_PER_PROCESS && o->interval_s > 0)
-		s->boundary_ns = next_boundary(s->interval_start_ns, o->interval_s);
+		s->boundary_mono_ns = s->start_mono_ns +
+				      next_boundary(s->interval_start_ns, o->interval_s) -
+				      s->interval_start_ns;
 	ret = sampler_start(s->sampler, err, errlen);
 	if (ret)
 		goto fail;
@@ -220,24 +223,43 @@ static void progress(struct session *s, const struct session_run_opts *r)
 	r->on_progress(&p, r->ctx);
 }
 
-/* Flush at the interval boundary, if it has come. */
+/*
+ * The wall-clock end of the running interval: its start plus the time
+ * that really passed (CLOCK_MONOTONIC), so a profile's duration is the
+ * time it covers even when the wall clock was stepped meanwhile.
+ */
+static int64_t interval_end(const struct session *s, int64_t mono)
+{
+	return s->interval_start_ns + (mono - s->interval_start_mono_ns);
+}
+
+/*
+ * Flush at the interval boundary, if it has come. Boundaries are aligned
+ * to the wall clock (profiles of several hosts line up) but waited for on
+ * CLOCK_MONOTONIC; after a flush the next interval takes the wall clock's
+ * time again, so after a step names follow the new time at once.
+ */
 static void maybe_flush(struct session *s, const struct session_run_opts *r)
 {
 	struct session_interval iv;
-	int64_t now = wall_ns();
+	int64_t mono = mono_ns(), end, wall;
 
-	if (!s->boundary_ns)
+	if (!s->boundary_mono_ns || mono < s->boundary_mono_ns)
 		return;
-	if (now < s->boundary_ns) {
-		if (s->boundary_ns - now > 2LL * s->o.interval_s * NSEC_PER_SEC)
-			s->boundary_ns =
-				next_boundary(now, s->o.interval_s); /* clock stepped back */
-		return;
-	}
-	session_flush(s, false, now, &iv);
+	end = interval_end(s, mono);
+	session_flush(s, false, end, &iv);
 	if (r->on_interval)
 		r->on_interval(&iv, r->ctx);
-	s->boundary_ns = next_boundary(now, s->o.interval_s);
+	wall = wall_ns();
+	if (llabs(wall - end) > NSEC_PER_SEC) {
+		log_info("the wall clock was stepped by %+.1f s; intervals go on, named after "
+			 "the new time",
+			 (wall - end) / 1e9);
+		s->interval_start_ns = wall;
+	}
+	s->interval_start_mono_ns = mono;
+	s->boundary_mono_ns =
+		mono + next_boundary(s->interval_start_ns, s->o.interval_s) - s->interval_start_ns;
 }
 
 int session_run(struct session *s, const struct session_run_opts *r, enum session_end *end,
@@ -295,7 +317,7 @@ int session_finish(struct session *s, const struct session_run_opts *r)
 	sampler_stop(s->sampler);
 	s->stopped = true;
 	s->stop_mono_ns = mono_ns();
-	end_ns = wall_ns();
+	end_ns = interval_end(s, s->stop_mono_ns);
 	if (r && r->on_progress)
 		progress(s, r);
 	ret = session_flush(s, true, end_ns, &iv);

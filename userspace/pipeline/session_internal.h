@@ -45,8 +45,11 @@ struct session {
 					      * of each type taken, else NULL */
 	uint32_t *forget;		     /* exited pids to drop at the next flush */
 	size_t nforget, forget_cap;
-	int64_t interval_start_ns; /* wall clock */
-	int64_t boundary_ns;	   /* next interval end (wall), 0: none */
+	int64_t interval_start_ns; /* wall clock: names and profile times */
+	/* Interval timing runs on CLOCK_MONOTONIC: a wall clock stepped by
+	 * hand or by NTP neither stretches nor shortens an interval. */
+	int64_t interval_start_mono_ns;
+	int64_t boundary_mono_ns; /* next interval end, 0: none */
 	int64_t start_mono_ns, stop_mono_ns;
 	struct sampler_stats last_stats; /* at the last flush */
 	unsigned long processes_sampled;

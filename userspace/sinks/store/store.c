@@ -50,6 +50,8 @@ int store_open(const struct store_opts *opts, struct store **out)
 	for (size_t len = strlen(s->dir); len > 1 && s->dir[len - 1] == '/';)
 		s->dir[--len] = '\0';
 	s->base.ops = &store_sink_ops;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
 	s->max_age_s = opts->max_age_s;
 	s->max_bytes = opts->max_bytes;
 	err = store_rescan(s);
@@ -162,6 +164,47 @@ static int write_profile(int dayfd, const uint8_t *data, size_t len, const struc
 	return err;
 }
 
+/*
+ * The store's directory removed (or replaced) under the running agent:
+ * said once, counted, made again, and the bookkeeping rebuilt from what
+ * is there now, so the counts and retention do not go by files that are
+ * gone. A directory that cannot be made is said once per reason; writes
+ * fail meanwhile (counted as write errors). 0 or -errno.
+ */
+static int check_dir(struct store *s)
+{
+	struct stat st;
+	int err;
+
+	if (!stat(s->dir, &st) && S_ISDIR(st.st_mode) && st.st_dev == s->dev && st.st_ino == s->ino)
+		return 0;
+	if (!s->dir_err)
+		s->st.dir_lost++;
+	err = mkdir_p(s->dir, 0755);
+	if (!err && stat(s->dir, &st))
+		err = -errno;
+	if (!err && !S_ISDIR(st.st_mode))
+		err = -ENOTDIR;
+	if (err) {
+		if (err != s->dir_err)
+			log_warn("profile store %s was removed and cannot be made again: %s; "
+				 "profiles are not kept until it can",
+				 s->dir, strerror(-err));
+		s->dir_err = err;
+		return err;
+	}
+	log_warn("profile store %s was removed while running: made it again (%llu profiles "
+		 "written before are gone)",
+		 s->dir, (unsigned long long)s->files);
+	s->dir_err = 0;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	err = store_rescan(s);
+	if (err)
+		log_debug("profile store %s: rescan: %s", s->dir, strerror(-err));
+	return 0;
+}
+
 static bool no_space(int err)
 {
 	return err == -ENOSPC || err == -EDQUOT;
@@ -222,6 +265,11 @@ int store_write(struct store *s, const struct sink_profile *r, char *path, size_
 	store_sanitize(r->service ? r->service : sink_profile_label(r, "service") ?: "default", service);
 	day_s = store_day_of(w.start_s);
 
+	err = check_dir(s);
+	if (err) {
+		s->st.write_errors++;
+		return err;
+	}
 	if (mono >= s->next_rescan_ns) {
 		err = store_rescan(s);
 		if (err)

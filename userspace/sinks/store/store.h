@@ -49,6 +49,7 @@ struct store_stats {
 	uint64_t written, write_errors;
 	uint64_t removed;      /* by retention and to make room, together */
 	uint64_t disk_full;    /* writes that met a full disk (ENOSPC, EDQUOT) */
+	uint64_t dir_lost;     /* times the store's directory was found removed */
 	uint64_t files, bytes; /* current content */
 };
 

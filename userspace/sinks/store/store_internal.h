@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "sinks/sink.h"
 #include "store.h"
@@ -141,6 +142,9 @@ struct store {
 	int last_trim_err, last_index_err;	  /* logged once until it changes */
 	int64_t full_logged_ns;			  /* last "disk is full" warning (mono) */
 	uint64_t full_unlogged;			  /* full-disk writes since it */
+	dev_t dev;				  /* of the directory as opened or last made */
+	ino_t ino;
+	int dir_err; /* why the directory could not be made again, 0: it is there */
 	struct store_stats st;
 };
 

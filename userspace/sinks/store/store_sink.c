@@ -46,7 +46,12 @@ static size_t metrics(struct sink *s, struct sink_metric *out)
 				       "Writes that met a full disk (old profiles were removed to "
 				       "make room).",
 				       "", st.disk_full };
-	return 5;
+	out[5] = (struct sink_metric){
+		"ebprof_store_dir_lost_total", "counter",
+		"Times the profile directory was found removed while running (made again).", "",
+		st.dir_lost
+	};
+	return 6;
 }
 
 static void close_sink(struct sink *s, double drain_s)

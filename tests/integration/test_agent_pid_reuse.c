@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * PID reuse, as root with the real BPF program: a process (work_split,
+ * burn_three) exits and a new process is given the very same PID with
+ * clone3(set_tid) and runs another binary (inline_burn, inl_caller).
+ * No frame of the new process is named with the old binary's functions,
+ * and the old process's last interval, flushed after the PID was taken
+ * again, is not named with the new one's.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_env.h"
+#include "gopprof.h"
+#include "testlib.h"
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Run path secs as PID pid (clone3 set_tid), its stdin a pipe: *in. */
+static pid_t spawn_as(pid_t pid, const char *path, const char *secs, FILE **in)
+{
+	pid_t tid[1] = { pid };
+	struct clone_args ca = { 0 };
+	int fds[2];
+	long r;
+
+	cr_assert_eq(pipe(fds), 0);
+	ca.exit_signal = SIGCHLD;
+	ca.set_tid = (uint64_t)(uintptr_t)tid;
+	ca.set_tid_size = 1;
+	r = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (r == 0) {
+		dup2(fds[0], 0);
+		close(fds[0]);
+		close(fds[1]);
+		execl(path, path, secs, (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_gt(r, 0, "clone3 with set_tid %d: %s", pid, strerror(errno));
+	close(fds[0]);
+	*in = fdopen(fds[1], "w");
+	return (pid_t)r;
+}
+
+Test(agent, pid_reuse_does_not_mix_binaries, .timeout = 120)
+{
+	char *dir = tl_tmpdir("agentpidreuse"), out[512], a_path[512], b_path[512], line[128];
+	char *a_argv[] = { a_path, "3", NULL };
+	int64_t b_start, old_late = 0, new_early = 0, new_late = 0, old_early = 0;
+	struct tl_proc a;
+	struct ag_stored st;
+	struct ag_run ag;
+	FILE *b_in;
+	pid_t pid, b;
+	int status;
+
+	cr_assert_eq(geteuid(), 0);
+	snprintf(out, sizeof(out), "%s/profiles", dir);
+	snprintf(a_path, sizeof(a_path), "%s/a/app", dir);
+	snprintf(b_path, sizeof(b_path), "%s/b/app", dir);
+	tl_system("mkdir -p '%s/a' '%s/b' && cp '%s' '%s' && cp '%s' '%s'", dir, dir,
+		  tl_path("fixtures/work_split"), a_path, tl_path("fixtures/inline_burn"), b_path);
+	ag_start_agent(&ag, (char *[]){ "--config", ag_empty_config(dir), "-F", "99", "--interval",
+					"1", "--output-dir", out, "--comm", "app", "--http-listen",
+					"", NULL });
+	cr_assert_eq(tl_spawn(&a, a_argv, true, true, false), 0);
+	cr_assert_eq(tl_wait_line(a.out, "pid=", line, sizeof(line), 10), 0);
+	pid = a.pid;
+	fputs("go\n", a.in);
+	fflush(a.in);
+	cr_assert_eq(tl_wait(&a, 30), 0);
+	/* the same PID at once, another binary */
+	b_start = now_ns();
+	b = spawn_as(pid, b_path, "3", &b_in);
+	cr_assert_eq(b, pid);
+	fputs("go\n", b_in);
+	fclose(b_in);
+	cr_assert_eq(waitpid(b, &status, 0), b);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	sleep(1);
+	cr_assert_eq(ag_stop_agent(&ag), 0);
+
+	ag_read_store(out, &st);
+	for (size_t i = 0; i < st.n; i++) {
+		const struct gp_profile *p = st.gp[i];
+		int64_t old = gp_with(p, "burn_three", pid, 0),
+			new = gp_with(p, "inl_caller", pid, 0);
+
+		/* an interval that began after the new process did holds it only */
+		if (p->time_ns >= b_start) {
+			old_late += old;
+			new_late += new;
+		} else if (p->time_ns + p->duration_ns <= b_start) {
+			old_early += old;
+			new_early += new;
+		}
+		if (old && new)
+			cr_log_info("%s holds both processes", st.ents[i].path);
+	}
+	cr_log_info("pid %d: before the reuse %lld burn_three, %lld inl_caller; after %lld "
+		    "burn_three, %lld inl_caller",
+		    pid, (long long)old_early, (long long)new_early, (long long)old_late,
+		    (long long)new_late);
+	cr_expect_gt(old_early, 0, "the first process has no names of its binary");
+	cr_expect_gt(new_late, 0, "the second process has no names of its binary");
+	cr_expect_eq(old_late, 0, "the second process was named after the first's binary");
+	cr_expect_eq(new_early, 0, "the first process was named after the second's binary");
+	ag_free_store(&st);
+	tl_log_free(&ag.log);
+}
