@@ -15,8 +15,9 @@
 
 struct sampler {
 	struct profile_bpf *skel;
-	int ncpus;     /* possible CPUs: size of the arrays below */
-	int nattached; /* online CPUs with an event */
+	int ncpus;	    /* possible CPUs: size of the arrays below */
+	uint64_t map_bytes; /* estimate of the load-sized maps (map_sizes.h) */
+	int nattached;	    /* online CPUs with an event */
 	int *pfds;
 	struct bpf_link **links;
 	struct ring_buffer *rb;	 /* process events */
