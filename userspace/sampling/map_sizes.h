@@ -28,7 +28,8 @@ struct map_sizes {
 	uint32_t counts;	/* each of counts0, counts1 */
 	uint32_t stacks;	/* stacks, ustack_known */
 	uint32_t offcpu_counts; /* each of offcpu_counts0, offcpu_counts1 */
-	uint64_t bytes;		/* estimate of their memory, both buffers */
+	uint64_t bytes;		/* estimate of the memory of counts and stacks */
+	uint64_t offcpu_bytes;	/* ... and of the off-CPU counts (when on) */
 };
 
 /* Sizes for ncpus CPUs sampled at frequency Hz, drained every interval_s

@@ -107,7 +107,7 @@ static void size_maps(struct sampler *s, const struct sampler_opts *opts)
 	bpf_map__set_max_entries(s->skel->maps.ustack_known, ms.stacks);
 	bpf_map__set_max_entries(s->skel->maps.offcpu_counts0, ms.offcpu_counts);
 	bpf_map__set_max_entries(s->skel->maps.offcpu_counts1, ms.offcpu_counts);
-	s->map_bytes = ms.bytes;
+	s->map_bytes = ms.bytes + (opts->types & SAMPLER_TYPE_OFFCPU ? ms.offcpu_bytes : 0);
 }
 
 /* Open the skeleton, configure it from opts and load it; fentry: with the
