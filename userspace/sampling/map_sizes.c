@@ -39,10 +39,15 @@ void map_sizes_compute(int ncpus, int frequency, int interval_s, struct map_size
 	out->counts = pow2_clamp(samples / 4, COUNTS_MIN, COUNTS_MAX);
 	out->stacks = pow2_clamp(out->counts / 4, STACKS_MIN, STACKS_MAX);
 	out->offcpu_counts = pow2_clamp(out->counts / 2, OFFCPU_MIN, OFFCPU_MAX);
-	out->bytes = 2ull * out->counts * (sizeof(struct sample_key) + 8 + HASH_OVERHEAD) +
-		     (uint64_t)out->stacks * (sizeof(struct stack_trace) + 8 + HASH_OVERHEAD) +
-		     (uint64_t)out->stacks * (8 + 1 + HASH_OVERHEAD);
-	out->offcpu_bytes =
-		2ull * out->offcpu_counts *
+	map_sizes_estimate(out);
+}
+
+void map_sizes_estimate(struct map_sizes *ms)
+{
+	ms->bytes = 2ull * ms->counts * (sizeof(struct sample_key) + 8 + HASH_OVERHEAD) +
+		    (uint64_t)ms->stacks * (sizeof(struct stack_trace) + 8 + HASH_OVERHEAD) +
+		    (uint64_t)ms->stacks * (8 + 1 + HASH_OVERHEAD);
+	ms->offcpu_bytes =
+		2ull * ms->offcpu_counts *
 		(sizeof(struct offcpu_key) + sizeof(struct offcpu_value) + HASH_OVERHEAD);
 }

@@ -36,4 +36,7 @@ struct map_sizes {
  * seconds (0: MAP_SIZES_DEFAULT_INTERVAL_S). Non-positive inputs count as 1. */
 void map_sizes_compute(int ncpus, int frequency, int interval_s, struct map_sizes *out);
 
+/* Fill bytes and offcpu_bytes from the entries of ms. */
+void map_sizes_estimate(struct map_sizes *ms);
+
 #endif

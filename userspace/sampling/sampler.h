@@ -45,7 +45,9 @@ struct sampler_opts {
 	size_t ncomms;		  /* makes it a target; at most EBPROF_MAX_COMMS */
 	int interval_s;		  /* seconds between drains, sizes the maps
 				   * (map_sizes.h); 0: unknown */
-	uint32_t counts_entries;  /* 0 = from CPUs, frequency, interval */
+	uint32_t counts_entries;  /* 0 = from CPUs, frequency, interval, or
+				   * the environment's EBPROF_MAP_ENTRIES (the
+				   * tests' way to fill the maps on purpose) */
 	uint32_t stack_entries;	  /* 0 = from CPUs, frequency, interval */
 	const char *btf_path;	  /* external vmlinux BTF, NULL = the kernel's */
 	enum sampler_unwind unwind;
