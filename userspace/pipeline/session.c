@@ -114,6 +114,7 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	struct sampler_opts so = { 0 };
 
 	so.frequency = o->frequency;
+	so.interval_s = o->interval_s;
 	so.types = o->types;
 	so.offcpu_min_ns = o->offcpu_min_ns;
 	so.offcpu_pct = o->offcpu_pct;

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf_features.h"
+#include "map_sizes.h"
 #include "util/log.h"
 #include "sampler_internal.h"
 #include "util/compare.h"
@@ -111,12 +112,7 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 	for (size_t i = 0; i < opts->ncomms; i++)
 		strncpy((char *)s->skel->rodata->comms[i], opts->comms[i],
 			EBPROF_TASK_COMM_LEN - 1);
-	if (opts->counts_entries) {
-		bpf_map__set_max_entries(s->skel->maps.counts0, opts->counts_entries);
-		bpf_map__set_max_entries(s->skel->maps.counts1, opts->counts_entries);
-	}
-	if (opts->stack_entries)
-		bpf_map__set_max_entries(s->skel->maps.stacks, opts->stack_entries);
+	sampler_size_maps(s, opts);
 	bpf_program__set_autoload(s->skel->progs.on_group_exit_fentry, fentry);
 	bpf_program__set_autoload(s->skel->progs.on_group_exit_kprobe, !fentry);
 	unwind_configure(s, opts);
@@ -198,6 +194,14 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	}
 	if (ret)
 		goto fail;
+	log_info("BPF maps for %d CPUs at %d Hz every %d s: %u counts, %u stacks, "
+		 "%u off-CPU counts (about %.1f MiB at most)",
+		 s->ncpus, opts->frequency,
+		 opts->interval_s > 0 ? opts->interval_s : MAP_SIZES_DEFAULT_INTERVAL_S,
+		 bpf_map__max_entries(s->skel->maps.counts0),
+		 bpf_map__max_entries(s->skel->maps.stacks),
+		 bpf_map__max_entries(s->skel->maps.offcpu_counts0),
+		 s->map_bytes / (1024.0 * 1024.0));
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
 	if (!s->rb) {
 		ret = -errno;

@@ -43,8 +43,12 @@ struct sampler_opts {
 	bool queries;		  /* read the statements of pg_procs entries */
 	const char *const *comms; /* exec of a process with one of these names */
 	size_t ncomms;		  /* makes it a target; at most EBPROF_MAX_COMMS */
-	uint32_t counts_entries;  /* 0 = default (65536) */
-	uint32_t stack_entries;	  /* 0 = default (16384) */
+	int interval_s;		  /* seconds between drains, sizes the maps
+				   * (map_sizes.h); 0: unknown */
+	uint32_t counts_entries;  /* 0 = from CPUs, frequency, interval, or
+				   * the environment's EBPROF_MAP_ENTRIES (the
+				   * tests' way to fill the maps on purpose) */
+	uint32_t stack_entries;	  /* 0 = from CPUs, frequency, interval */
 	const char *btf_path;	  /* external vmlinux BTF, NULL = the kernel's */
 	enum sampler_unwind unwind;
 	uint64_t unwind_budget;	      /* bytes of unwind tables; 0 = 64 MiB */

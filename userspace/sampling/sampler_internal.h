@@ -15,8 +15,9 @@
 
 struct sampler {
 	struct profile_bpf *skel;
-	int ncpus;     /* possible CPUs: size of the arrays below */
-	int nattached; /* online CPUs with an event */
+	int ncpus;	    /* possible CPUs: size of the arrays below */
+	uint64_t map_bytes; /* estimate of the load-sized maps (map_sizes.h) */
+	int nattached;	    /* online CPUs with an event */
 	int *pfds;
 	struct bpf_link **links;
 	struct ring_buffer *rb;	 /* process events */
@@ -46,6 +47,10 @@ void sampler_mark_stack(struct sampler *s, uint64_t key);
 
 /* Before load: which programs load and how big the unwinder's maps are. */
 void unwind_configure(struct sampler *s, const struct sampler_opts *opts);
+
+/* Before load: the counts, stack and off-CPU maps sized from CPUs,
+ * frequency and interval, or EBPROF_MAP_ENTRIES (sampler_maps.c). */
+void sampler_size_maps(struct sampler *s, const struct sampler_opts *opts);
 /* After load: the tail-call table, the stack ring buffer, the stack
  * source and the table registry. 0 or a negative errno + reason. */
 int unwind_setup(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen);
