@@ -796,3 +796,28 @@ Test(store, parse_times)
 		cr_assert(strstr(err, "bad time"), "%s: %s", bad[i], err);
 	}
 }
+
+/* Found by fuzz/fuzz_store_index.c: an index line starting at INT64_MAX
+ * with no end made the listing's "a point" end overflow (start + 1),
+ * wrapping it below any from and dropping the profile. */
+Test(store, index_start_int64_max)
+{
+	struct store_query q = { .from_ns = 1 };
+	struct store_entry *e;
+	char dir[1100], p[1200];
+	size_t n;
+
+	snprintf(dir, sizeof(dir), "%s/db1", tmp);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/db1/2023-11-14", tmp);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	snprintf(p, sizeof(p), "%s/030000-postgres-4242.pb.gz", dir);
+	write_text(p, "x");
+	snprintf(p, sizeof(p), "%s/index.jsonl", dir);
+	write_text(p, "{\"file\":\"030000-postgres-4242.pb.gz\",\"start_ns\":9223372036854775807,"
+		      "\"end_ns\":0,\"pid\":4242,\"labels\":{}}\n");
+	n = list(tmp, &q, &e);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(e[0].start_ns, INT64_MAX);
+	store_entries_free(e, n);
+}

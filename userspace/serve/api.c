@@ -20,92 +20,16 @@
 #include "util/log.h"
 #include "util/version.h"
 
-#define SERVICE_MAX 128
-#define LABELS_TEXT_MAX 4096
 #define MERGE_MAX 100000 /* stored profiles merged by one request */
-
-static const char *const types[] = { "cpu",	  "heap",	  "block", "mutex",
-				     "goroutine", "threadcreate", "trace", "other" };
 
 const char *serve_arg(struct MHD_Connection *c, const char *name)
 {
 	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
 }
 
-static bool valid_service(const char *s)
+static const char *conn_arg(void *ctx, const char *name)
 {
-	size_t n = strlen(s);
-
-	if (n < 1 || n > SERVICE_MAX || s[0] == '.')
-		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
-			return false;
-	return true;
-}
-
-static bool valid_type(const char *t)
-{
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (!strcmp(t, types[i]))
-			return true;
-	return false;
-}
-
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9'   ? c - '0'
-	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-				      : -1;
-}
-
-/* Unescape a part in place as profefe does (Go's url.QueryUnescape: %XX,
- * '+' is a space): the query string was decoded once, then split on ','
- * and '=', and each part is decoded again. 0 or -EINVAL. */
-static int unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (*s == '%') {
-			int hi = hexval(s[1]), lo = hi < 0 ? -1 : hexval(s[2]);
-
-			if (lo < 0)
-				return -EINVAL;
-			*o++ = (char)(hi << 4 | lo);
-			s += 2;
-		} else {
-			*o++ = *s == '+' ? ' ' : *s;
-		}
-	}
-	*o = '\0';
-	return 0;
-}
-
-int serve_parse_labels(const char *s, char *buf, size_t buflen, struct catalog_label *labels)
-{
-	int n = 0;
-	char *save = NULL;
-
-	if (!s || !*s)
-		return 0;
-	if (strlen(s) >= buflen)
-		return -EINVAL;
-	strcpy(buf, s);
-	for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-
-		if (!eq || eq == kv || n == CATALOG_MAX_LABELS)
-			return -EINVAL;
-		*eq = '\0';
-		if (unescape(kv) || unescape(eq + 1) || !*kv)
-			return -EINVAL;
-		labels[n].key = kv;
-		labels[n].value = eq + 1;
-		n++;
-	}
-	return n;
+	return serve_arg(ctx, name);
 }
 
 static json_t *row_json(const struct catalog_row *r)
@@ -131,30 +55,16 @@ static unsigned store(struct collector *co, const char *service, const char *typ
 		      int64_t created_ns, const struct catalog_label *labels, size_t nlabels,
 		      const struct creq *rq, struct catalog_row *row, char *err, size_t errlen)
 {
-	struct profile *p = NULL;
 	uint8_t *gz = NULL;
 	size_t gzlen = 0;
 	char rel[256], path[4352];
 	int64_t value;
-	int ret, ti;
+	unsigned status;
+	int ret;
 
-	if (!rq->len) {
-		snprintf(err, errlen, "empty body: a pprof profile is expected");
-		return MHD_HTTP_BAD_REQUEST;
-	}
-	ret = pprof_decode(rq->body, rq->len, &p);
-	if (ret) {
-		snprintf(err, errlen, "body is not a pprof profile (%s)", strerror(-ret));
-		return ret == -ENOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_BAD_REQUEST;
-	}
-	ti = flamegraph_sample_type(p, NULL, NULL, 0);
-	value = ti >= 0 ? profile_total(p, (size_t)ti) : 0;
-	ret = pprof_encode(p, true, &gz, &gzlen);
-	profile_free(p);
-	if (ret) {
-		snprintf(err, errlen, "cannot encode the profile: %s", strerror(-ret));
-		return MHD_HTTP_INTERNAL_SERVER_ERROR;
-	}
+	status = serve_prepare_body(rq->body, rq->len, &gz, &gzlen, &value, err, errlen);
+	if (status)
+		return status;
 	memset(row, 0, sizeof(*row));
 	catalog_new_id(row->id);
 	snprintf(rel, sizeof(rel), "profiles/%s/%s.pb.gz", service, row->id);
@@ -208,10 +118,10 @@ enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
 	int n;
 	unsigned status;
 
-	if (!service || !valid_service(service))
+	if (!service || !serve_valid_service(service))
 		return serve_error(c, 400, "service: %s",
 				   service ? "not [A-Za-z0-9._-]{1,128}" : "missing");
-	if (!type || !valid_type(type))
+	if (!type || !serve_valid_type(type))
 		return serve_error(c, 400, "type: %s", type ? "unknown profile type" : "missing");
 	if (at && serve_parse_time(at, &created))
 		return serve_error(c, 400, "created_at: not a time (2006-01-02T15:04:05)");
@@ -222,22 +132,6 @@ enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
 	if (status)
 		return serve_error(c, status, "%s", err);
 	return serve_json(c, 200, row_json(&row));
-}
-
-/* Pyroscope's name: "service{k=v,k=v}" -> service (in place) and labels. */
-static int parse_name(char *name, char *buf, size_t buflen, struct catalog_label *labels)
-{
-	char *brace = strchr(name, '{');
-	size_t len;
-
-	if (!brace)
-		return 0;
-	*brace++ = '\0';
-	len = strlen(brace);
-	if (!len || brace[len - 1] != '}')
-		return -EINVAL;
-	brace[len - 1] = '\0';
-	return serve_parse_labels(brace, buf, buflen, labels);
 }
 
 enum MHD_Result api_ingest(struct collector *co, struct MHD_Connection *c, const struct creq *rq)
@@ -257,8 +151,8 @@ enum MHD_Result api_ingest(struct collector *co, struct MHD_Connection *c, const
 	if (!name || strlen(name) >= sizeof(service))
 		return serve_error(c, 400, "name: %s", name ? "too long" : "missing");
 	strcpy(service, name);
-	n = parse_name(service, buf, sizeof(buf), labels);
-	if (n < 0 || !valid_service(service))
+	n = serve_parse_name(service, buf, sizeof(buf), labels);
+	if (n < 0 || !serve_valid_service(service))
 		return serve_error(c, 400, "name: not SERVICE{k=v,...}");
 	if (from) {
 		long long s = strtoll(from, &end, 10);
@@ -276,73 +170,20 @@ enum MHD_Result api_ingest(struct collector *co, struct MHD_Connection *c, const
 int serve_selection(struct MHD_Connection *c, bool merge, struct catalog_query *q, char *buf,
 		    size_t buflen, struct catalog_label *labels, enum MHD_Result *answer)
 {
-	const char *from = serve_arg(c, "from"), *to = serve_arg(c, "to"),
-		   *limit = serve_arg(c, "limit");
-	int n;
+	char why[128];
+	int ret =
+		serve_parse_selection(conn_arg, c, merge, q, buf, buflen, labels, why, sizeof(why));
 
-	memset(q, 0, sizeof(*q));
-	q->service = serve_arg(c, "service");
-	q->type = serve_arg(c, "type");
-	if (!q->service) {
-		*answer = serve_error(c, 400, "service: missing");
-		return -EINVAL;
-	}
-	if (merge && !q->type) {
-		*answer = serve_error(c, 400, "type: missing");
-		return -EINVAL;
-	}
-	if (q->type && !valid_type(q->type)) {
-		*answer = serve_error(c, 400, "type: unknown profile type");
-		return -EINVAL;
-	}
-	if (!from || serve_parse_time(from, &q->from_ns)) {
-		*answer = serve_error(c, 400, "from: %s", from ? "not a time" : "missing");
-		return -EINVAL;
-	}
-	if (!to || serve_parse_time(to, &q->to_ns) || q->to_ns < q->from_ns) {
-		*answer = serve_error(c, 400, "to: %s", to ? "not a time after from" : "missing");
-		return -EINVAL;
-	}
-	n = serve_parse_labels(serve_arg(c, "labels"), buf, buflen, labels);
-	if (n < 0) {
-		*answer =
-			serve_error(c, 400, "labels: not k=v,k=v (at most %d)", CATALOG_MAX_LABELS);
-		return -EINVAL;
-	}
-	q->labels = labels;
-	q->nlabels = (size_t)n;
-	if (limit) {
-		char *end;
-		long l = strtol(limit, &end, 10);
-
-		if (*end || end == limit || l < 1 || l > 100000) {
-			*answer = serve_error(c, 400, "limit: not 1..100000");
-			return -EINVAL;
-		}
-		q->limit = (size_t)l;
-	}
-	return 0;
+	if (ret)
+		*answer = serve_error(c, 400, "%s", why);
+	return ret;
 }
 
 /* drop_labels=k,k (label keys the merge leaves out of every sample) into
  * keys pointing into buf; the count or -EINVAL. */
 static int drop_labels(struct MHD_Connection *c, char *buf, size_t buflen, const char **keys)
 {
-	const char *s = serve_arg(c, "drop_labels");
-	char *save = NULL;
-	int n = 0;
-
-	if (!s || !*s)
-		return 0;
-	if (strlen(s) >= buflen)
-		return -EINVAL;
-	strcpy(buf, s);
-	for (char *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
-		if (n == CATALOG_MAX_LABELS)
-			return -EINVAL;
-		keys[n++] = k;
-	}
-	return n;
+	return serve_parse_keys(serve_arg(c, "drop_labels"), buf, buflen, keys);
 }
 
 /* Merge the stored profiles of rows into one gzip'd pprof, without the

@@ -325,7 +325,7 @@ int serve_parse_time(const char *s, int64_t *ns)
 {
 	struct tm tm = { 0 };
 	const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	int64_t frac = 0, scale = 1000000000, off = 0;
+	int64_t frac = 0, scale = 1000000000, off = 0, secs;
 
 	if (!p)
 		return -EINVAL;
@@ -348,6 +348,11 @@ int serve_parse_time(const char *s, int64_t *ns)
 	}
 	if (*p)
 		return -EINVAL;
-	*ns = ((int64_t)timegm(&tm) - off) * 1000000000 + frac;
+	/* Nanoseconds in an int64_t reach 1677-09-21..2262-04-11: a time
+	 * outside is refused, not wrapped (a year 4052 "from" once overflowed). */
+	if (__builtin_sub_overflow((int64_t)timegm(&tm), off, &secs) ||
+	    __builtin_mul_overflow(secs, 1000000000, &secs) ||
+	    __builtin_add_overflow(secs, frac, ns))
+		return -EINVAL;
 	return 0;
 }

@@ -47,16 +47,41 @@ enum MHD_Result serve_error(struct MHD_Connection *c, unsigned status, const cha
 /* A profile (gzip-compressed pprof); buf is taken over. */
 enum MHD_Result serve_profile(struct MHD_Connection *c, uint8_t *buf, size_t len);
 
+#define SERVICE_MAX 128	     /* bytes of a service name */
+#define LABELS_TEXT_MAX 4096 /* bytes of a labels parameter */
+
 /* api.c: parameters. A query argument, NULL when absent. */
 const char *serve_arg(struct MHD_Connection *c, const char *name);
-/* "k=v,k=v" (profefe's labels) into labels[] (CATALOG_MAX_LABELS) pointing
- * into buf, each part unescaped as profefe does. The count, or -EINVAL. */
-int serve_parse_labels(const char *s, char *buf, size_t buflen, struct catalog_label *labels);
 /* The selection of a list or merge request (service, type, from, to,
- * labels, limit) into q, labels pointing into buf; 0, or -EINVAL with the
- * 400 answered in *answer. merge: type required. */
+ * labels, limit) into q, labels pointing into buf. 0, or -EINVAL with the
+ * 400 answered (*answer). */
 int serve_selection(struct MHD_Connection *c, bool merge, struct catalog_query *q, char *buf,
 		    size_t buflen, struct catalog_label *labels, enum MHD_Result *answer);
+
+/* params.c: the same checks without a connection. A query argument by
+ * name, NULL when absent. */
+typedef const char *(*serve_arg_fn)(void *ctx, const char *name);
+/* [A-Za-z0-9._-]{1,SERVICE_MAX}, not starting with '.'. */
+bool serve_valid_service(const char *s);
+/* One of profefe's profile types. */
+bool serve_valid_type(const char *t);
+/* "k=v,k=v" (profefe's labels, each part %XX-unescaped) into labels[]
+ * (CATALOG_MAX_LABELS) pointing into buf; the count or -EINVAL. */
+int serve_parse_labels(const char *s, char *buf, size_t buflen, struct catalog_label *labels);
+/* Pyroscope's name: "service{k=v,k=v}" -> service (in place) and labels;
+ * the count or -EINVAL. */
+int serve_parse_name(char *name, char *buf, size_t buflen, struct catalog_label *labels);
+/* serve_selection() over arg: 0, or -EINVAL with the reason in why. */
+int serve_parse_selection(serve_arg_fn arg, void *ctx, bool merge, struct catalog_query *q,
+			  char *buf, size_t buflen, struct catalog_label *labels, char *why,
+			  size_t whylen);
+/* "k,k" (drop_labels) into keys pointing into buf; the count or -EINVAL. */
+int serve_parse_keys(const char *s, char *buf, size_t buflen, const char **keys);
+/* A pushed body: a pprof profile (gzip'd or not) decoded, its total of
+ * the main sample type in *value, re-encoded gzip'd into *gz (malloc'd,
+ * the caller frees). 0, or the HTTP status with the reason in err. */
+unsigned serve_prepare_body(const uint8_t *body, size_t len, uint8_t **gz, size_t *gzlen,
+			    int64_t *value, char *err, size_t errlen);
 
 /* Called with each stored profile a merge reads, before it is merged. */
 typedef void (*serve_each_fn)(void *ctx, const struct catalog_row *row, const struct profile *p);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "util/hashmap.h"
@@ -45,7 +46,8 @@ static const char *lab_get(const struct lab *l, size_t n, const char *key)
 static bool matches(const struct store_query *q, int64_t start, int64_t end, uint32_t pid,
 		    const struct lab *l, size_t nl)
 {
-	int64_t eff_end = end > start ? end : start + 1; /* no end known: a point */
+	/* no end known: a point (a hostile index's INT64_MAX start stays one) */
+	int64_t eff_end = end > start ? end : start < INT64_MAX ? start + 1 : start;
 	size_t i;
 
 	if (q->to_ns && start >= q->to_ns)
