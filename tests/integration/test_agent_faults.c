@@ -361,21 +361,6 @@ static int count_lines_with(const char *log, const char *needle)
 	return n;
 }
 
-/* The fewest descriptors of five looks 200 ms apart: a profile being
- * written holds one for a moment. */
-static int settled_fds(pid_t pid)
-{
-	int least = -1;
-
-	for (int i = 0; i < 5; i++, usleep(200000)) {
-		int n = tl_proc_nfds(pid);
-
-		if (least < 0 || (n >= 0 && n < least))
-			least = n;
-	}
-	return least;
-}
-
 /*
  * A SIGHUP storm. First 200 signals 5 ms apart with the file untouched:
  * nothing restarts ("configuration unchanged"; a restart per signal would
@@ -400,7 +385,7 @@ Test(agent, sighup_storm, .timeout = 180)
 	at = tl_log_len(&ag.log);
 	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0);
 	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0);
-	fds_before = settled_fds(ag.p.pid);
+	fds_before = tl_proc_settled_nfds(ag.p.pid);
 	rss_before = tl_proc_rss_kib(ag.p.pid);
 
 	for (int i = 0; i < 200; i++, usleep(5000))
@@ -424,7 +409,7 @@ Test(agent, sighup_storm, .timeout = 180)
 	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 20, &at), 0,
 		     "no interval after the storm of edits");
 	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 20, &at), 0);
-	fds_after = settled_fds(ag.p.pid);
+	fds_after = tl_proc_settled_nfds(ag.p.pid);
 	rss_after = tl_proc_rss_kib(ag.p.pid);
 	cr_assert_eq(tl_wait_line(fx.out, "cpu_seconds=", line, sizeof(line), 40), 0);
 	cr_assert_eq(tl_wait(&fx, 10), 0);

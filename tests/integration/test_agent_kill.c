@@ -41,21 +41,6 @@ static int queued_payload(const char *path, uint8_t **buf, size_t *len, size_t *
 	return 0;
 }
 
-static int arrivals(struct collector *c, const uint8_t *buf, size_t len)
-{
-	int found = 0;
-
-	for (size_t i = 0;; i++) {
-		struct coll_request *r = collector_get_ok(c, i);
-
-		if (!r)
-			break;
-		found += r->len == len && !memcmp(r->body, buf, len);
-		coll_request_free(r);
-	}
-	return found;
-}
-
 /* Sleep until ms milliseconds after the next whole second of the wall
  * clock: the agent's interval boundaries. */
 static void after_boundary(int ms)
@@ -149,7 +134,8 @@ Test(agent, sigkill_during_writes_leaves_no_partial_profile, .timeout = 300)
 	}
 	cr_assert_eq(tl_finish(&ag, SIGTERM, 60), 0);
 	for (size_t i = 0; i < nqueued; i++) {
-		int a = q[i].buf ? arrivals(pf, q[i].buf + q[i].off, q[i].len - q[i].off) : 1;
+		int a = q[i].buf ? collector_arrivals(pf, q[i].buf + q[i].off, q[i].len - q[i].off)
+				 : 1;
 
 		cr_expect_eq(a, 1, "queued profile %zu arrived %d times", i, a);
 		free(q[i].buf);
@@ -167,7 +153,7 @@ Test(agent, sigkill_during_writes_leaves_no_partial_profile, .timeout = 300)
 		int a;
 
 		cr_assert_eq(read_file(st.ents[i].path, &buf, &len), 0);
-		a = arrivals(pf, buf, len);
+		a = collector_arrivals(pf, buf, len);
 		cr_expect_leq(a, 1, "%s arrived %d times", st.ents[i].path, a);
 		free(buf);
 	}

@@ -20,21 +20,6 @@
 	"echo pid=$$; while read n; do i=0; while [ $i -lt $n ]; do /bin/true; "                   \
 	"i=$((i+1)); done; echo done=$n; done"
 
-/* The least RSS of five looks 300 ms apart (an interval's flush holds
- * buffers for a moment). */
-static int64_t settled_rss(pid_t pid)
-{
-	int64_t least = -1;
-
-	for (int i = 0; i < 5; i++, usleep(300000)) {
-		int64_t r = tl_proc_rss_kib(pid);
-
-		if (least < 0 || (r >= 0 && r < least))
-			least = r;
-	}
-	return least;
-}
-
 /* Run n processes through the churner and wait for it to say so. */
 static void churn(struct tl_proc *sh, int n, int timeout_s)
 {
@@ -85,14 +70,14 @@ Test(agent, ten_thousand_short_lived_processes, .timeout = 240)
 	at = tl_log_len(&ag.log);
 	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0);
 	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0);
-	rss_before = settled_rss(ag.p.pid);
+	rss_before = tl_proc_settled_rss_kib(ag.p.pid);
 
 	churn(&sh, 10000, 150);
 	at = tl_log_len(&ag.log);
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 10, &at), 0,
 			     "no interval after the churn");
-	rss_after = settled_rss(ag.p.pid);
+	rss_after = tl_proc_settled_rss_kib(ag.p.pid);
 
 	fclose(sh.in);
 	sh.in = NULL;

@@ -28,22 +28,6 @@ static int stop_agent(struct tl_proc *ag)
 	return tl_finish(ag, SIGTERM, 60);
 }
 
-/* How many 2xx requests of c carry exactly these bytes. */
-static int arrivals(struct collector *c, const uint8_t *buf, size_t len)
-{
-	int found = 0;
-
-	for (size_t i = 0;; i++) {
-		struct coll_request *r = collector_get_ok(c, i);
-
-		if (!r)
-			break;
-		found += r->len == len && !memcmp(r->body, buf, len);
-		coll_request_free(r);
-	}
-	return found;
-}
-
 Test(agent_push, profiles_arrive_exactly_once_across_outage_and_restart, .timeout = 240)
 {
 	char *dir = tl_tmpdir("push"), out[512], queue[512], conf[512], pidarg[16], line[128];
@@ -135,8 +119,8 @@ Test(agent_push, profiles_arrive_exactly_once_across_outage_and_restart, .timeou
 			     "%s: samples not labelled pid %s", ents[i].path, pidarg);
 		gp_free(p);
 		cr_assert_eq(read_file(ents[i].path, &buf, &len), 0);
-		a_pf = arrivals(pf, buf, len);
-		a_py = arrivals(py, buf, len);
+		a_pf = collector_arrivals(pf, buf, len);
+		a_py = collector_arrivals(py, buf, len);
 		cr_expect_eq(a_py, 1, "%s arrived %d times at Pyroscope", ents[i].path, a_py);
 		cr_expect(a_pf == 1 || (a_pf == 0 && !rejected_ok++),
 			  "%s arrived %d times at profefe", ents[i].path, a_pf);

@@ -707,3 +707,18 @@ const char *coll_label(const struct coll_request *r, const char *key)
 			return r->values[i];
 	return NULL;
 }
+
+int collector_arrivals(struct collector *c, const uint8_t *buf, size_t len)
+{
+	int found = 0;
+
+	for (size_t i = 0;; i++) {
+		struct coll_request *r = collector_get_ok(c, i);
+
+		if (!r)
+			break;
+		found += r->len == len && !memcmp(r->body, buf, len);
+		coll_request_free(r);
+	}
+	return found;
+}

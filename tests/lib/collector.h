@@ -78,6 +78,8 @@ struct coll_request *collector_get(struct collector *c, size_t i);
 /* Deep copy of the i-th request answered 2xx, NULL when out of range. */
 struct coll_request *collector_get_ok(struct collector *c, size_t i);
 void coll_request_free(struct coll_request *r);
+/* How many 2xx requests of c carry exactly these bytes. */
+int collector_arrivals(struct collector *c, const uint8_t *buf, size_t len);
 /* Value of a decoded profefe label, or NULL (borrowed from r). */
 const char *coll_label(const struct coll_request *r, const char *key);
 

@@ -96,6 +96,10 @@ int64_t tl_proc_cpu_ns(pid_t pid);
  * has open; -1 when it is gone (procstat.c). */
 int64_t tl_proc_rss_kib(pid_t pid);
 int tl_proc_nfds(pid_t pid);
+/* The least of five looks at them, a few hundred ms apart (a flush holds
+ * buffers and a file for a moment). */
+int64_t tl_proc_settled_rss_kib(pid_t pid);
+int tl_proc_settled_nfds(pid_t pid);
 
 /*
  * A child's log read on a thread of its own (the child never blocks on a
