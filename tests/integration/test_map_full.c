@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "record_env.h"
 
@@ -56,4 +57,22 @@ Test(map_full, full_maps_are_counted_in_the_summary, .timeout = 180)
 	cr_expect_gt(stacks, 0, "no stack counted lost to a full stack map:\n%s", log);
 	free(log);
 	tl_log_free(&rec.log);
+}
+
+/* A value that is not a count of entries is said and ignored: the maps
+ * keep their computed sizes and the recording works. */
+Test(map_full, bad_map_entries_is_said_and_ignored, .timeout = 60)
+{
+	char cmd[1024], *text = NULL;
+	int rc;
+
+	rec_require_root();
+	snprintf(cmd, sizeof(cmd),
+		 "EBPROF_MAP_ENTRIES=lots %s/ebprof record -d 1 -F 99 -p %d -o /dev/null 2>&1",
+		 tl_build(), (int)getpid());
+	rc = tl_sh(cmd, &text);
+	cr_expect_eq(rc, 0, "record exited %d: %s", rc, text);
+	cr_expect(text && strstr(text, "EBPROF_MAP_ENTRIES='lots' ignored"),
+		  "the bad value was not said: %s", text ? text : "");
+	free(text);
 }

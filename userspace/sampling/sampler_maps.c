@@ -28,6 +28,10 @@ void sampler_size_maps(struct sampler *s, const struct sampler_opts *opts)
 				log_warn("EBPROF_MAP_ENTRIES: counts and stack maps of %lu entries",
 					 n);
 			ms.counts = ms.stacks = ms.offcpu_counts = (uint32_t)n;
+		} else if (!s->map_bytes) {
+			log_warn("EBPROF_MAP_ENTRIES='%s' ignored: not a number of entries from 1 "
+				 "to %u",
+				 env, UINT32_MAX);
 		}
 	}
 	if (opts->counts_entries)
