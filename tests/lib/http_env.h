@@ -9,8 +9,11 @@
 #ifndef EBPROF_HTTP_ENV_H
 #define EBPROF_HTTP_ENV_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "http/http.h"
@@ -43,19 +46,36 @@ struct gp_profile *http_check_profile(const void *buf, size_t len);
  * The fixture's CPU time around a request, to scale what a profile
  * should hold by the CPU the fixture really got (a busy host gives it
  * less) rather than by wall-clock time: start before the request, stop
- * as soon as the answer is there.
+ * as soon as the answer is there. Meanwhile a thread looks at the
+ * fixture's CPU time every 10 ms, so the CPU it got while the profile
+ * sampled is known, not only its average over the request (which takes
+ * in the program's load, when a busy host gives it less).
  */
+#define HTTP_CPU_LOOKS 4096 /* 40 s of looks */
+struct http_cpu_look {
+	int64_t wall_ns, cpu_ns;
+};
 struct http_cpu {
+	pid_t pid;	    /* the process watched: the fixture */
 	int64_t cpu0, cpu1; /* ns of CPU of the fixture */
 	double t0, t1;	    /* CLOCK_MONOTONIC seconds */
+	struct http_cpu_look looks[HTTP_CPU_LOOKS];
+	size_t nlooks;
+	pthread_t looker;
+	atomic_int stop;
 };
 void http_cpu_start(struct http_cpu *c);
+/* The same for another process than the fixture. */
+void http_cpu_watch(struct http_cpu *c, pid_t pid);
 void http_cpu_stop(struct http_cpu *c);
+/* Seconds of CPU the process got from wall time from_ns for dur_ns, from
+ * the looks around them; -1 when the looks do not cover it. */
+double http_cpu_during(const struct http_cpu *c, int64_t from_ns, int64_t dur_ns);
 /*
  * Expect the fixture's samples in p to be F x its CPU seconds while p was
  * sampled, within tol (a fraction): F from p's period (1e9/F), the CPU
- * seconds as p's duration times the fixture's share of a CPU over c's
- * window (it burns all along, so its share is the same inside). Also
+ * seconds from c's looks over p's time and duration (else p's duration
+ * times the fixture's share of a CPU over c's window). Also
  * expects the samples BPF counted (p's comment) to equal the samples p
  * holds. Returns the fixture's samples.
  */
