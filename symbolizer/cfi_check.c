@@ -114,3 +114,12 @@ bool cfi_program_ok(const uint8_t *p, const uint8_t *end)
 	}
 	return true;
 }
+
+bool cfi_fde_program_ok(const uint8_t *p, const uint8_t *end, bool z)
+{
+	if (!p || end < p)
+		return false;
+	if (z && !block(&p, end)) /* the augmentation data, skipped */
+		return false;
+	return cfi_program_ok(p, end);
+}

@@ -24,4 +24,9 @@
  */
 bool cfi_program_ok(const uint8_t *p, const uint8_t *end);
 
+/* The same for an FDE's instructions, from p (past its address and range)
+ * to end; z: its CIE's augmentation starts with 'z', so a ULEB128 length
+ * and that many bytes of augmentation data come first. */
+bool cfi_fde_program_ok(const uint8_t *p, const uint8_t *end, bool z);
+
 #endif /* EBPROF_CFI_CHECK_H */

@@ -253,26 +253,6 @@ static uint8_t fde_encoding(const Dwarf_CIE *cie, bool eh)
 	return DW_EH_PE_absptr;
 }
 
-/* The instructions of an FDE, from p (past its address and range) to
- * end, checked (cfi_check.h); z: augmentation data come first. */
-static bool fde_program_ok(const uint8_t *p, const uint8_t *end, bool z)
-{
-	uint64_t n = 0;
-	unsigned shift = 0;
-
-	while (z && p < end && shift < 64) { /* its length, ULEB128 */
-		n |= (uint64_t)(*p & 0x7f) << shift;
-		shift += 7;
-		if (!(*p++ & 0x80)) {
-			if ((uint64_t)(end - p) < n)
-				return false;
-			p += n;
-			z = false;
-		}
-	}
-	return !z && cfi_program_ok(p, end);
-}
-
 /* Every FDE's [start, end) in section data of address sh_addr. */
 static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh_addr, bool eh,
 			Dwarf_CFI *cfi)
@@ -328,7 +308,7 @@ static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh
 			off = next;
 			continue;
 		}
-		if (!last_cie.ok || !fde_program_ok(p + 2 * len, end, last_cie.z)) {
+		if (!last_cie.ok || !cfi_fde_program_ok(p + 2 * len, end, last_cie.z)) {
 			b->rejected++; /* left to frame pointers: a gap */
 			off = next;
 			continue;

@@ -19,21 +19,15 @@
 #include "httpc.h"
 #include "testlib.h"
 
-/* ebprof_remote_profiles{remote=...,state="STATE"} from /metrics, or -1. */
+/* ebprof_remote_profiles{remote="profefe",state="STATE"} from /metrics, or
+ * -1. */
 static int64_t remote_state(const char *listen, const char *state)
 {
-	char url[128], want[64], *s;
-	struct httpc_resp r;
-	int64_t v = -1;
+	char series[128];
 
-	snprintf(url, sizeof(url), "http://%s/metrics", listen);
-	cr_assert_eq(httpc_request("GET", url, NULL, NULL, 0, 10, &r), 0, "%s: %s", url, r.error);
-	snprintf(want, sizeof(want), "state=\"%s\"} ", state);
-	s = strstr(r.body, want);
-	if (s)
-		v = strtoll(s + strlen(want), NULL, 10);
-	httpc_free(&r);
-	return v;
+	snprintf(series, sizeof(series), "ebprof_remote_profiles{remote=\"profefe\",state=\"%s\"}",
+		 state);
+	return ag_metric(listen, series);
 }
 
 static int64_t queue_bytes(const char *queue)

@@ -56,7 +56,8 @@ int64_t ag_check_process_profile(const struct store_entry *e, const struct gp_pr
 
 int ag_free_port(void);
 
-/* A metric without labels from the agent's /metrics, or -1. */
+/* A series from the agent's /metrics, or -1: a metric without labels, or
+ * one with all of them as the agent writes them ("name{k=\"v\",...}"). */
 int64_t ag_metric(const char *listen, const char *name);
 
 #endif /* EBPROF_AGENT_ENV_H */
