@@ -3,10 +3,11 @@
 # with CLIENTS clients on this machine's CPUs (tens of thousands of
 # switches a second), phases of PHASE seconds alternating without and with
 # `ebprof record --type offcpu` (default targets: the postgres processes)
-# and the options given in OFFCPU_OPTS (e.g. "--offcpu-min 100"), measured
+# and the options given in OFFCPU_OPTS (e.g. "--offcpu-period 0"), measured
 # from WARM seconds (default 8) after the recorder starts. Reports
 # per "on" phase: TPS against the mean of the "off" phases around it, the
-# sched_switch program's ns per run and runs per second
+# off-CPU programs' ns (sched_switch's and the stacks' at sched_exit_tp or
+# finish_task_switch) per sched_switch run, and those runs per second
 # (kernel.bpf_stats_enabled), the recorder's CPU (user + system) in % of
 # one core, and the waits it counted; then medians.
 #   bench/offcpu-cost.sh [PAIRS [PHASE]]     (default 3 pairs of 20 s)
@@ -30,13 +31,16 @@ tps_of() { # seconds -> TPS of pgbench -S
 	pgbench -n -S -c "$CLIENTS" -j 2 -T "$1" -h "$pgdir" -p "$port" -U postgres postgres 2>/dev/null |
 		sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
-switch_stats() { # "NS CNT" of the sched_switch program
+switch_stats() { # "NS CNT": ns of every off-CPU program, runs of sched_switch's
 	bpftool -j prog show | python3 -c '
 import json, sys
 ns = cnt = 0
 for p in json.load(sys.stdin):
-    if p.get("type") == "raw_tracepoint" and p.get("name", "").startswith("on_switch"):
-        ns += p.get("run_time_ns", 0); cnt += p.get("run_cnt", 0)
+    name = p.get("name", "")
+    if name.startswith("on_switch") or name.startswith("offcpu_"):
+        ns += p.get("run_time_ns", 0)
+        if name.startswith("on_switch"):
+            cnt += p.get("run_cnt", 0)
 print(ns, cnt)'
 }
 

@@ -49,10 +49,15 @@ struct ebprof_pg_proc {
 };
 
 /*
- * Off-CPU time (--type offcpu): when a targeted thread leaves the CPU, its
- * stacks, statement, state and PostgreSQL wait event are taken; when it
- * comes back, the time it was away is added to the entry of that key in
- * `offcpu_counts0/1` (flipped with the CPU counts by active_counts).
+ * Off-CPU time (--type offcpu): when a targeted thread leaves the CPU, the
+ * time and its state are kept (`offcpu_starts`); when it comes back, a
+ * wait at least the period long is taken whole and a shorter one with a
+ * probability of its share of the period, counted as the period (so the
+ * sum stays the time away, on average). A wait taken gets its stacks,
+ * statement and PostgreSQL wait event in the thread's own context as it
+ * resumes (unchanged since it left), and its time is added to the entry of
+ * that key in `offcpu_counts0/1` (flipped with the CPU counts by
+ * active_counts).
  */
 enum offcpu_state {
 	OFFCPU_SLEEPING = 1, /* waiting, interruptible (S) */
@@ -69,10 +74,18 @@ struct offcpu_key {
 	__u16 pg_major;	  /* its PostgreSQL major version, 0: unknown */
 };
 
-/* A thread away now (`offcpu_starts`, by tid): since when, and its key. */
+/* A thread away now (`offcpu_starts`, by tid): since when, and how. */
 struct offcpu_start {
 	__u64 ts;
-	struct offcpu_key key;
+	__u8 state; /* enum offcpu_state */
+};
+
+/* The wait taken at this CPU's last switch (`offcpu_pending`), for the
+ * thread that resumes: its time to count and its state. */
+struct offcpu_pending {
+	__u64 ns;
+	__u32 tid; /* 0: none */
+	__u8 state;
 };
 
 struct offcpu_value {
@@ -193,6 +206,7 @@ enum ebprof_stat {
 	STAT_USTACKS_SENT,		  /* unwound stacks sent to userspace */
 	STAT_OFFCPU_SHORT,		  /* waits shorter than the threshold, not counted */
 	STAT_OFFCPU_SKIPPED,		  /* switches not sampled (offcpu sampling ratio) */
+	STAT_OFFCPU_UNTAKEN,		  /* waits under the period left out by chance */
 	STAT_MAX,
 };
 

@@ -35,11 +35,14 @@ static bool from_main(const struct gp_sample *s, const char *fn)
 	return f >= 0 && m > f;
 }
 
-/* The fixture's main thread under `--unwind mode`. */
-static void check_split(const char *mode)
+/* The fixture's main thread under `--unwind mode` with waits under
+ * `period` microseconds taken by chance (NULL: the default). With a
+ * period of 20 ms, the 30 ms sleeps are all taken whole and about half
+ * the 10 ms reads (as 20 ms each), which must still add up. */
+static void check_split(const char *mode, const char *period)
 {
 	char *dir = tl_tmpdir("offcpu"), out[512], exe[512], pidarg[16], line[128];
-	int64_t sleeping = 0, reading = 0, main_ns = 0, other = 0;
+	int64_t sleeping = 0, reading = 0, main_ns = 0, other = 0, nsleeps = 0, nreads = 0;
 	long long wall = 0, cpu = 0;
 	struct gp_profile *p;
 	struct tl_proc fx;
@@ -52,8 +55,9 @@ static void check_split(const char *mode)
 	snprintf(exe, sizeof(exe), "%s/offcpu_split", tl_path("fixtures/stacks"));
 	pid = rec_start_fixture(&fx, (char *[]){ exe, "4", NULL });
 	snprintf(pidarg, sizeof(pidarg), "%d", pid);
-	rec_start_record(&rec, (char *[]){ "--type", "offcpu", "--unwind", (char *)mode, "-p",
-					   pidarg, "-d", "60", "-o", out, NULL });
+	rec_start_record(&rec, (char *[]){ "--type", "offcpu", "--unwind", (char *)mode,
+					   "--offcpu-period", period ? (char *)period : "10000",
+					   "-p", pidarg, "-d", "60", "-o", out, NULL });
 	fputs("go\n", fx.in);
 	fflush(fx.in);
 	cr_assert_eq(tl_wait_line(fx.out, "wall_ns=", line, sizeof(line), 30), 0);
@@ -71,11 +75,13 @@ static void check_split(const char *mode)
 			continue;
 		main_ns += s->values[vi];
 		cr_expect_not_null(gp_label(s, "state"));
-		if (from_main(s, "wait_sleeping"))
+		if (from_main(s, "wait_sleeping")) {
 			sleeping += s->values[vi];
-		else if (from_main(s, "wait_reading"))
+			nsleeps += s->values[0];
+		} else if (from_main(s, "wait_reading")) {
 			reading += s->values[vi];
-		else
+			nreads += s->values[0];
+		} else
 			other += s->values[vi];
 	}
 	cr_assert_gt(sleeping + reading, 0, "no waits of the main thread under its functions");
@@ -86,6 +92,10 @@ static void check_split(const char *mode)
 			  "--unwind %s: nanosleep %.1f%% of the time away, expected 75 +- 10", mode,
 			  share);
 	}
+	if (period) /* each sleep taken, about half the reads */
+		cr_expect(nreads >= nsleeps * 0.3 && nreads <= nsleeps * 0.7,
+			  "period %s us: %lld reads taken for %lld sleeps, expected about half",
+			  period, (long long)nreads, (long long)nsleeps);
 	cr_expect_leq(other, main_ns / 20, "%lld ns of %lld away not under either function",
 		      (long long)other, (long long)main_ns);
 	/* the thread's time: on the CPU or away, nothing else */
@@ -100,13 +110,20 @@ static void check_split(const char *mode)
 
 Test(offcpu, time_away_splits_3_to_1_under_complete_stacks, .timeout = 120)
 {
-	check_split("dwarf");
+	check_split("dwarf", NULL);
+}
+
+/* Waits shorter than the period are taken by chance, counted as the
+ * period: the split and the thread's time still hold. */
+Test(offcpu, short_waits_taken_by_chance_still_add_up, .timeout = 120)
+{
+	check_split("dwarf", "20000");
 }
 
 /* kernels without bpf_loop() unwind off-CPU stacks by tail calls */
 Test(offcpu, time_away_splits_3_to_1_by_tail_calls, .timeout = 120)
 {
-	check_split("dwarf-tail");
+	check_split("dwarf-tail", NULL);
 }
 
 static void expect_refused(const char *args, const char *needle)
@@ -124,6 +141,8 @@ Test(offcpu, bad_options_are_refused, .timeout = 60)
 	expect_refused("--type offcpu --offcpu-min 60000001", "offcpu-min");
 	expect_refused("--type offcpu --offcpu-ratio 0", "offcpu-ratio");
 	expect_refused("--type offcpu --offcpu-ratio 101", "offcpu-ratio");
+	expect_refused("--type offcpu --offcpu-period -1", "offcpu-period");
+	expect_refused("--type offcpu --offcpu-period 1000001", "offcpu-period");
 }
 
 static struct pgcluster pg;

@@ -515,6 +515,8 @@ static const struct bad_value bad_values[] = {
 	  "%s must be cpu, offcpu or cpu,offcpu, got 'cpu,,offcpu'" },
 	{ "offcpu-ratio", "0", "%s must be between 1 and 100, got 0" },
 	{ "offcpu-ratio", "101", "%s must be between 1 and 100, got 101" },
+	{ "offcpu-period", "-1", "%s must be between 0 and 1000000, got -1" },
+	{ "offcpu-period", "1000001", "%s must be between 0 and 1000000, got 1000001" },
 	{ "offcpu-min", "-1", "%s must be between 0 and 60000000, got -1" },
 	{ "query-labels", "", "%s must be normalized, fingerprint or off, got ''" },
 	{ "query-labels", "Normalized",

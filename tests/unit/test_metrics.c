@@ -119,7 +119,7 @@ static void check_format(const char *text)
 Test(metrics, a_fresh_agent)
 {
 	struct agent_metrics m;
-	char *text, want[8192];
+	char *text, want[16384];
 	size_t off = 0;
 
 	agent_metrics_init(&m);
@@ -281,7 +281,11 @@ Test(metrics, a_fresh_agent)
 		 "ebprof_offcpu_short_waits_total 0\n"
 		 "# HELP ebprof_offcpu_switches_skipped_total Switches not taken (offcpu-ratio).\n"
 		 "# TYPE ebprof_offcpu_switches_skipped_total counter\n"
-		 "ebprof_offcpu_switches_skipped_total 0\n");
+		 "ebprof_offcpu_switches_skipped_total 0\n"
+		 "# HELP ebprof_offcpu_waits_untaken_total Waits shorter than offcpu-period left "
+		 "out by chance (their time is carried by those taken).\n"
+		 "# TYPE ebprof_offcpu_waits_untaken_total counter\n"
+		 "ebprof_offcpu_waits_untaken_total 0\n");
 	cr_expect_str_eq(text, want);
 	check_format(text);
 	free(text);

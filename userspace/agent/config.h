@@ -45,6 +45,7 @@ struct agent_config {
 	unsigned profile_types;		/* profile-types: SAMPLER_TYPE_*, default cpu */
 	int offcpu_min_us;		/* offcpu-min: microseconds, default 0 */
 	int offcpu_ratio;		/* offcpu-ratio: percent of switches, default 100 */
+	int offcpu_period_us;		/* offcpu-period: microseconds, 0: every wait */
 	int interval;			/* interval: seconds, 1..86400, default 60 */
 	bool group_short_lived;		/* group-short-lived: default true */
 	int group_min_samples;		/* group-min-samples: 0..1000000, default 0 */

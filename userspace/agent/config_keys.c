@@ -18,6 +18,7 @@
 #include "ebprof/bpf_shared.h"
 #include "http/http.h"
 #include "process/targets.h"
+#include "sampling/sampler.h"
 #include "sinks/remote/remote.h"
 #include "util/args.h"
 #include "util/log.h"
@@ -69,6 +70,17 @@ const struct key_def config_keys[] = {
 	  .help = "offcpu: percent of switches taken, 1..100\n"
 		  "(times scaled back: threads that wait seldom\n"
 		  "get noisy totals); stacks cost ~7 us a switch" },
+	{ .name = "offcpu-period",
+	  .type = T_INT,
+	  .off = F(offcpu_period_us),
+	  .min = 0,
+	  .max = SAMPLER_OFFCPU_PERIOD_MAX_US,
+	  .arg = "USECS",
+	  .def = SAMPLER_OFFCPU_PERIOD_US_TEXT,
+	  .help = "offcpu: a wait at least this long is taken\n"
+		  "whole, a shorter one with the probability\n"
+		  "of its share of it, counted as this long\n"
+		  "(0: every wait); bounds the stacks taken" },
 	{ .name = "interval",
 	  .type = T_INT,
 	  .off = F(interval),

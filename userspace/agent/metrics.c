@@ -275,6 +275,10 @@ int agent_metrics_write(FILE *out, void *ctx)
 	       "Waits shorter than offcpu-min, not counted.", m->lost[STAT_OFFCPU_SHORT]);
 	metric(out, "ebprof_offcpu_switches_skipped_total", "counter",
 	       "Switches not taken (offcpu-ratio).", m->lost[STAT_OFFCPU_SKIPPED]);
+	metric(out, "ebprof_offcpu_waits_untaken_total", "counter",
+	       "Waits shorter than offcpu-period left out by chance (their time is carried by "
+	       "those taken).",
+	       m->lost[STAT_OFFCPU_UNTAKEN]);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }

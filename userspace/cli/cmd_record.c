@@ -23,7 +23,7 @@
 
 struct record_opts {
 	bool offcpu; /* --type offcpu */
-	long offcpu_min_us, offcpu_pct;
+	long offcpu_min_us, offcpu_pct, offcpu_period_us;
 	long frequency;
 	double duration; /* 0: until interrupted */
 	uint32_t *pids;
@@ -74,6 +74,10 @@ void cmd_record_usage(void)
 	       "                         0..60000000 (default 0)\n"
 	       "      --offcpu-ratio PCT offcpu: percent of switches taken, 1..100 (times\n"
 	       "                         scaled back; default 100)\n"
+	       "      --offcpu-period USECS offcpu: waits at least this long are taken\n"
+	       "                         whole, shorter ones by chance (their share of it)\n"
+	       "                         as this long; 0: every wait, 0..1000000\n"
+	       "                         (default " SAMPLER_OFFCPU_PERIOD_US_TEXT ")\n"
 	       "  -F, --frequency HZ     samples per second per CPU, 1..10000 (default 99)\n"
 	       "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C)\n"
 	       "      --no-kernel        do not collect kernel stacks\n"
@@ -124,6 +128,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_TYPE,
 		OPT_OFFCPU_MIN,
 		OPT_OFFCPU_RATIO,
+		OPT_OFFCPU_PERIOD,
 		OPT_IDLE,
 	};
 	static const struct option longopts[] = {
@@ -145,6 +150,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "type", required_argument, NULL, OPT_TYPE },
 		{ "offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
 		{ "offcpu-ratio", required_argument, NULL, OPT_OFFCPU_RATIO },
+		{ "offcpu-period", required_argument, NULL, OPT_OFFCPU_PERIOD },
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -156,6 +162,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 
 	o->frequency = 99;
 	o->offcpu_pct = 100;
+	o->offcpu_period_us = SAMPLER_OFFCPU_PERIOD_US;
 	o->kernel = o->user = o->inherit = true;
 	opterr = 0;
 	optind = 1;
@@ -252,6 +259,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 					   sizeof(err)))
 				goto bad;
 			break;
+		case OPT_OFFCPU_PERIOD:
+			if (args_parse_int(optarg, "offcpu-period", 0, SAMPLER_OFFCPU_PERIOD_MAX_US,
+					   &o->offcpu_period_us, err, sizeof(err)))
+				goto bad;
+			break;
 		case OPT_IDLE:
 			o->idle = true;
 			break;
@@ -310,6 +322,7 @@ static void session_options(const struct record_opts *o, const char *comment, st
 	so->types = o->offcpu ? SAMPLER_TYPE_OFFCPU : SAMPLER_TYPE_CPU;
 	so->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
 	so->offcpu_pct = (uint32_t)o->offcpu_pct;
+	so->offcpu_period_ns = (uint64_t)o->offcpu_period_us * 1000;
 	so->all = o->all;
 	so->kernel = o->kernel;
 	so->user = o->user;

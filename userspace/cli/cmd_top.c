@@ -29,7 +29,7 @@
 #include "util/version.h"
 
 struct top_opts {
-	long frequency, delay, rows, offcpu_pct;
+	long frequency, delay, rows, offcpu_pct, offcpu_period_us;
 	bool once, waits, idle;
 	uint32_t *pids;
 	size_t npids;
@@ -74,6 +74,10 @@ void cmd_top_usage(void)
 	       "      --no-waits         CPU only: no off-CPU sampling, no wait column\n"
 	       "      --offcpu-ratio PCT percent of switches taken, 1..100 (times scaled\n"
 	       "                         back; default 100)\n"
+	       "      --offcpu-period USECS waits at least this long are taken whole,\n"
+	       "                         shorter ones by chance (their share of it) as\n"
+	       "                         this long; 0: every wait, 0..1000000\n"
+	       "                         (default " SAMPLER_OFFCPU_PERIOD_US_TEXT ")\n"
 	       "      --idle             count idle waits too: backends waiting for their\n"
 	       "                         client (Client:ClientRead (idle)), background\n"
 	       "                         processes in their main loop (Activity:*)\n"
@@ -88,7 +92,14 @@ void cmd_top_usage(void)
 
 static int parse_args(int argc, char **argv, struct top_opts *o)
 {
-	enum { OPT_COMM = 256, OPT_ONCE, OPT_NO_WAITS, OPT_OFFCPU_RATIO, OPT_IDLE };
+	enum {
+		OPT_COMM = 256,
+		OPT_ONCE,
+		OPT_NO_WAITS,
+		OPT_OFFCPU_RATIO,
+		OPT_OFFCPU_PERIOD,
+		OPT_IDLE
+	};
 	static const struct option longopts[] = {
 		{ "delay", required_argument, NULL, 'd' },
 		{ "frequency", required_argument, NULL, 'F' },
@@ -98,6 +109,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "no-waits", no_argument, NULL, OPT_NO_WAITS },
 		{ "offcpu-ratio", required_argument, NULL, OPT_OFFCPU_RATIO },
+		{ "offcpu-period", required_argument, NULL, OPT_OFFCPU_PERIOD },
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -108,6 +120,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 	o->frequency = 99;
 	o->delay = 2;
 	o->offcpu_pct = 100; /* at 5%, one 3.5 s wait is mostly missed */
+	o->offcpu_period_us = SAMPLER_OFFCPU_PERIOD_US;
 	o->waits = true;
 	opterr = 0;
 	optind = 1;
@@ -142,6 +155,11 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 			break;
 		case OPT_NO_WAITS:
 			o->waits = false;
+			break;
+		case OPT_OFFCPU_PERIOD:
+			if (args_parse_int(optarg, "offcpu-period", 0, SAMPLER_OFFCPU_PERIOD_MAX_US,
+					   &o->offcpu_period_us, err, sizeof(err)))
+				goto bad;
 			break;
 		case OPT_OFFCPU_RATIO:
 			if (args_parse_int(optarg, "offcpu-ratio", 1, 100, &o->offcpu_pct, err,
@@ -383,6 +401,7 @@ static void session_options(struct top *t, struct sink **sink, struct session_op
 	so->frequency = (int)t->o.frequency;
 	so->types = SAMPLER_TYPE_CPU | (t->o.waits ? SAMPLER_TYPE_OFFCPU : 0);
 	so->offcpu_pct = (uint32_t)t->o.offcpu_pct;
+	so->offcpu_period_ns = (uint64_t)t->o.offcpu_period_us * 1000;
 	so->kernel = so->user = so->inherit = true;
 	so->pids = t->o.pids;
 	so->npids = t->o.npids;

@@ -126,6 +126,7 @@ static void fill_opts(struct http_server *s, const struct adhoc_request *r,
 	o->frequency = r->frequency;
 	o->types = r->offcpu ? SAMPLER_TYPE_OFFCPU : SAMPLER_TYPE_CPU;
 	o->offcpu_pct = r->offcpu_pct > 0 ? (uint32_t)r->offcpu_pct : 100;
+	o->offcpu_period_ns = SAMPLER_OFFCPU_PERIOD_US * 1000ull;
 	o->kernel = s->kernel;
 	o->user = s->user;
 	o->btf_path = s->btf;

@@ -118,6 +118,7 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	so.types = o->types;
 	so.offcpu_min_ns = o->offcpu_min_ns;
 	so.offcpu_pct = o->offcpu_pct;
+	so.offcpu_period_ns = o->offcpu_period_ns;
 	so.all = o->all;
 	so.kernel = o->kernel;
 	so.user = o->user;

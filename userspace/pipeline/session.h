@@ -42,6 +42,7 @@ struct session_opts {
 				       * A profile of each type per interval */
 	uint64_t offcpu_min_ns;	      /* ... waits shorter than this not counted */
 	uint32_t offcpu_pct;	      /* ... percent of switches taken; 0: 100 */
+	uint64_t offcpu_period_ns;    /* ... shorter waits taken by chance; 0: all */
 	int frequency;		      /* Hz, 1..10000 */
 	bool kernel, user;	      /* stacks to collect */
 	const char *btf_path;	      /* NULL: the kernel's BTF */

@@ -271,9 +271,10 @@ static int64_t cached_location(struct builder *b, uint64_t mapping_id, uint64_t 
 	return (int64_t)((struct loc_entry *)v)->location_id;
 }
 
-/* The frames of the tracing that took an off-CPU stack at sched_switch
- * (the program, bpf_trace_run*, __bpf_trace_*, __traceiter_*: which
- * ones depends on the kernel): not where the thread waited. */
+/* The frames of the tracing that took an off-CPU stack (the program,
+ * bpf_trace_run*, __bpf_trace_*, __traceiter_*, and finish_task_switch
+ * where the kprobe sits: which ones depends on the kernel): not where the
+ * thread waited. */
 static uint32_t tracing_frames(struct builder *b, const struct raw_sample *s)
 {
 	uint32_t i;
@@ -288,7 +289,8 @@ static uint32_t tracing_frames(struct builder *b, const struct raw_sample *s)
 		    !(fn = f.function))
 			break;
 		if (strncmp(fn, "bpf_prog_", 9) && strncmp(fn, "bpf_trace_run", 13) &&
-		    strncmp(fn, "__bpf_trace_", 12) && strncmp(fn, "__traceiter_", 12))
+		    strncmp(fn, "__bpf_trace_", 12) && strncmp(fn, "__traceiter_", 12) &&
+		    strncmp(fn, "finish_task_switch", 18))
 			break;
 	}
 	return i < s->nkernel ? i : 0;

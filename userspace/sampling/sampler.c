@@ -605,6 +605,7 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_USTACKS_SENT] = "unwound user stacks sent",
 		[STAT_OFFCPU_SHORT] = "waits under the off-CPU threshold",
 		[STAT_OFFCPU_SKIPPED] = "switches not sampled (off-CPU ratio)",
+		[STAT_OFFCPU_UNTAKEN] = "waits under the off-CPU period left to chance",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";

@@ -31,25 +31,33 @@ enum sampler_unwind {
 #define SAMPLER_TYPE_CPU 1u    /* samples at frequency (perf events) */
 #define SAMPLER_TYPE_OFFCPU 2u /* time away from the CPU (sched_switch) */
 
+/* Off-CPU waits shorter than the period are taken with the probability
+ * of their share of it, and counted as the period: the default, and the
+ * longest (the program draws from 32 bits of nanoseconds). */
+#define SAMPLER_OFFCPU_PERIOD_US 10000
+#define SAMPLER_OFFCPU_PERIOD_US_TEXT "10000" /* the same, for help texts */
+#define SAMPLER_OFFCPU_PERIOD_MAX_US 1000000
+
 struct sampler_opts {
-	unsigned types;		  /* SAMPLER_TYPE_*; 0: CPU */
-	uint64_t offcpu_min_ns;	  /* waits shorter than this are not counted */
-	uint32_t offcpu_pct;	  /* percent of switches taken, 1..100; 0: 100 */
-	int frequency;		  /* Hz, 1..10000 */
-	bool all;		  /* every task, no target filter */
-	bool kernel;		  /* collect kernel stacks */
-	bool user;		  /* collect user stacks */
-	bool follow_forks;	  /* children of targets become targets */
-	bool queries;		  /* read the statements of pg_procs entries */
-	const char *const *comms; /* exec of a process with one of these names */
-	size_t ncomms;		  /* makes it a target; at most EBPROF_MAX_COMMS */
-	int interval_s;		  /* seconds between drains, sizes the maps
-				   * (map_sizes.h); 0: unknown */
-	uint32_t counts_entries;  /* 0 = from CPUs, frequency, interval, or
-				   * the environment's EBPROF_MAP_ENTRIES (the
-				   * tests' way to fill the maps on purpose) */
-	uint32_t stack_entries;	  /* 0 = from CPUs, frequency, interval */
-	const char *btf_path;	  /* external vmlinux BTF, NULL = the kernel's */
+	unsigned types;		   /* SAMPLER_TYPE_*; 0: CPU */
+	uint64_t offcpu_min_ns;	   /* waits shorter than this are not counted */
+	uint32_t offcpu_pct;	   /* percent of switches taken, 1..100; 0: 100 */
+	uint64_t offcpu_period_ns; /* shorter waits taken by chance, 0: all */
+	int frequency;		   /* Hz, 1..10000 */
+	bool all;		   /* every task, no target filter */
+	bool kernel;		   /* collect kernel stacks */
+	bool user;		   /* collect user stacks */
+	bool follow_forks;	   /* children of targets become targets */
+	bool queries;		   /* read the statements of pg_procs entries */
+	const char *const *comms;  /* exec of a process with one of these names */
+	size_t ncomms;		   /* makes it a target; at most EBPROF_MAX_COMMS */
+	int interval_s;		   /* seconds between drains, sizes the maps
+				    * (map_sizes.h); 0: unknown */
+	uint32_t counts_entries;   /* 0 = from CPUs, frequency, interval, or
+				    * the environment's EBPROF_MAP_ENTRIES (the
+				    * tests' way to fill the maps on purpose) */
+	uint32_t stack_entries;	   /* 0 = from CPUs, frequency, interval */
+	const char *btf_path;	   /* external vmlinux BTF, NULL = the kernel's */
 	enum sampler_unwind unwind;
 	uint64_t unwind_budget;	      /* bytes of unwind tables; 0 = 64 MiB */
 	const char *unwind_cache_dir; /* NULL = /var/cache/ebprof/unwind, "" = none */

@@ -35,9 +35,11 @@ struct sampler {
 	uint64_t *seen;
 	size_t nseen, seen_cap;
 	/* Off-CPU (sampler_offcpu.c) */
-	unsigned types; /* SAMPLER_TYPE_* */
-	struct bpf_link *offcpu_link;
-	double offcpu_scale; /* 100 / the share of switches taken */
+	unsigned types;			     /* SAMPLER_TYPE_* */
+	struct bpf_link *offcpu_link;	     /* sched_switch: the waits timed */
+	struct bpf_link *offcpu_resume_link; /* where the switch ends: their stacks */
+	bool offcpu_tp;			     /* ... at sched_exit_tp, not a kprobe */
+	double offcpu_scale;		     /* 100 / the share of switches taken */
 	struct offcpu_key *okeys;
 	struct offcpu_value *ovalues;
 };

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The sampler's off-CPU half (bpf/offcpu.bpf.h): which sched_switch
- * program loads (user stacks unwound from CFI under bpf_loop or by tail
- * calls of raw_tp programs of its own, as the sampler unwinds, or by
- * frame pointers), its attachment, the drain of the off-CPU counts into
- * raw samples, and the stacks its entries still refer to.
+ * The sampler's off-CPU half (bpf/offcpu.bpf.h): the sched_switch program
+ * that times the waits, and which of the finish_task_switch kprobes that
+ * take the stacks of a wait loads (user stacks unwound from CFI under
+ * bpf_loop or by tail calls of kprobe programs of its own, as the sampler
+ * unwinds, or by frame pointers); their attachment, the drain of the
+ * off-CPU counts into raw samples, and the stacks its entries refer to.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,18 +41,43 @@ int sampler_types_parse(const char *s, unsigned *out)
 	return 0;
 }
 
+/* Where the stacks of a wait are taken: the sched_exit_tp tracepoint
+ * (6.16+) when this kernel has it, else a kprobe on finish_task_switch. */
+static bool has_sched_exit_tp(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[256];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, " __traceiter_sched_exit_tp\n") != NULL;
+	fclose(f);
+	return found;
+}
+
 void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 {
 	struct profile_bpf *sk = s->skel;
 	bool on = opts->types & SAMPLER_TYPE_OFFCPU;
+	bool tp = on && has_sched_exit_tp(), kp = on && !tp;
+	bool fp = s->unwind == SAMPLER_UNWIND_FP, loop = s->unwind == SAMPLER_UNWIND_LOOP;
+	bool tail = s->unwind == SAMPLER_UNWIND_TAIL;
 
 	s->types = opts->types ? opts->types : SAMPLER_TYPE_CPU;
-	bpf_program__set_autoload(sk->progs.on_switch_loop, on && s->unwind == SAMPLER_UNWIND_LOOP);
-	bpf_program__set_autoload(sk->progs.on_switch_tail, on && s->unwind == SAMPLER_UNWIND_TAIL);
-	bpf_program__set_autoload(sk->progs.offcpu_unwind_tail,
-				  on && s->unwind == SAMPLER_UNWIND_TAIL);
-	bpf_program__set_autoload(sk->progs.on_switch, on && s->unwind == SAMPLER_UNWIND_FP);
+	s->offcpu_tp = tp;
+	bpf_program__set_autoload(sk->progs.on_switch, on);
+	bpf_program__set_autoload(sk->progs.offcpu_tp, tp && fp);
+	bpf_program__set_autoload(sk->progs.offcpu_tp_loop, tp && loop);
+	bpf_program__set_autoload(sk->progs.offcpu_tp_tail, tp && tail);
+	bpf_program__set_autoload(sk->progs.offcpu_tp_more, tp && tail);
+	bpf_program__set_autoload(sk->progs.offcpu_kp, kp && fp);
+	bpf_program__set_autoload(sk->progs.offcpu_kp_loop, kp && loop);
+	bpf_program__set_autoload(sk->progs.offcpu_kp_tail, kp && tail);
+	bpf_program__set_autoload(sk->progs.offcpu_kp_more, kp && tail);
 	sk->rodata->offcpu_min_ns = opts->offcpu_min_ns;
+	sk->rodata->offcpu_period_ns = opts->offcpu_period_ns;
 	sk->rodata->offcpu_pct = opts->offcpu_pct ? opts->offcpu_pct : 100;
 	s->offcpu_scale = 100.0 / sk->rodata->offcpu_pct;
 	if (!on) { /* its maps at their least */
@@ -61,30 +87,106 @@ void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 	}
 }
 
+/* The name finish_task_switch has in this kernel (compilers make it
+ * finish_task_switch.isra.0 and the like): 0, or -ENOENT. */
+static int switch_end_symbol(char *name, size_t len)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[256], sym[128];
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %*s %127s", sym) != 1 ||
+		    strncmp(sym, "finish_task_switch", 18) || (sym[18] && sym[18] != '.'))
+			continue;
+		snprintf(name, len, "%s", sym);
+		ret = 0;
+		if (!sym[18])
+			break; /* the plain name wins */
+	}
+	fclose(f);
+	return ret;
+}
+
+/* The program that takes the stacks of a wait, and its tail-call array. */
+static struct bpf_program *stacks_prog(struct sampler *s, struct bpf_map **progs,
+				       struct bpf_program **more)
+{
+	struct profile_bpf *sk = s->skel;
+	bool tp = s->offcpu_tp;
+
+	*progs = tp ? sk->maps.offcpu_unwind_tp : sk->maps.offcpu_unwind_kp;
+	*more = tp ? sk->progs.offcpu_tp_more : sk->progs.offcpu_kp_more;
+	if (s->unwind == SAMPLER_UNWIND_LOOP)
+		return tp ? sk->progs.offcpu_tp_loop : sk->progs.offcpu_kp_loop;
+	if (s->unwind == SAMPLER_UNWIND_TAIL)
+		return tp ? sk->progs.offcpu_tp_tail : sk->progs.offcpu_kp_tail;
+	return tp ? sk->progs.offcpu_tp : sk->progs.offcpu_kp;
+}
+
+static int attach_stacks(struct sampler *s, struct bpf_program *p, char *err, size_t errlen)
+{
+	char sym[128];
+	int ret;
+
+	if (s->offcpu_tp) {
+		s->offcpu_resume_link = bpf_program__attach(p);
+		if (s->offcpu_resume_link)
+			return 0;
+		ret = -errno;
+		snprintf(err, errlen, "cannot attach the off-CPU program to sched_exit_tp: %s",
+			 strerror(errno));
+		return ret;
+	}
+	ret = switch_end_symbol(sym, sizeof(sym));
+	if (ret) {
+		snprintf(err, errlen,
+			 "off-CPU stacks need the sched_exit_tp tracepoint (6.16+) or a kprobe "
+			 "on finish_task_switch: %s in /proc/kallsyms",
+			 ret == -ENOENT ? "not found" : strerror(-ret));
+		return ret;
+	}
+	s->offcpu_resume_link = bpf_program__attach_kprobe(p, false, sym);
+	if (s->offcpu_resume_link)
+		return 0;
+	ret = -errno;
+	snprintf(err, errlen,
+		 "off-CPU stacks need the sched_exit_tp tracepoint (6.16+) or a kprobe on %s "
+		 "(CONFIG_KPROBES): %s",
+		 sym, strerror(errno));
+	return ret;
+}
+
 int offcpu_attach(struct sampler *s, char *err, size_t errlen)
 {
-	struct bpf_program *p = s->unwind == SAMPLER_UNWIND_LOOP   ? s->skel->progs.on_switch_loop
-				: s->unwind == SAMPLER_UNWIND_TAIL ? s->skel->progs.on_switch_tail
-								   : s->skel->progs.on_switch;
+	struct bpf_program *more, *p;
+	struct bpf_map *progs;
 	int ret, key = 0, fd;
 
 	if (!(s->types & SAMPLER_TYPE_OFFCPU) || s->offcpu_link)
 		return 0;
+	p = stacks_prog(s, &progs, &more);
 	if (s->unwind == SAMPLER_UNWIND_TAIL) {
-		fd = bpf_program__fd(s->skel->progs.offcpu_unwind_tail);
-		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.offcpu_unwind_prog), &key, &fd,
-					BPF_ANY)) {
+		fd = bpf_program__fd(more);
+		if (bpf_map_update_elem(bpf_map__fd(progs), &key, &fd, BPF_ANY)) {
 			ret = -errno;
 			snprintf(err, errlen, "cannot set up the off-CPU unwinder's tail call: %s",
 				 strerror(errno));
 			return ret;
 		}
 	}
-	s->offcpu_link = bpf_program__attach(p);
+	/* the stacks first: a wait timed before they can be taken is lost */
+	ret = attach_stacks(s, p, err, errlen);
+	if (ret)
+		return ret;
+	s->offcpu_link = bpf_program__attach(s->skel->progs.on_switch);
 	if (!s->offcpu_link) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot attach the off-CPU program to sched_switch: %s",
 			 strerror(errno));
+		offcpu_detach(s);
 		return ret;
 	}
 	return 0;
@@ -94,6 +196,8 @@ void offcpu_detach(struct sampler *s)
 {
 	bpf_link__destroy(s->offcpu_link);
 	s->offcpu_link = NULL;
+	bpf_link__destroy(s->offcpu_resume_link);
+	s->offcpu_resume_link = NULL;
 }
 
 struct offcpu_fn {
@@ -183,10 +287,7 @@ void offcpu_mark_live(struct sampler *s)
 {
 	int counts = bpf_map__fd(s->active ? s->skel->maps.offcpu_counts1
 					   : s->skel->maps.offcpu_counts0);
-	int starts = bpf_map__fd(s->skel->maps.offcpu_starts);
 	struct offcpu_key key, *prev = NULL;
-	struct offcpu_start start;
-	uint32_t tid, *tprev = NULL;
 
 	if (!(s->types & SAMPLER_TYPE_OFFCPU))
 		return;
@@ -194,13 +295,5 @@ void offcpu_mark_live(struct sampler *s)
 		sampler_mark_stack(s, key.s.kstack);
 		sampler_mark_stack(s, key.s.ustack);
 		prev = &key;
-	}
-	/* threads away now: their stacks are counted when they come back */
-	while (!bpf_map_get_next_key(starts, tprev, &tid)) {
-		if (!bpf_map_lookup_elem(starts, &tid, &start)) {
-			sampler_mark_stack(s, start.key.s.kstack);
-			sampler_mark_stack(s, start.key.s.ustack);
-		}
-		tprev = &tid;
 	}
 }
