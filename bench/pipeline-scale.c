@@ -112,6 +112,13 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_pair(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : cmp_u64(x + 1, y + 1);
+}
+
 static void pool_unique(struct pool *p)
 {
 	size_t j = 0;
@@ -230,6 +237,30 @@ static int make_stacks(const struct opts *o, const uint32_t *pids, const struct 
 		st[j].count = c;
 	}
 	return 0;
+}
+
+/* Distinct (process, address) pairs: the locations of all the profiles
+ * of an interval (the builder interns one per address per mapping). */
+static size_t count_locations(const struct stack *st, size_t n)
+{
+	size_t total = 0, m = 0, k = 0;
+	uint64_t *a;
+
+	for (size_t i = 0; i < n; i++)
+		total += st[i].nk + st[i].nu;
+	a = malloc(total * 2 * sizeof(*a));
+	if (!a)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		for (int j = 0; j < st[i].nk + st[i].nu; j++) {
+			a[2 * m] = st[i].pid;
+			a[2 * m++ + 1] = st[i].frames[j];
+		}
+	qsort(a, m, 2 * sizeof(*a), cmp_pair);
+	for (size_t i = 0; i < m; i++)
+		k += !i || a[2 * i] != a[2 * i - 2] || a[2 * i + 1] != a[2 * i - 1];
+	free(a);
+	return k;
 }
 
 /* The drain: every (process, stack) once with its count. */
@@ -463,7 +494,7 @@ static int run(const struct opts *o, struct session *s, struct feed *fd, struct 
 	return 0;
 }
 
-static void summary(const struct opts *o, struct figures *fig, double rss_setup)
+static void summary(const struct opts *o, struct figures *fig, double rss_setup, size_t nlocs)
 {
 	int n = o->intervals;
 	double v[MAX_INTERVALS];
@@ -488,6 +519,7 @@ static void summary(const struct opts *o, struct figures *fig, double rss_setup)
 	       "flush_cpu_us=%.2f\n",
 	       heap / o->stacks, (peak - MED(rss_before)) * 1024 / o->stacks,
 	       (after - rss_setup) * 1024 / o->stacks, MED(cpu_ms) * 1000 / o->stacks);
+	printf("per_location: locations=%zu heap_bytes=%.0f\n", nlocs, nlocs ? heap / nlocs : 0);
 #undef MED
 }
 
@@ -501,6 +533,7 @@ int main(int argc, char **argv)
 	struct feed fd = { 0 };
 	char tmp[] = "/tmp/pipeline-scale.XXXXXX";
 	uint64_t fed = 0;
+	size_t nlocs;
 	uint32_t *pids;
 	double rss_setup;
 	int ret;
@@ -557,11 +590,12 @@ int main(int argc, char **argv)
 	printf("fed: samples=%llu stacks=%d intervals=%d\n",
 	       (unsigned long long)fed * (uint64_t)(o.warmup + o.intervals), o.stacks,
 	       o.warmup + o.intervals);
+	nlocs = count_locations(fd.st, fd.n);
 	malloc_trim(0);
 	rss_setup = status_kib("VmRSS");
 	ret = run(&o, s, &fd, fig);
 	if (!ret)
-		summary(&o, fig, rss_setup);
+		summary(&o, fig, rss_setup, nlocs);
 out:
 	session_close(s);
 	sink_close(store, 0);
