@@ -76,7 +76,7 @@ struct feed {
 	struct stack *st;
 	size_t n;
 	/* at the end of the drain: the builders hold the interval */
-	double drain_ms;
+	double drain_ms, drain_cpu_ms;
 	size_t heap_built;
 };
 
@@ -239,6 +239,14 @@ static int make_stacks(const struct opts *o, const uint32_t *pids, const struct 
 	return 0;
 }
 
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 /* Distinct (process, address) pairs: the locations of all the profiles
  * of an interval (the builder interns one per address per mapping). */
 static size_t count_locations(const struct stack *st, size_t n)
@@ -268,6 +276,7 @@ static int drain(raw_sample_fn add, void *add_ctx, void *ctx)
 {
 	struct feed *f = ctx;
 	int64_t t0 = mono_ns();
+	double c0 = cpu_ms();
 
 	for (size_t i = 0; i < f->n; i++) {
 		const struct stack *s = &f->st[i];
@@ -287,6 +296,7 @@ static int drain(raw_sample_fn add, void *add_ctx, void *ctx)
 			return err;
 	}
 	f->drain_ms = (mono_ns() - t0) / 1e6;
+	f->drain_cpu_ms = cpu_ms() - c0;
 	f->heap_built = mallinfo2().uordblks;
 	return (int)f->n;
 }
@@ -316,14 +326,6 @@ static void reset_peak(void)
 			fprintf(stderr, "pipeline-scale: cannot reset the peak RSS\n");
 		close(fd);
 	}
-}
-
-static double cpu_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -445,7 +447,7 @@ static void reap(int n, const uint32_t *pids)
 }
 
 struct figures {
-	double wall_ms, cpu_ms, drain_ms;
+	double wall_ms, cpu_ms, drain_ms, drain_cpu_ms;
 	double rss_before, rss_peak, rss_after; /* KiB */
 	double heap_built;			/* bytes the builders held, at the drain's end */
 };
@@ -470,17 +472,20 @@ static int run(const struct opts *o, struct session *s, struct feed *fd, struct 
 		g->wall_ms = mono_ns() / 1e6 - w0;
 		g->cpu_ms = cpu_ms() - c0;
 		g->drain_ms = fd->drain_ms;
+		g->drain_cpu_ms = fd->drain_cpu_ms;
 		g->heap_built = (double)fd->heap_built - (double)heap0;
 		g->rss_peak = status_kib("VmHWM");
 		malloc_trim(0); /* as the agent does after each interval */
 		g->rss_after = status_kib("VmRSS");
-		printf("interval %d%s: flush %.1f ms wall %.1f ms cpu (drain %.1f ms), "
+		printf("interval %d%s: flush %.1f ms wall %.1f ms cpu (drain %.1f ms, %.1f ms "
+		       "cpu), "
 		       "%llu profiles, %llu failed, %llu samples, %llu stacks; RSS %.0f -> peak "
 		       "%.0f -> %.0f KiB; builders' heap %.0f KiB\n",
 		       k + 1, k < o->warmup ? " (warm-up)" : "", g->wall_ms, g->cpu_ms, g->drain_ms,
-		       (unsigned long long)iv.written, (unsigned long long)iv.failed,
-		       (unsigned long long)iv.built.samples, (unsigned long long)iv.built.stacks,
-		       g->rss_before, g->rss_peak, g->rss_after, g->heap_built / 1024);
+		       g->drain_cpu_ms, (unsigned long long)iv.written,
+		       (unsigned long long)iv.failed, (unsigned long long)iv.built.samples,
+		       (unsigned long long)iv.built.stacks, g->rss_before, g->rss_peak,
+		       g->rss_after, g->heap_built / 1024);
 		fflush(stdout);
 		if (err || iv.failed || iv.built.stacks != fd->n) {
 			fprintf(stderr,
@@ -510,8 +515,8 @@ static void summary(const struct opts *o, struct figures *fig, double rss_setup,
 	peak = MED(rss_peak);
 	after = MED(rss_after);
 	heap = MED(heap_built);
-	printf("median: flush_wall_ms=%.1f flush_cpu_ms=%.1f drain_ms=%.1f\n", MED(wall_ms),
-	       MED(cpu_ms), MED(drain_ms));
+	printf("median: flush_wall_ms=%.1f flush_cpu_ms=%.1f drain_ms=%.1f drain_cpu_ms=%.1f\n",
+	       MED(wall_ms), MED(cpu_ms), MED(drain_ms), MED(drain_cpu_ms));
 	printf("median: rss_setup_kib=%.0f rss_peak_kib=%.0f rss_steady_kib=%.0f "
 	       "rss_first_kib=%.0f\n",
 	       rss_setup, peak, after, fig[0].rss_after);

@@ -34,7 +34,7 @@ fs=$(df -T "$STORE" | awk 'NR == 2 {print $2}')
 	echo "- load: 64 CPUs x 99 Hz x 10 s = 63 360 samples per interval, one per stack and the rest Zipf (rank 1/r); stacks of 10-40 user frames (function symbols of every object the benchmark maps) and, for half, 4-16 kernel frames (kallsyms); stack i in process i mod PROCS; the same stacks every interval"
 	echo "- store: $STORE ($fs); nice -n $NICE; $INTERVALS intervals after $WARMUP warm-up, medians over those $INTERVALS"
 	echo
-	echo "| processes | stacks | maps | locations | flush wall ms | flush CPU ms | drain ms | peak RSS MiB | steady RSS MiB | builders' heap MiB | heap B/stack | heap B/location | peak RSS B/stack | flush CPU µs/stack |"
+	echo "| processes | stacks | maps | locations | flush wall ms | flush CPU ms | drain CPU ms | peak RSS MiB | steady RSS MiB | builders' heap MiB | heap B/stack | heap B/location | peak RSS B/stack | flush CPU µs/stack |"
 	echo "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 } >"$out"
 
@@ -50,12 +50,12 @@ for c in $CASES; do
 	f() { sed -n "s/.*[ :]$1=\([0-9.]*\).*/\1/p" "$dir.out" | head -1; }
 	mib() { echo "scale=1; $1 / 1024" | bc; }
 	heap=$(awk -v s="$stacks" -v b="$(f heap_bytes)" 'BEGIN {printf "%.1f", s * b / 1048576}')
-	echo "| $procs | $stacks | ${own:-shared} | $(f locations) | $(f flush_wall_ms) | $(f flush_cpu_ms) | $(f drain_ms) | $(mib "$(f rss_peak_kib)") | $(mib "$(f rss_steady_kib)") | $heap | $(f heap_bytes) | $(sed -n 's/^per_location: .*heap_bytes=\([0-9]*\).*/\1/p' "$dir.out") | $(f peak_rss_bytes) | $(f flush_cpu_us) |" >>"$out"
+	echo "| $procs | $stacks | ${own:-shared} | $(f locations) | $(f flush_wall_ms) | $(f flush_cpu_ms) | $(f drain_cpu_ms) | $(mib "$(f rss_peak_kib)") | $(mib "$(f rss_steady_kib)") | $heap | $(f heap_bytes) | $(sed -n 's/^per_location: .*heap_bytes=\([0-9]*\).*/\1/p' "$dir.out") | $(f peak_rss_bytes) | $(f flush_cpu_us) |" >>"$out"
 	rm -f "$dir.out"
 done
 {
 	echo
-	echo "Columns: flush = the drain (raw samples into the builders, symbolized) plus every profile finished, pprof-encoded and written by the store (O_TMPFILE, fsync, index line), wall and CPU time of the process; peak RSS during a flush (VmHWM, reset before each); steady RSS after the flush and \`malloc_trim\`, as the agent does; builders' heap = malloc'ed bytes held at the drain's end beyond those held before it (mallinfo2), i.e. every profile of the interval being built; locations = distinct (process, address) pairs, one pprof Location each."
+	echo "Columns: flush = the drain (raw samples into the builders, symbolized: drain CPU) plus every profile finished, pprof-encoded and written by the store (O_TMPFILE, fsync, index line), wall and CPU time of the process; peak RSS during a flush (VmHWM, reset before each); steady RSS after the flush and \`malloc_trim\`, as the agent does; builders' heap = malloc'ed bytes held at the drain's end beyond those held before it (mallinfo2), i.e. every profile of the interval being built; locations = distinct (process, address) pairs, one pprof Location each."
 	echo
 	echo "## Commands and every interval"
 	echo
