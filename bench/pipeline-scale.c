@@ -357,15 +357,18 @@ static void usage(void)
 
 static void parse(int argc, char **argv, struct opts *o)
 {
+	/* the integer options first, in the order of ints[] */
 	static const struct option lo[] = {
-		{ "procs", 1, NULL, 'p' },    { "stacks", 1, NULL, 's' },
-		{ "cpus", 1, NULL, 'c' },     { "hz", 1, NULL, 'f' },
-		{ "interval", 1, NULL, 'i' }, { "intervals", 1, NULL, 'n' },
-		{ "warmup", 1, NULL, 'w' },   { "dist", 1, NULL, 'd' },
+		{ "procs", 1, NULL, 'n' },    { "stacks", 1, NULL, 'n' },
+		{ "cpus", 1, NULL, 'n' },     { "hz", 1, NULL, 'n' },
+		{ "interval", 1, NULL, 'n' }, { "intervals", 1, NULL, 'n' },
+		{ "warmup", 1, NULL, 'n' },   { "dist", 1, NULL, 'd' },
 		{ "own-maps", 0, NULL, 'o' }, { "dir", 1, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int *ints[] = { &o->procs,	&o->stacks,    &o->cpus,  &o->hz,
+			&o->interval_s, &o->intervals, &o->warmup };
+	int c, idx = 0;
 
 	*o = (struct opts){ .procs = 1000,
 			    .stacks = 10000,
@@ -375,41 +378,17 @@ static void parse(int argc, char **argv, struct opts *o)
 			    .intervals = 5,
 			    .warmup = 1,
 			    .zipf = true };
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			o->procs = atoi(optarg);
-			break;
-		case 's':
-			o->stacks = atoi(optarg);
-			break;
-		case 'c':
-			o->cpus = atoi(optarg);
-			break;
-		case 'f':
-			o->hz = atoi(optarg);
-			break;
-		case 'i':
-			o->interval_s = atoi(optarg);
-			break;
-		case 'n':
-			o->intervals = atoi(optarg);
-			break;
-		case 'w':
-			o->warmup = atoi(optarg);
-			break;
-		case 'd':
+	while ((c = getopt_long(argc, argv, "", lo, &idx)) != -1) {
+		if (c == 'n')
+			*ints[idx] = atoi(optarg);
+		else if (c == 'd')
 			o->zipf = !strcmp(optarg, "zipf");
-			break;
-		case 'o':
+		else if (c == 'o')
 			o->own_maps = true;
-			break;
-		case 'D':
+		else if (c == 'D')
 			o->dir = optarg;
-			break;
-		default:
+		else
 			usage();
-		}
 	}
 	if (optind != argc || o->procs < 1 || o->stacks < 1 || o->cpus < 1 || o->hz < 1 ||
 	    o->interval_s < 1 || o->intervals < 1 || o->warmup < 0 ||
