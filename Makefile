@@ -4,7 +4,8 @@
 #   make test     install missing packages, build, run every test (root needed)
 #   make deps     install missing Debian packages only
 #   make bench    perf/bpftrace/bcc comparison (bench/compare.sh); bench-record,
-#                 bench-agent, bench-adhoc, bench-churn, bench-query, bench-http:
+#                 bench-agent, bench-adhoc, bench-churn, bench-query, bench-http,
+#                 bench-scale:
 #                 the focused benchmarks
 
 # make test SANITIZE=1: the program and its tests built with AddressSanitizer
@@ -66,15 +67,15 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols bench-serve bench-http clean format
+.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols bench-serve bench-http bench-scale clean format
 all: $(BUILD)/ebprof
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
 # packages it needs (DEB_PACKAGES +=), its shell tests (SHELL_TESTS +=, run
 # by tests/run.sh) and what those tests need built first (TEST_PREREQS +=).
 SHELL_TESTS := tests/tools/test_check_layers.sh tests/valgrind/test_memcheck.sh \
-	tests/sanitize/test_sanitized_units.sh
-TEST_PREREQS :=
+	tests/sanitize/test_sanitized_units.sh tests/bench/test_pipeline_scale.sh
+TEST_PREREQS := $(BUILD)/bench/pipeline-scale $(BUILD)/bench/pprofutil
 DEB_PACKAGES += valgrind
 -include $(sort $(wildcard packaging/*.mk vmtest/*.mk fuzz/*.mk))
 
@@ -167,6 +168,11 @@ $(BUILD)/bench/pprofutil: bench/pprofutil.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
+# The flush path at a 64-CPU host's load (bench/pipeline-scale.sh).
+$(BUILD)/bench/pipeline-scale: bench/pipeline-scale.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+
 $(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
@@ -223,6 +229,11 @@ bench-symbols: deps
 bench-http: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/http-abuse.sh
+
+# The flush path fed a 64-CPU host's samples: time and memory per stack.
+bench-scale: deps
+	$(MAKE) --no-print-directory all $(BUILD)/bench/pipeline-scale
+	BUILD=$(BUILD) ./bench/pipeline-scale.sh
 
 # Install the Debian packages that are missing (needs root; prints the
 # command otherwise).

@@ -102,7 +102,7 @@ void session_parse_title(struct session *s, struct session_proc *sp, const char 
 		set_title(s, sp, &t);
 }
 
-static int add_sample(const struct raw_sample *rs, void *ctx)
+int session_add_sample(const struct raw_sample *rs, void *ctx)
 {
 	enum session_type t = rs->offcpu_state ? SESSION_OFFCPU : SESSION_CPU;
 	struct session *s = ctx;
@@ -426,7 +426,32 @@ static void interval_stats(struct session *s, struct session_interval *iv)
 	s->last_stats = st;
 }
 
+/* What BPF counted this interval into the builders, with its figures. */
+static void drain_sampler(struct session *s, bool final, struct session_interval *iv)
+{
+	int ret;
+
+	sampler_poll(s->sampler, 0); /* exits before the drain: into groups */
+	ret = sampler_drain(s->sampler, final, session_add_sample, s);
+	if (ret < 0)
+		log_error("cannot drain the samples: %s", strerror(-ret));
+	if (!final) {
+		int freed = sampler_gc_stacks(s->sampler);
+
+		if (freed > 0)
+			log_debug("freed %d stack slots", freed);
+	}
+	sampler_poll(s->sampler, 0); /* events still queued: snapshots first */
+	interval_stats(s, iv);
+}
+
 int session_flush(struct session *s, bool final, int64_t end_ns, struct session_interval *iv)
+{
+	return session_flush_from(s, final, end_ns, NULL, NULL, iv);
+}
+
+int session_flush_from(struct session *s, bool final, int64_t end_ns, session_drain_fn drain,
+		       void *ctx, struct session_interval *iv)
 {
 	int64_t t0 = mono_ns();
 	const void *k;
@@ -441,18 +466,13 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 	s->flush_mono_ns = t0;
 	if (s->o.split == SESSION_PER_PROCESS)
 		s->groups = session_groups_new(s);
-	sampler_poll(s->sampler, 0); /* exits before the drain: into groups */
-	ret = sampler_drain(s->sampler, final, add_sample, s);
-	if (ret < 0)
-		log_error("cannot drain the samples: %s", strerror(-ret));
-	if (!final) {
-		int freed = sampler_gc_stacks(s->sampler);
-
-		if (freed > 0)
-			log_debug("freed %d stack slots", freed);
+	if (drain) { /* a fed session: its caller's samples */
+		ret = drain(session_add_sample, s, ctx);
+		if (ret < 0)
+			log_error("cannot drain the samples: %s", strerror(-ret));
+	} else {
+		drain_sampler(s, final, iv);
 	}
-	sampler_poll(s->sampler, 0); /* events still queued: snapshots first */
-	interval_stats(s, iv);
 
 	if (s->o.split == SESSION_ONE_PROFILE) {
 		for (int t = 0; t < SESSION_NTYPES; t++) {
@@ -480,7 +500,7 @@ int session_flush(struct session *s, bool final, int64_t end_ns, struct session_
 	}
 	/* Statements not seen for a few intervals go; the threads that ran
 	 * them send them again if they do. */
-	if (s->queries && query_table_age(s->queries))
+	if (s->queries && query_table_age(s->queries) && s->sampler)
 		sampler_resend_queries(s->sampler);
 	if (s->queries)
 		query_table_stats(s->queries, &iv->queries);

@@ -175,4 +175,28 @@ int session_ncpus(const struct session *s);
  * samples). NULL is fine. */
 void session_close(struct session *s);
 
+/*
+ * A session fed by its caller instead of BPF (pipeline/feed.c), for
+ * benchmarks of the flush path (bench/pipeline-scale.c): no sampler, no
+ * BPF, no target scan. The caller registers its processes, and at each
+ * interval's end hands the raw samples, as a drain of the count maps
+ * would, to the same builders, labels and sinks as a sampled session.
+ * Of o, the sampling and target fields are ignored. session_close()
+ * frees it; session_run(), session_finish() and the sampler figures of
+ * session_get_stats() are not for it.
+ */
+/* Called once per flush: hand each counted stack to add(s, add_ctx). */
+typedef int (*session_drain_fn)(raw_sample_fn add, void *add_ctx, void *ctx);
+
+int session_open_fed(const struct session_opts *o, struct session **out);
+/* Register pid: a child of ppid that shares its maps snapshot (as a
+ * backend forked from the postmaster, ppid registered first), or with a
+ * snapshot of its own read now (ppid 0, as a process found at the start).
+ * 0 or a negative errno. */
+int session_fed_process(struct session *s, uint32_t pid, uint32_t ppid);
+/* End the interval at end_ns (wall clock): drain, build, deliver, as
+ * session_run() does at a boundary. 0 or -errno; *iv as on_interval's. */
+int session_flush_fed(struct session *s, int64_t end_ns, session_drain_fn drain, void *ctx,
+		      struct session_interval *iv);
+
 #endif /* EBPROF_SESSION_H */

@@ -5,6 +5,7 @@
  *   seed.c     the initial target set and warming the symbolizer
  *   flush.c    an interval's end: drain, profiles, labels, sinks
  *   group.c    short-lived processes sharing a profile
+ *   feed.c     a session fed by its caller instead of BPF (benchmarks)
  */
 #ifndef EBPROF_SESSION_INTERNAL_H
 #define EBPROF_SESSION_INTERNAL_H
@@ -73,6 +74,13 @@ void session_prewarm(struct session *s);
 /* flush.c: end the interval at end_ns (final: the sampler is stopped,
  * drain both buffers). Fills *iv. 0 or -errno (logged). */
 int session_flush(struct session *s, bool final, int64_t end_ns, struct session_interval *iv);
+/* flush.c: the same with the samples from drain instead of the sampler
+ * (drain NULL: the sampler's); a fed session (feed.c) has no sampler. */
+int session_flush_from(struct session *s, bool final, int64_t end_ns, session_drain_fn drain,
+		       void *ctx, struct session_interval *iv);
+/* flush.c: one raw sample to the builder of its process (or group) and
+ * type; a raw_sample_fn with the session as ctx. */
+int session_add_sample(const struct raw_sample *rs, void *session);
 /* flush.c: finish builder b (consumed), its figures into iv: the profile,
  * or NULL (logged and counted as failed). */
 struct profile *session_finish_builder(struct session *s, struct builder *b, int64_t duration_ns,

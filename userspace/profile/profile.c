@@ -14,6 +14,11 @@
 #include "profile.h"
 #include "util/array.h"
 
+/* Arena chunks double from ARENA_FIRST to ARENA_CHUNK bytes: the agent
+ * holds a profile per process per interval, most of a few samples, and a
+ * first chunk of 64 KiB was most of what each of them cost
+ * (bench/pipeline-scale.sh). */
+#define ARENA_FIRST 1024
 #define ARENA_CHUNK (64 * 1024)
 
 struct arena_chunk {
@@ -35,6 +40,7 @@ struct profile_index {
 	struct hashmap *locations;
 	struct hashmap *samples;
 	struct arena_chunk *arena;
+	size_t arena_next; /* words of the next chunk, 0: ARENA_FIRST */
 	/* Scratch key for look-ups, grown as needed. */
 	struct blob *scratch;
 	size_t scratch_cap; /* words */
@@ -64,18 +70,21 @@ static void *arena_alloc(struct profile_index *ix, size_t bytes)
 	void *ret;
 
 	if (!c || c->size - c->used < words) {
-		size_t size = ARENA_CHUNK / 8;
+		size_t size = ix->arena_next ? ix->arena_next : ARENA_FIRST / 8;
+		bool big = words > size;
 
-		if (words > size)
+		if (big)
 			size = words;
 		c = malloc(sizeof(*c) + size * sizeof(uint64_t));
 		if (!c)
 			return NULL;
 		c->size = size;
 		c->used = 0;
+		if (!big && size < ARENA_CHUNK / 8)
+			ix->arena_next = size * 2;
 		/* A big one-off goes behind the current chunk so the current
 		 * chunk's free space is still used. */
-		if (ix->arena && words > ARENA_CHUNK / 8) {
+		if (ix->arena && big) {
 			c->next = ix->arena->next;
 			ix->arena->next = c;
 		} else {
