@@ -8,13 +8,20 @@
  * reads back with go tool pprof and nothing but profiles is listed (no
  * partial or temporary file), and once the remote is back every profile
  * queued at the last kill arrives, exactly once, and nothing arrives
- * twice.
+ * twice. Throughout, an inotify watch of the store and the queue checks
+ * that a profile's name never appears before its file is whole: no
+ * .pb.gz or p-*.ebpq is ever written to under its name (a kill lands
+ * between an open and a write too seldom to catch that alone).
  */
 #include <criterion/criterion.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +48,111 @@ static int queued_payload(const char *path, uint8_t **buf, size_t *len, size_t *
 	return 0;
 }
 
+/*
+ * A watch over the store and the queue, every directory made under them
+ * included (those made before their watch was set are missed until the
+ * next write, which is enough here): profile names that appeared (linked
+ * or renamed into place) and those written to under their name.
+ */
+struct name_watch {
+	int fd, stop[2];
+	pthread_t thread;
+	int wd[64];
+	char *dirs[64];
+	size_t ndirs;
+	unsigned appeared, written;
+	char first_written[NAME_MAX + 1];
+};
+
+static bool profile_name(const char *n)
+{
+	size_t l = strlen(n);
+
+	if (l > 6 && !strcmp(n + l - 6, ".pb.gz"))
+		return true;
+	return !strncmp(n, "p-", 2) && l > 5 && !strcmp(n + l - 5, ".ebpq");
+}
+
+static void watch_dir(struct name_watch *w, const char *path)
+{
+	int wd;
+
+	if (w->ndirs == 64)
+		return;
+	wd = inotify_add_watch(w->fd, path, IN_CREATE | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE);
+	if (wd < 0)
+		return;
+	w->wd[w->ndirs] = wd;
+	w->dirs[w->ndirs++] = strdup(path);
+}
+
+static void *watch_thread(void *arg)
+{
+	struct name_watch *w = arg;
+	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	for (;;) {
+		struct pollfd p[2] = { { w->fd, POLLIN, 0 }, { w->stop[0], POLLIN, 0 } };
+		ssize_t len;
+
+		if (poll(p, 2, -1) < 0 || p[1].revents)
+			break;
+		len = read(w->fd, buf, sizeof(buf));
+		for (char *e = buf; len > 0 && e < buf + len;) {
+			const struct inotify_event *ev = (const struct inotify_event *)e;
+
+			e += sizeof(*ev) + ev->len;
+			if (!ev->len)
+				continue;
+			if ((ev->mask & IN_CREATE) && (ev->mask & IN_ISDIR)) {
+				for (size_t i = 0; i < w->ndirs; i++) {
+					char sub[PATH_MAX];
+
+					if (w->wd[i] != ev->wd)
+						continue;
+					snprintf(sub, sizeof(sub), "%s/%s", w->dirs[i], ev->name);
+					watch_dir(w, sub);
+					break;
+				}
+				continue;
+			}
+			if (!profile_name(ev->name))
+				continue;
+			if (ev->mask & (IN_CREATE | IN_MOVED_TO))
+				__atomic_add_fetch(&w->appeared, 1, __ATOMIC_RELAXED);
+			if ((ev->mask & (IN_MODIFY | IN_CLOSE_WRITE)) &&
+			    !__atomic_fetch_add(&w->written, 1, __ATOMIC_RELAXED))
+				snprintf(w->first_written, sizeof(w->first_written), "%s",
+					 ev->name);
+		}
+	}
+	return NULL;
+}
+
+static void watch_start(struct name_watch *w, const char *a, const char *b)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = inotify_init1(IN_CLOEXEC);
+	cr_assert_geq(w->fd, 0);
+	cr_assert_eq(pipe(w->stop), 0);
+	tl_system("mkdir -p '%s' '%s'", a, b);
+	watch_dir(w, a);
+	watch_dir(w, b);
+	cr_assert_eq(w->ndirs, 2);
+	cr_assert_eq(pthread_create(&w->thread, NULL, watch_thread, w), 0);
+}
+
+static void watch_stop(struct name_watch *w)
+{
+	cr_assert_eq(write(w->stop[1], "x", 1), 1);
+	pthread_join(w->thread, NULL);
+	close(w->stop[0]);
+	close(w->stop[1]);
+	close(w->fd);
+	for (size_t i = 0; i < w->ndirs; i++)
+		free(w->dirs[i]);
+}
+
 /* Sleep until ms milliseconds after the next whole second of the wall
  * clock: the agent's interval boundaries. */
 static void after_boundary(int ms)
@@ -58,6 +170,7 @@ Test(agent, sigkill_during_writes_leaves_no_partial_profile, .timeout = 300)
 	struct tl_proc fx[NPROC], ag;
 	struct collector *pf;
 	struct ag_stored st;
+	struct name_watch watch;
 	char *list = NULL, *names = NULL, *tok, *save;
 	struct {
 		uint8_t *buf;
@@ -100,6 +213,7 @@ Test(agent, sigkill_during_writes_leaves_no_partial_profile, .timeout = 300)
 			 "",
 			 NULL };
 
+	watch_start(&watch, out, queue);
 	for (int k = 0; k < KILLS; k++) {
 		cr_assert_eq(tl_start_until(&ag, argv, "sampling at", 30), 0);
 		after_boundary(0);
@@ -133,6 +247,14 @@ Test(agent, sigkill_during_writes_leaves_no_partial_profile, .timeout = 300)
 		tl_wait(&fx[i], 10);
 	}
 	cr_assert_eq(tl_finish(&ag, SIGTERM, 60), 0);
+	watch_stop(&watch);
+	cr_log_info("%u profile names appeared, %u written to under their name", watch.appeared,
+		    watch.written);
+	cr_expect_gt(watch.appeared, 0, "the watch saw no profile appear");
+	cr_expect_eq(watch.written, 0,
+		     "%u writes to profile files under their final name (first: %s): a kill "
+		     "there leaves a partial file",
+		     watch.written, watch.first_written);
 	for (size_t i = 0; i < nqueued; i++) {
 		int a = q[i].buf ? collector_arrivals(pf, q[i].buf + q[i].off, q[i].len - q[i].off)
 				 : 1;

@@ -5,8 +5,10 @@
  * does not cover: 413 is not retried, 500 is, and /metrics counts both;
  * a remote down for many intervals keeps the on-disk queue within its
  * bound (queue-size), what was dropped is counted, and everything kept
- * arrives once the remote is back. Sampling and the store go on
- * throughout: every interval writes its profile.
+ * arrives once the remote is back; a remote slower than remote-timeout
+ * is given up on and retried; answers that are not HTTP are retried, odd
+ * but well-formed 2xx accepted. Sampling and the store go on throughout:
+ * every interval writes its profile.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -16,8 +18,10 @@
 
 #include "agent_env.h"
 #include "collector.h"
+#include "rawremote.h"
 #include "httpc.h"
 #include "testlib.h"
+#include "util/fileio.h"
 
 /* ebprof_remote_profiles{remote="profefe",state="STATE"} from /metrics, or
  * -1. */
@@ -45,11 +49,11 @@ static int64_t queue_bytes(const char *queue)
 	return v;
 }
 
-/* A work_split of secs and an agent on it, 1 s intervals, pushing to c
- * with a queue of qsize. */
-static void start(const char *dir, const char *secs, struct collector *c, const char *qsize,
-		  char *out, char *queue, char *listen, int *pid, struct tl_proc *fx,
-		  struct ag_run *ag)
+/* A work_split of secs and an agent on it, 1 s intervals, pushing to the
+ * profefe at url with a queue of qsize and the config lines extra. */
+static void start(const char *dir, const char *secs, const char *url, const char *qsize,
+		  const char *extra, char *out, char *queue, char *listen, int *pid,
+		  struct tl_proc *fx, struct ag_run *ag)
 {
 	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), (char *)secs, NULL };
 	char conf[512], line[128], pidarg[16];
@@ -62,7 +66,7 @@ static void start(const char *dir, const char *secs, struct collector *c, const 
 	snprintf(listen, 32, "127.0.0.1:%d", ag_free_port());
 	f = fopen(conf, "w");
 	cr_assert_not_null(f);
-	fprintf(f, "push-profefe = %s\nqueue-size = %s\n", collector_url(c), qsize);
+	fprintf(f, "push-profefe = %s\nqueue-size = %s\n%s", url, qsize, extra);
 	fclose(f);
 	cr_assert_eq(tl_spawn(fx, fx_argv, true, true, false), 0);
 	cr_assert_eq(tl_wait_line(fx->out, "pid=", line, sizeof(line), 10), 0);
@@ -87,7 +91,7 @@ Test(agent_remote, status_413_dropped_500_retried, .timeout = 180)
 
 	cr_assert_eq(collector_start(&pf), 0);
 	collector_fail(pf, 413, 1, NULL, NULL);
-	start(dir, "10", pf, "256M", out, queue, listen, &pid, &fx, &ag);
+	start(dir, "10", collector_url(pf), "256M", "", out, queue, listen, &pid, &fx, &ag);
 	cr_assert_eq(collector_wait_count(pf, 1, 30), 0);
 	collector_fail(pf, 500, 3, NULL, NULL);
 	cr_assert_eq(collector_wait_count(pf, 4, 60), 0);
@@ -143,7 +147,7 @@ Test(agent_remote, long_outage_keeps_the_queue_bounded, .timeout = 180)
 
 	cr_assert_eq(collector_start(&pf), 0);
 	collector_stop(pf);
-	start(dir, "16", pf, "8K", out, queue, listen, &pid, &fx, &ag);
+	start(dir, "16", collector_url(pf), "8K", "", out, queue, listen, &pid, &fx, &ag);
 	for (int i = 0; i < 24; i++) {
 		usleep(500000);
 		bytes = queue_bytes(queue);
@@ -176,5 +180,261 @@ Test(agent_remote, long_outage_keeps_the_queue_bounded, .timeout = 180)
 		  (long long)dropped_end);
 	ag_free_store(&st);
 	collector_free(pf);
+	tl_log_free(&ag.log);
+}
+
+/* The store's profiles of pid, one per interval from the first to the
+ * last (starts a second apart, give or take the wake-up: two seconds
+ * apart is an interval missing): asserted. */
+static void check_every_interval(const struct ag_stored *st, int pid, size_t at_least)
+{
+	int64_t prev = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->n; i++) {
+		if ((int)st->ents[i].pid != pid)
+			continue;
+		if (n)
+			cr_expect_lt(st->ents[i].start_ns - prev, 1500000000LL,
+				     "no profile between %lld and %lld", (long long)prev,
+				     (long long)st->ents[i].start_ns);
+		prev = st->ents[i].start_ns;
+		n++;
+	}
+	cr_expect_geq(n, at_least, "%zu intervals stored, want %zu", n, at_least);
+}
+
+/* How many requests of c carry these bytes and were answered 200 at once
+ * (held: answered late, or not). */
+static size_t arrived(struct collector *c, const uint8_t *buf, size_t len, bool held)
+{
+	size_t n = 0;
+
+	for (size_t i = 0;; i++) {
+		struct coll_request *r = collector_get(c, i);
+
+		if (!r)
+			break;
+		n += r->status == 200 && (r->held > 0) == held && r->len == len &&
+		     !memcmp(r->body, buf, len);
+		coll_request_free(r);
+	}
+	return n;
+}
+
+/*
+ * A remote slower than remote-timeout (answers held 4 s, timeout 1 s) for
+ * eight seconds, between two fast spells: every push meanwhile is given up
+ * at the timeout and counted as retried; sampling and the store go on (a
+ * profile for every interval, none missing); once the remote answers at
+ * once again, every held profile and every one written meanwhile arrives,
+ * answered in time exactly once.
+ */
+Test(agent_remote, slow_remote_times_out_and_is_retried, .timeout = 180)
+{
+	char *dir = tl_tmpdir("remoteslow"), out[512], queue[512], listen[32];
+	int64_t retried, rejected, pushed, written;
+	size_t held = 0, in_time = 0, missing = 0;
+	struct collector *pf;
+	struct ag_stored st;
+	struct tl_proc fx;
+	struct ag_run ag;
+	int pid;
+
+	cr_assert_eq(collector_start(&pf), 0);
+	start(dir, "16", collector_url(pf), "256M", "remote-timeout = 1\n", out, queue, listen,
+	      &pid, &fx, &ag);
+	cr_assert_eq(collector_wait_ok(pf, 2, 30), 0);
+	collector_set_delay(pf, 4);
+	sleep(8);
+	collector_set_delay(pf, 0);
+	cr_assert_eq(tl_wait(&fx, 30), 0);
+	for (int i = 0; i < 600; i++) {
+		written = ag_metric(listen, "ebprof_store_files");
+		if (written > 0 && remote_state(listen, "queued") == 0 &&
+		    remote_state(listen, "pushed") >= written - 1)
+			break;
+		usleep(100000);
+	}
+	retried = remote_state(listen, "retried");
+	rejected = remote_state(listen, "rejected");
+	pushed = remote_state(listen, "pushed");
+	cr_assert_eq(ag_stop_agent(&ag), 0, "the agent did not end cleanly");
+	ag_read_store(out, &st);
+	for (size_t i = 0; i < collector_count(pf); i++) {
+		struct coll_request *r = collector_get(pf, i);
+
+		cr_assert_not_null(r);
+		if (r->held > 0) {
+			held++;
+			cr_expect_geq(arrived(pf, r->body, r->len, false), 1,
+				      "request %zu, held, never arrived in time", i);
+		} else {
+			in_time += r->status == 200;
+		}
+		coll_request_free(r);
+	}
+	for (size_t i = 0; i < st.n; i++) {
+		uint8_t *buf;
+		size_t len, a;
+
+		cr_assert_eq(read_file(st.ents[i].path, &buf, &len), 0);
+		a = arrived(pf, buf, len, false);
+		cr_expect_leq(a, 1, "%s arrived %zu times", st.ents[i].path, a);
+		missing += !a;
+		free(buf);
+	}
+	cr_log_info("%zu profiles; %zu requests: %zu held (timed out), %zu answered in time; "
+		    "%lld pushed, %lld retried",
+		    st.n, collector_count(pf), held, in_time, (long long)pushed,
+		    (long long)retried);
+	cr_expect_geq(held, 3, "only %zu pushes while the remote was slow", held);
+	cr_expect_eq(retried, (int64_t)held, "%zu pushes timed out, %lld retried", held,
+		     (long long)retried);
+	cr_expect_eq(rejected, 0);
+	cr_expect_eq(pushed, (int64_t)in_time, "%lld pushed, %zu answered in time",
+		     (long long)pushed, in_time);
+	/* the profile written at the stop may still be queued */
+	cr_expect_leq(missing, 1, "%zu of %zu profiles never arrived in time", missing, st.n);
+	check_every_interval(&st, pid, 14);
+	ag_free_store(&st);
+	collector_free(pf);
+	tl_log_free(&ag.log);
+}
+
+/* What a remote may answer instead of HTTP (retried), and odd but
+ * well-formed 2xx (accepted); test_remote_answers.c has more of each. */
+static const struct {
+	const char *bytes;
+	bool reset, retried;
+} garbage[] = {
+	{ NULL, false, true }, /* random bytes */
+	{ "", true, true },    /* a reset, nothing said */
+	{ "HTTP/1.1 200 OK\r\nContent-Ty", false, true },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"code\":200,\"bo", false, true },
+	{ "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n{\"code\"", false, true },
+	{ "HTTP/1.1 200 OK\r\nContent-Length: 14\r\n\r\n<html>?</html>", false, false },
+	{ "HTTP/1.1 204 No Content\r\n\r\n", false, false },
+	{ "HTTP/1.1 202 Accepted\r\nContent-Length: 22\r\n\r\n{\"code\":500,\"error\":1}", false,
+	  false },
+};
+#define NGARBAGE (sizeof(garbage) / sizeof(garbage[0]))
+
+/*
+ * A remote answering garbage, one kind after another, each retried one
+ * followed by a good answer (so backoffs stay short): every profile
+ * answered with what is not HTTP is sent again at once and then accepted,
+ * every one answered with a well-formed 2xx is never sent again; the
+ * counters say as much (retried = the garbage answers, nothing rejected);
+ * the agent samples and stores every interval, its queue empties, and it
+ * ends cleanly.
+ */
+Test(agent_remote, garbage_answers_retried_well_formed_2xx_accepted, .timeout = 180)
+{
+	char *dir = tl_tmpdir("remotegarbage"), out[512], queue[512], listen[32];
+	size_t nscript = 0, ngarbage = 0, accepted = 0, missing = 0, n;
+	int64_t retried, rejected, pushed, written, queued, peak = 0;
+	struct raw_answer script[2 * NGARBAGE];
+	bool is_garbage[2 * NGARBAGE] = { 0 };
+	char random_bytes[512];
+	struct rawremote *rr;
+	struct ag_stored st;
+	struct tl_proc fx;
+	struct ag_run ag;
+	int pid;
+
+	srand(16);
+	for (size_t i = 0; i < sizeof(random_bytes); i++)
+		random_bytes[i] = (char)(rand() & 0xff);
+	random_bytes[0] = '\x7f';
+	for (size_t i = 0; i < NGARBAGE; i++) {
+		script[nscript] =
+			(struct raw_answer){ garbage[i].bytes ? garbage[i].bytes : random_bytes,
+					     garbage[i].bytes ? strlen(garbage[i].bytes)
+							      : sizeof(random_bytes),
+					     garbage[i].reset };
+		is_garbage[nscript++] = garbage[i].retried;
+		if (garbage[i].retried) /* the retry: a good answer */
+			script[nscript++] = (struct raw_answer){ NULL, 0, false };
+	}
+	cr_assert_eq(rawremote_start(&rr), 0);
+	rawremote_script(rr, script, nscript);
+	start(dir, "16", rawremote_url(rr), "256M", "", out, queue, listen, &pid, &fx, &ag);
+	/* the queue meanwhile: a profile or two behind at most */
+	for (int i = 0; i < 300 && rawremote_count(rr) <= nscript; i++) {
+		int64_t b = queue_bytes(queue);
+
+		peak = b > peak ? b : peak;
+		usleep(200000);
+	}
+	cr_assert_gt(rawremote_count(rr), nscript,
+		     "the script was not played through: %zu requests", rawremote_count(rr));
+	cr_assert_eq(tl_wait(&fx, 30), 0);
+	for (int i = 0; i < 600; i++) {
+		written = ag_metric(listen, "ebprof_store_files");
+		if (written > 0 && remote_state(listen, "queued") == 0 &&
+		    remote_state(listen, "pushed") >= written - 1)
+			break;
+		usleep(100000);
+	}
+	retried = remote_state(listen, "retried");
+	rejected = remote_state(listen, "rejected");
+	pushed = remote_state(listen, "pushed");
+	queued = remote_state(listen, "queued");
+	cr_assert_eq(ag_stop_agent(&ag), 0, "the agent did not end cleanly");
+	ag_read_store(out, &st);
+
+	n = rawremote_count(rr);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *body, *next = NULL;
+		size_t len, nlen = 0;
+		int a = rawremote_get(rr, i, &body, &len);
+
+		cr_assert_not_null(body);
+		if (a >= 0 && is_garbage[a]) {
+			ngarbage++;
+			rawremote_get(rr, i + 1, &next, &nlen);
+			cr_expect(next && nlen == len && !memcmp(next, body, len),
+				  "request %zu, answered garbage %d, was not sent again next", i,
+				  a);
+		} else {
+			accepted++;
+			for (size_t j = i + 1; j < n; j++) {
+				rawremote_get(rr, j, &next, &nlen);
+				cr_expect(!next || nlen != len || memcmp(next, body, len),
+					  "request %zu (answer %d) was accepted, yet sent again "
+					  "(request %zu)",
+					  i, a, j);
+				free(next);
+				next = NULL;
+			}
+		}
+		free(next);
+		free(body);
+	}
+	for (size_t i = 0; i < st.n; i++) {
+		uint8_t *buf;
+		size_t len;
+
+		cr_assert_eq(read_file(st.ents[i].path, &buf, &len), 0);
+		missing += rawremote_arrivals(rr, buf, len, RAW_ANY) == 0;
+		free(buf);
+	}
+	cr_log_info("%zu profiles; %zu requests: %zu answered garbage, %zu accepted; %lld pushed, "
+		    "%lld retried, %lld queued; queue peak %lld bytes",
+		    st.n, n, ngarbage, accepted, (long long)pushed, (long long)retried,
+		    (long long)queued, (long long)peak);
+	cr_expect_leq(peak, 16 * 1024, "the queue grew to %lld bytes", (long long)peak);
+	cr_expect_eq(ngarbage, 5);
+	cr_expect_eq(retried, (int64_t)ngarbage, "%zu garbage answers, %lld retried", ngarbage,
+		     (long long)retried);
+	cr_expect_eq(rejected, 0);
+	cr_expect_eq(pushed, (int64_t)accepted, "%lld pushed, %zu accepted", (long long)pushed,
+		     accepted);
+	cr_expect_eq(queued, 0, "%lld profiles still queued", (long long)queued);
+	cr_expect_leq(missing, 1, "%zu of %zu profiles never pushed", missing, st.n);
+	check_every_interval(&st, pid, 14);
+	ag_free_store(&st);
+	rawremote_free(rr);
 	tl_log_free(&ag.log);
 }

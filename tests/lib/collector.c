@@ -370,6 +370,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	/* decide and record at arrival, then hold the answer (not past a stop) */
 	pthread_mutex_lock(&c->mu);
 	delay = c->delay_s;
+	r->held = delay;
 	answer(c, conn, r, body, sizeof(body), &retry_after);
 	status = r->status;
 	if (c->n == c->cap) {

@@ -37,8 +37,9 @@ struct coll_request {
 	char *content_type, *tenant, *auth_user, *auth_pass;
 	uint8_t *body;
 	size_t len;
-	int status; /* what the collector answered */
-	double t;   /* arrival, CLOCK_MONOTONIC seconds */
+	int status;  /* what the collector answered */
+	double held; /* seconds its answer was held (collector_set_delay) */
+	double t;    /* arrival, CLOCK_MONOTONIC seconds */
 };
 
 struct collector;

@@ -86,6 +86,7 @@ Test(config, defaults)
 	cr_expect_null(c.pyroscope_tenant);
 	cr_expect_str_eq(c.queue_dir, "/var/lib/ebprof/queue");
 	cr_expect_eq(c.queue_size, 256LL << 20);
+	cr_expect_eq(c.remote_timeout, 30);
 	cr_expect_str_eq(c.http_listen, "127.0.0.1:3080");
 	cr_expect_not(c.no_kernel);
 	cr_expect_not(c.no_user);
@@ -137,6 +138,7 @@ static void check_all_keys(const struct agent_config *c, const char *cg)
 	cr_expect_str_eq(c->pyroscope_tenant, "team-a");
 	cr_expect_str_eq(c->queue_dir, "/srv/queue");
 	cr_expect_eq(c->queue_size, 64LL << 20);
+	cr_expect_eq(c->remote_timeout, 7);
 	cr_expect_str_eq(c->http_listen, "[::1]:9000");
 	cr_expect(c->no_kernel);
 	cr_expect_not(c->no_user);
@@ -167,6 +169,7 @@ Test(config, every_key_from_file)
 		 "pyroscope-tenant = team-a\n"
 		 "queue-dir = /srv/queue\n"
 		 "queue-size = 64MiB\n"
+		 "remote-timeout = 7\n"
 		 "http-listen = [::1]:9000\n"
 		 "no-kernel = yes\n"
 		 "no-user = off\n"
@@ -211,9 +214,9 @@ Test(config, every_key_from_flags)
 			   "http://127.0.0.1:10100", "--push-pyroscope",
 			   "https://user@pyro.example.com:4040/base", "--pyroscope-user", "alice",
 			   "--pyroscope-password", "s3cret pass#1", "--pyroscope-tenant", "team-a",
-			   "--queue-dir", "/srv/queue", "--queue-size", "64M", "--http-listen",
-			   "[::1]:9000", "--no-kernel", "--log-level", "debug", "--btf",
-			   "/srv/btf/vmlinux"),
+			   "--queue-dir", "/srv/queue", "--queue-size", "64M", "--remote-timeout",
+			   "7", "--http-listen", "[::1]:9000", "--no-kernel", "--log-level",
+			   "debug", "--btf", "/srv/btf/vmlinux"),
 		     0, "%s", err);
 	check_all_keys(&c, cg);
 	cr_expect_null(c.config_path);
@@ -229,8 +232,9 @@ Test(config, every_key_from_flags)
 			   "--push-pyroscope=https://user@pyro.example.com:4040/base",
 			   "--pyroscope-user=alice", "--pyroscope-password=s3cret pass#1",
 			   "--pyroscope-tenant=team-a", "--queue-dir=/srv/queue",
-			   "--queue-size=67108864", "--http-listen=[::1]:9000", "--no-kernel=on",
-			   "--no-user=false", "--log-level=debug", "--btf=/srv/btf/vmlinux"),
+			   "--queue-size=67108864", "--remote-timeout=7",
+			   "--http-listen=[::1]:9000", "--no-kernel=on", "--no-user=false",
+			   "--log-level=debug", "--btf=/srv/btf/vmlinux"),
 		     0, "%s", err);
 	if (cg) {
 		cr_assert_eq(c.ncgroups, 1);
@@ -462,6 +466,10 @@ static const struct bad_value bad_values[] = {
 	{ "queue-size", "1 G", SIZE_MSG("1 G") },
 	{ "queue-size", "0M", RANGE_MSG("0M") },
 	{ "queue-size", "8388608T", RANGE_MSG("8388608T") },
+	{ "remote-timeout", "0", "%s must be between 1 and 600, got 0" },
+	{ "remote-timeout", "601", "%s must be between 1 and 600, got 601" },
+	{ "remote-timeout", "1.5", INT_MSG("1.5", 1, 600) },
+	{ "remote-timeout", "", INT_MSG("", 1, 600) },
 	{ "push-profefe", "ftp://x", URL_MSG("ftp://x") },
 	{ "push-profefe", "http://", URL_MSG("http://") },
 	{ "push-profefe", "http:///path", URL_MSG("http:///path") },
@@ -818,6 +826,8 @@ Test(config, help, .init = cr_redirect_stdout)
 		"(default: /var/lib/ebprof/queue)",
 		"--queue-size SIZE",
 		"(default: 256M)",
+		"--remote-timeout SECS",
+		"(default: 30)",
 		"--http-listen ADDR:PORT",
 		"(default: 127.0.0.1:3080)",
 		"--log-level LEVEL",

@@ -69,6 +69,7 @@ struct agent_config {
 	char *pyroscope_tenant;	       /* pyroscope-tenant: X-Scope-OrgID */
 	char *queue_dir;	       /* queue-dir: default /var/lib/ebprof/queue */
 	int64_t queue_size;	       /* queue-size: bytes per remote, default 256M */
+	int remote_timeout;	       /* remote-timeout: seconds per push, 1..600, default 30 */
 	char *debuginfod_urls;	       /* debuginfod-urls: NULL = $DEBUGINFOD_URLS, "" = none */
 	char *debuginfod_cache;	       /* debuginfod-cache: default /var/cache/ebprof/debuginfod */
 	int64_t debuginfod_cache_size; /* debuginfod-cache-size: bytes, default 1G */

@@ -41,6 +41,7 @@ static int open_remote(const struct agent_config *c, enum remote_kind kind, cons
 	ro.url = url;
 	ro.queue_dir = qdir;
 	ro.queue_max_bytes = c->queue_size;
+	ro.timeout_s = c->remote_timeout;
 	if (kind == REMOTE_PROFEFE)
 		ro.token = c->profefe_token;
 	if (kind == REMOTE_PYROSCOPE) {

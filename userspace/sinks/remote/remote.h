@@ -41,7 +41,7 @@ struct remote_opts {
 	int64_t queue_max_bytes;  /* 0 = 256 MiB */
 	double backoff_initial_s; /* 0 = 1 s */
 	double backoff_max_s;	  /* 0 = 60 s */
-	long timeout_s;		  /* per request, 0 = 30 s */
+	long timeout_s;		  /* per request, 0 = 30 s; connecting: at most 10 s of it */
 };
 
 struct remote_stats {

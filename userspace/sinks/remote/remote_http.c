@@ -29,6 +29,7 @@ struct rhttp {
 	char resp[RESP_MAX];
 	size_t resp_len;
 	double retry_after;
+	bool head_done; /* the last response's header block ended (blank line) */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -350,6 +351,12 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 	char val[128], *end;
 	const char *v;
 
+	/* A status line starts a response's headers (an interim 1xx has its
+	 * own), a blank line ends them. */
+	if (n >= 5 && !strncmp(data, "HTTP/", 5))
+		h->head_done = false;
+	else if ((n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n'))
+		h->head_done = true;
 	if (n <= sizeof(name) - 1 || strncasecmp(data, name, sizeof(name) - 1))
 		return n;
 	v = data + sizeof(name) - 1;
@@ -538,6 +545,7 @@ void rhttp_send(struct rhttp *h, const struct sink_profile *rec, struct rhttp_re
 	h->resp[0] = '\0';
 	h->errbuf[0] = '\0';
 	h->retry_after = -1;
+	h->head_done = false;
 	curl_easy_setopt(h->c, CURLOPT_URL, url);
 	curl_easy_setopt(h->c, CURLOPT_POSTFIELDS, rec->data ? (const char *)rec->data : "");
 	curl_easy_setopt(h->c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rec->len);
@@ -557,6 +565,18 @@ void rhttp_send(struct rhttp *h, const struct sink_profile *rec, struct rhttp_re
 	}
 	curl_easy_getinfo(h->c, CURLINFO_RESPONSE_CODE, &res->status);
 	res->outcome = classify(res->status);
+	/*
+	 * libcurl takes a connection closed inside the headers ("HTTP/1.1 200
+	 * OK\r\nContent-Ty") as a whole answer; it is not one: the server may
+	 * have died before storing the profile. Retried as a network error.
+	 */
+	if (!h->head_done) {
+		res->outcome = RHTTP_RETRY;
+		snprintf(res->msg, sizeof(res->msg),
+			 "the answer (HTTP %ld) ended inside its headers", res->status);
+		res->status = 0;
+		return;
+	}
 	if (res->status == 429 || res->status == 503)
 		res->retry_after = h->retry_after;
 	if (res->outcome != RHTTP_OK)
