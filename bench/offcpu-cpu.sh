@@ -40,7 +40,7 @@ phase() { # -> "TPS BUSY_PCT_OF_A_CORE SWITCHES_PER_S" over PHASE seconds
 	t2=$(date +%s.%N)
 	awk -v tps="$tps" -v b1="$b1" -v b2="$b2" -v c1="$c1" -v c2="$c2" -v t1="$t1" \
 		-v t2="$t2" -v hz="$hz" 'BEGIN {
-		w = t2 - t1; printf "%.0f %.2f %.0f", tps, 100 * (b2 - b1) / hz / w, (c2 - c1) / w }'
+		w = t2 - t1; printf "%.0f %.2f %.0f\n", tps, 100 * (b2 - b1) / hz / w, (c2 - c1) / w }'
 }
 
 echo "| phase | TPS | busy, % of a core | switches/s | added, % of a core | recorder CPU, % of a core | waits taken |"

@@ -48,11 +48,13 @@ export BUILD
 #    (5.17+) and by tail calls where it does not (5.10): true callers of
 #    -O2 leaves without frame pointers, 1500 frames deep, through a signal
 #    frame, through a PLT call into a library without frame pointers.
-#  - offcpu/*: off-CPU time at sched_switch (raw tracepoint), user stacks
-#    unwound under bpf_loop() where the kernel has it, by tail calls where
-#    it does not (5.10): a 3:1 split of time away from the CPU; and
-#    PostgreSQL's wait events read from the backends at each switch: a row
-#    lock wait (Lock/transactionid under the UPDATE) and an idle client.
+#  - offcpu/*: off-CPU time timed at sched_switch (raw tracepoint), its
+#    stacks taken where the thread resumes (a kprobe on finish_task_switch
+#    in these kernels, sched_exit_tp on 6.16+ hosts), user stacks unwound
+#    under bpf_loop() where the kernel has it, by tail calls where it does
+#    not (5.10): a 3:1 split of time away from the CPU; and PostgreSQL's
+#    wait events read from the resumed backends: a row lock wait
+#    (Lock/transactionid under the UPDATE) and an idle client.
 # Left out: agent/sighup_reloads_without_losing_samples asserts that the
 # profiles account for the workload's CPU time across a reload; under TCG
 # the reload (a new load, verification and attach, ~10-30x slower) leaves a

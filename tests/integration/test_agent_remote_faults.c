@@ -186,6 +186,21 @@ Test(agent_remote, long_outage_keeps_the_queue_bounded, .timeout = 180)
 /* The store's profiles of pid, one per interval from the first to the
  * last (starts a second apart, give or take the wake-up: two seconds
  * apart is an interval missing): asserted. */
+/* Wait (60 s at most) until the queue is empty and every stored profile
+ * but the one in flight was pushed. */
+static void settled(const char *listen)
+{
+	int64_t written;
+
+	for (int i = 0; i < 600; i++) {
+		written = ag_metric(listen, "ebprof_store_files");
+		if (written > 0 && remote_state(listen, "queued") == 0 &&
+		    remote_state(listen, "pushed") >= written - 1)
+			break;
+		usleep(100000);
+	}
+}
+
 static void check_every_interval(const struct ag_stored *st, int pid, size_t at_least)
 {
 	int64_t prev = 0;
@@ -233,7 +248,7 @@ static size_t arrived(struct collector *c, const uint8_t *buf, size_t len, bool 
 Test(agent_remote, slow_remote_times_out_and_is_retried, .timeout = 180)
 {
 	char *dir = tl_tmpdir("remoteslow"), out[512], queue[512], listen[32];
-	int64_t retried, rejected, pushed, written;
+	int64_t retried, rejected, pushed;
 	size_t held = 0, in_time = 0, missing = 0;
 	struct collector *pf;
 	struct ag_stored st;
@@ -249,13 +264,7 @@ Test(agent_remote, slow_remote_times_out_and_is_retried, .timeout = 180)
 	sleep(8);
 	collector_set_delay(pf, 0);
 	cr_assert_eq(tl_wait(&fx, 30), 0);
-	for (int i = 0; i < 600; i++) {
-		written = ag_metric(listen, "ebprof_store_files");
-		if (written > 0 && remote_state(listen, "queued") == 0 &&
-		    remote_state(listen, "pushed") >= written - 1)
-			break;
-		usleep(100000);
-	}
+	settled(listen);
 	retried = remote_state(listen, "retried");
 	rejected = remote_state(listen, "rejected");
 	pushed = remote_state(listen, "pushed");
@@ -333,7 +342,7 @@ Test(agent_remote, garbage_answers_retried_well_formed_2xx_accepted, .timeout = 
 {
 	char *dir = tl_tmpdir("remotegarbage"), out[512], queue[512], listen[32];
 	size_t nscript = 0, ngarbage = 0, accepted = 0, missing = 0, n;
-	int64_t retried, rejected, pushed, written, queued, peak = 0;
+	int64_t retried, rejected, pushed, queued, peak = 0;
 	struct raw_answer script[2 * NGARBAGE];
 	bool is_garbage[2 * NGARBAGE] = { 0 };
 	char random_bytes[512];
@@ -370,13 +379,7 @@ Test(agent_remote, garbage_answers_retried_well_formed_2xx_accepted, .timeout = 
 	cr_assert_gt(rawremote_count(rr), nscript,
 		     "the script was not played through: %zu requests", rawremote_count(rr));
 	cr_assert_eq(tl_wait(&fx, 30), 0);
-	for (int i = 0; i < 600; i++) {
-		written = ag_metric(listen, "ebprof_store_files");
-		if (written > 0 && remote_state(listen, "queued") == 0 &&
-		    remote_state(listen, "pushed") >= written - 1)
-			break;
-		usleep(100000);
-	}
+	settled(listen);
 	retried = remote_state(listen, "retried");
 	rejected = remote_state(listen, "rejected");
 	pushed = remote_state(listen, "pushed");

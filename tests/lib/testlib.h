@@ -59,6 +59,8 @@ void tl_system(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A fresh temporary directory (mkdtemp under /tmp), malloc'ed path (the
  * caller may free it, or keep it to the end). */
 char *tl_tmpdir(const char *tag);
+/* Remove path and everything under it (symlinks not followed). */
+void tl_rm_tree(const char *path);
 
 /* A suite's scratch directory: tl_scratch_make(tag) from the suite's
  * .init (asserts it is made), tl_scratch_remove as its .fini; tl_at(rel)

@@ -8,7 +8,6 @@
  * well-formed 2xx is accepted whatever its body, and not sent again.
  */
 #include <criterion/criterion.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,15 +79,6 @@ static void make_profile(struct sink_profile *rec, uint8_t *data, size_t len, in
 				      .nlabels = 2,
 				      .data = data,
 				      .len = len };
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
 }
 
 static struct remote *open_at(const char *url, const char *dir, long timeout_s)
@@ -181,7 +171,7 @@ Test(remote_answers, each_garbage_answer_retried_or_accepted)
 		}
 		remote_close(r, 1);
 		rawremote_free(s);
-		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		tl_rm_tree(dir);
 		free(dir);
 	}
 }
@@ -221,6 +211,6 @@ Test(remote_answers, slow_collector_times_out_and_is_retried)
 		      (unsigned long long)st.retries);
 	remote_close(r, 1);
 	collector_free(c);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tl_rm_tree(dir);
 	free(dir);
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <criterion/criterion.h>
 #include <dirent.h>
-#include <ftw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -125,19 +124,10 @@ static void check_empty(struct rqueue *q)
 	cr_assert_eq(rq_bytes(q), 0);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 /* Remove a test directory and free its name. */
 static void rm_rf(char *dir)
 {
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tl_rm_tree(dir);
 	free(dir);
 }
 

@@ -21,23 +21,9 @@ int session_open_fed(const struct session_opts *o, struct session **out)
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
-	s->o = *o;
-	if (!s->o.types)
-		s->o.types = SAMPLER_TYPE_CPU;
-	s->sym = o->sym;
-	ret = procs_new(&s->procs);
-	if (!ret && !s->sym) {
-		ret = sym_new(&(struct sym_opts){ 0 }, &s->sym);
-		s->own_sym = !ret;
-	}
+	ret = session_init(s, o);
 	if (!ret)
-		ret = (s->by_pid = hm_new(hm_hash_u32, hm_equal_u32)) ? 0 : -ENOMEM;
-	s->interval_start_ns = wall_ns();
-	s->start_mono_ns = mono_ns();
-	s->interval_start_mono_ns = s->start_mono_ns;
-	for (int t = 0; !ret && o->split == SESSION_ONE_PROFILE && t < SESSION_NTYPES; t++)
-		if (session_takes(s, t))
-			ret = session_new_builder(s, t, s->interval_start_ns, &s->one[t]);
+		ret = session_start_clock(s);
 	if (ret) {
 		session_close(s);
 		return ret;

@@ -137,16 +137,10 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	return sampler_open(&so, handle_event, s, &s->sampler, err, errlen);
 }
 
-int session_open(const struct session_opts *o, struct session **out, char *err, size_t errlen)
+int session_init(struct session *s, const struct session_opts *o)
 {
-	struct session *s = calloc(1, sizeof(*s));
 	int ret;
 
-	*out = NULL;
-	if (!s) {
-		snprintf(err, errlen, "cannot initialize: out of memory");
-		return -ENOMEM;
-	}
 	s->o = *o;
 	if (!s->o.types) /* the default, said once */
 		s->o.types = SAMPLER_TYPE_CPU;
@@ -158,6 +152,33 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 	}
 	if (!ret) /* titles in any case; a profile per process too */
 		ret = (s->by_pid = hm_new(hm_hash_u32, hm_equal_u32)) ? 0 : -ENOMEM;
+	return ret;
+}
+
+int session_start_clock(struct session *s)
+{
+	int ret = 0;
+
+	s->interval_start_ns = wall_ns();
+	s->start_mono_ns = mono_ns();
+	s->interval_start_mono_ns = s->start_mono_ns;
+	for (int t = 0; !ret && s->o.split == SESSION_ONE_PROFILE && t < SESSION_NTYPES; t++)
+		if (session_takes(s, t))
+			ret = session_new_builder(s, t, s->interval_start_ns, &s->one[t]);
+	return ret;
+}
+
+int session_open(const struct session_opts *o, struct session **out, char *err, size_t errlen)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	int ret;
+
+	*out = NULL;
+	if (!s) {
+		snprintf(err, errlen, "cannot initialize: out of memory");
+		return -ENOMEM;
+	}
+	ret = session_init(s, o);
 	if (ret) {
 		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
 		goto fail;
@@ -180,17 +201,10 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 			goto fail;
 		s->live_targets = ret;
 	}
-	s->interval_start_ns = wall_ns();
-	s->start_mono_ns = mono_ns();
-	s->interval_start_mono_ns = s->start_mono_ns;
-	for (int t = 0; o->split == SESSION_ONE_PROFILE && t < SESSION_NTYPES; t++) {
-		if (!session_takes(s, t))
-			continue;
-		ret = session_new_builder(s, t, s->interval_start_ns, &s->one[t]);
-		if (ret) {
-			snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
-			goto fail;
-		}
+	ret = session_start_clock(s);
+	if (ret) {
+		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
+		goto fail;
 	}
 	if (o->split == SESSION_PER_PROCESS && o->interval_s > 0)
 		s->boundary_mono_ns = s->start_mono_ns +

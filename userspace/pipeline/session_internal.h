@@ -104,6 +104,11 @@ bool session_should_group(struct session *s, struct session_proc *sp);
 void session_group_take(struct session *s, struct session_proc *sp, struct session_interval *iv);
 void session_groups_emit(struct session *s, struct session_interval *iv);
 
+/* session.c: the options, symbolizer, process registry and table of a
+ * new session (sampled or fed); then its clocks started and, for one
+ * profile, its builders. 0 or -errno (the caller closes s). */
+int session_init(struct session *s, const struct session_opts *o);
+int session_start_clock(struct session *s);
 /* flush.c: a builder for a profile of type t starting at start_ns. */
 int session_new_builder(struct session *s, enum session_type t, int64_t start_ns,
 			struct builder **out);
