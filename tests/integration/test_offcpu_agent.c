@@ -49,29 +49,15 @@ Test(offcpu_agent, a_profile_of_each_type_per_process, .timeout = 240)
 	fpid = rec_start_fixture(&fx, (char *[]){ exe, "6", NULL });
 	bpid = rec_start_work_split(&burner, tl_path("fixtures/work_split"), "8");
 	snprintf(pids, sizeof(pids), "%d,%d", fpid, bpid);
-	ag_start_agent(&ag, (char *[]){ "--config",
-					ag_empty_config(dir),
-					"--profile-types",
-					"cpu,offcpu",
-					"--comm",
-					"x-none",
-					"--offcpu-ratio",
-					"100",
-					"-F",
-					"99",
-					"--interval",
-					"2",
-					"--pid",
-					pids,
-					"--output-dir",
-					store,
-					"--queue-dir",
-					queue,
-					"--push-profefe",
-					(char *)collector_url(coll),
-					"--http-listen",
-					listen,
-					NULL });
+	ag_start_agent(&ag, (char *[]){ "--config", ag_empty_config(dir), "--profile-types",
+					"cpu,offcpu", "--comm", "x-none", "--offcpu-ratio", "100",
+					/* the fixture's 30 and 10 ms waits whole or
+					 * nearly: its 6 s must add up within 10%,
+					 * which the agent's 50 ms would not promise */
+					"--offcpu-period", "10000", "-F", "99", "--interval", "2",
+					"--pid", pids, "--output-dir", store, "--queue-dir", queue,
+					"--push-profefe", (char *)collector_url(coll),
+					"--http-listen", listen, NULL });
 	fputs("go\n", fx.in);
 	fflush(fx.in);
 	fputs("go\n", burner.in);

@@ -48,9 +48,8 @@ const struct key_def config_keys[] = {
 	  .help = "cpu (sampled stacks) and/or offcpu (time\n"
 		  "away from the CPU with PostgreSQL wait\n"
 		  "events): a profile of each per process and\n"
-		  "interval. offcpu costs ~14% of a core under\n"
-		  "20 000 switches/s, ~3% at offcpu-ratio 5\n"
-		  "(bench/offcpu-cost.sh)" },
+		  "interval. offcpu costs ~1-2% of a core under\n"
+		  "25 000 switches/s (bench/results/offcpu-*)" },
 	{ .name = "offcpu-min",
 	  .type = T_INT,
 	  .off = F(offcpu_min_us),
@@ -76,11 +75,13 @@ const struct key_def config_keys[] = {
 	  .min = 0,
 	  .max = SAMPLER_OFFCPU_PERIOD_MAX_US,
 	  .arg = "USECS",
-	  .def = SAMPLER_OFFCPU_PERIOD_US_TEXT,
+	  .def = "50000",
 	  .help = "offcpu: a wait at least this long is taken\n"
 		  "whole, a shorter one with the probability\n"
 		  "of its share of it, counted as this long\n"
-		  "(0: every wait); bounds the stacks taken" },
+		  "(0: every wait); bounds the stacks taken.\n"
+		  "50 ms: ~1% of a core at 25 000 switches/s\n"
+		  "(record and top: 10 ms)" },
 	{ .name = "interval",
 	  .type = T_INT,
 	  .off = F(interval),
