@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text = strndup((const char *)data, qlen), err[512];
 	uint8_t *gz = NULL;
 	size_t gzlen = 0;
-	int64_t value;
+	int64_t value, idle;
 
 	if (!text)
 		return 0;
@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	params(&a, size & 1);
 	free(text);
-	if (!serve_prepare_body(body, blen, &gz, &gzlen, &value, err, sizeof(err)))
+	if (!serve_prepare_body(body, blen, &gz, &gzlen, &value, &idle, err, sizeof(err)))
 		free(gz);
 	return 0;
 }

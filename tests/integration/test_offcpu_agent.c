@@ -9,10 +9,12 @@
  * burner; and profefe must receive the off-CPU profiles as type "block".
  */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent_env.h"
@@ -23,6 +25,7 @@
 #include "profile/profile.h"
 #include "record_env.h"
 #include "serve_env.h"
+#include "sinks/store/store.h"
 #include "testlib.h"
 
 #define ALL_TIME "from=2000-01-01T00:00:00&to=2100-01-01T00:00:00"
@@ -168,8 +171,68 @@ static void offcpu_pprof(uint8_t **buf, size_t *len)
 	profile_free(p);
 }
 
+/* The sum of the timeline of a UI data answer ({"code", "body"}); -1
+ * when it has none. */
+static int64_t timeline_total(const char *body)
+{
+	json_t *j = json_loads(body, 0, NULL), *v;
+	int64_t sum = -1;
+	size_t i;
+
+	v = json_object_get(json_object_get(json_object_get(j, "body"), "timeline"), "values");
+	if (json_is_array(v)) {
+		sum = 0;
+		for (i = 0; i < json_array_size(v); i++)
+			sum += json_integer_value(json_array_get(v, i));
+	}
+	json_decref(j);
+	return sum;
+}
+
+/* GET the UI's data for query (after base): its timeline's sum. */
+static int64_t ui_timeline(const char *base, const char *query)
+{
+	char url[512];
+	struct httpc_resp r;
+	int64_t sum;
+
+	snprintf(url, sizeof(url), "%s/api/ui/data?%s&" ALL_TIME, base, query);
+	cr_assert_eq(httpc_request("GET", url, NULL, NULL, 0, 30, &r), 0, "%s", r.error);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	sum = timeline_total(r.body);
+	cr_expect_geq(sum, 0, "no timeline: %.400s", r.body);
+	httpc_free(&r);
+	return sum;
+}
+
+/* The same profile written as the agent does into the collector's store
+ * directory (service dbagent), for `ebprof serve` to catalog. */
+static void agent_write_offcpu(const char *dir, const uint8_t *pb, size_t len)
+{
+	int64_t start = ((int64_t)time(NULL) - 60) * 1000000000LL;
+	struct kv labels[2] = { { "service", "dbagent" }, { "pid", "4242" } };
+	struct sink_profile r = { .start_ns = start,
+				  .end_ns = start + 10000000000LL,
+				  .type = "offcpu",
+				  .pid = 4242,
+				  .service = "dbagent",
+				  .labels = labels,
+				  .nlabels = 2,
+				  .data = pb,
+				  .len = len };
+	struct store_opts o = { .dir = dir };
+	struct store *st;
+	char path[1024];
+
+	cr_assert_eq(store_open(&o, &st), 0);
+	cr_assert_eq(store_write(st, &r, path, sizeof(path)), 0);
+	store_close(st);
+}
+
 /* The UI's data leaves backends idle for their client out of an off-CPU
- * view unless asked (idle=1), and says so. */
+ * view unless asked (idle=1), and says so: the flamegraph and the timeline
+ * alike, for a pushed profile and for one the agent wrote (cataloged from
+ * the store directory). */
 Test(offcpu_agent, serve_hides_idle_client_waits_unless_asked, .timeout = 120)
 {
 	char *dir = tl_tmpdir("offcpu-serve"), base[128], url[512];
@@ -179,8 +242,10 @@ Test(offcpu_agent, serve_hides_idle_client_waits_unless_asked, .timeout = 120)
 	struct tl_log log;
 	uint8_t *pb;
 	size_t len;
+	int tries;
 
 	offcpu_pprof(&pb, &len);
+	agent_write_offcpu(dir, pb, len);
 	serve_env_start(&srv, &log, dir, NULL, base, sizeof(base));
 	snprintf(url, sizeof(url), "%s/api/0/profiles?service=db&type=block", base);
 	cr_assert_eq(httpc_request("POST", url, hdr, pb, len, 30, &r), 0, "%s", r.error);
@@ -204,6 +269,26 @@ Test(offcpu_agent, serve_hides_idle_client_waits_unless_asked, .timeout = 120)
 	cr_expect(strstr(r.body, "lock_wait_leaf") != NULL, "%.400s", r.body);
 	cr_expect(strstr(r.body, "\"total\":4000000000,") != NULL, "idle=1: %.600s", r.body);
 	httpc_free(&r);
+
+	/* the timeline: 1 s without the 3 s idle, 4 s with it */
+	cr_expect_eq(ui_timeline(base, "service=db&type=block"), 1000000000);
+	cr_expect_eq(ui_timeline(base, "service=db&type=block&idle=1"), 4000000000);
+	cr_expect_eq(ui_timeline(base, "service=db&type=block&idle=0"), 1000000000);
+	/* the agent's file, once cataloged, the same */
+	snprintf(url, sizeof(url), "%s/api/0/profiles?service=dbagent&" ALL_TIME, base);
+	for (tries = 0; tries < 100; tries++) {
+		bool listed;
+
+		cr_assert_eq(httpc_request("GET", url, NULL, NULL, 0, 30, &r), 0, "%s", r.error);
+		listed = r.status == 200 && strstr(r.body, "\"dbagent\"");
+		httpc_free(&r);
+		if (listed)
+			break;
+		usleep(100000);
+	}
+	cr_assert_lt(tries, 100, "the agent's profile was not cataloged");
+	cr_expect_eq(ui_timeline(base, "service=dbagent&type=block"), 1000000000);
+	cr_expect_eq(ui_timeline(base, "service=dbagent&type=block&idle=1"), 4000000000);
 	cr_expect_eq(tl_finish_logged(&srv, &log, SIGTERM, 10), 0);
 	tl_log_free(&log);
 }

@@ -40,7 +40,8 @@ static void teardown(void)
 	free(dir);
 }
 
-/* Add a profile: id "idN", created at N seconds, labels as "k=v" pairs. */
+/* Add a profile: id "idN", created at N seconds, value 10 * N (3 * N of it
+ * idle for an off-CPU "block" one), labels as "k=v" pairs. */
 static void add(struct catalog *c, int n, const char *service, const char *type, ...)
 {
 	struct catalog_label labels[8];
@@ -57,6 +58,7 @@ static void add(struct catalog *c, int n, const char *service, const char *type,
 	row.path = path;
 	row.size = 100 + n;
 	row.value = 10 * n;
+	row.idle = strcmp(type, "block") ? 0 : 3 * n;
 	va_start(ap, type);
 	while ((arg = va_arg(ap, const char *)) && row.nlabels < 8) {
 		char *eq;
@@ -207,29 +209,42 @@ Test(catalog, expiry_by_size_drops_the_oldest)
 	cr_expect_str_eq(ids(&(struct catalog_query){ 0 }), "id5");
 }
 
-/* Values 10 * n in 2-second buckets from t=1 s: [1,3) [3,5) [5,7). */
+/* Values 10 * n in 2-second buckets from t=1 s: [1,3) [3,5) [5,7); the
+ * idle part of id4 (12 of its 40) only when asked. */
 Test(catalog, timeline_sums_values_by_bucket)
 {
 	int64_t v[3];
 	struct catalog_label l = { "backend_type", "client backend" };
+	struct catalog_row row;
 
 	fill();
 	cr_assert_eq(catalog_timeline(cat, &(struct catalog_query){ .service = "db1" },
-				      1000000000LL, 2000000000LL, v, 3),
+				      1000000000LL, 2000000000LL, true, v, 3),
 		     0);
 	cr_expect_eq(v[0], 10 + 20);
 	cr_expect_eq(v[1], 40);
 	cr_expect_eq(v[2], 50);
+	cr_assert_eq(catalog_timeline(cat, &(struct catalog_query){ .service = "db1" },
+				      1000000000LL, 2000000000LL, false, v, 3),
+		     0);
+	cr_expect_eq(v[0], 10 + 20);
+	cr_expect_eq(v[1], 40 - 12, "idle left out: %lld", (long long)v[1]);
+	cr_expect_eq(v[2], 50);
+	cr_assert_eq(catalog_get(cat, "id4", &row), 0);
+	cr_expect_eq(row.value, 40);
+	cr_expect_eq(row.idle, 12);
+	catalog_row_free(&row);
 	cr_assert_eq(catalog_timeline(
 			     cat,
 			     &(struct catalog_query){
 				     .service = "db1", .type = "cpu", .labels = &l, .nlabels = 1 },
-			     1000000000LL, 2000000000LL, v, 3),
+			     1000000000LL, 2000000000LL, false, v, 3),
 		     0);
 	cr_expect_eq(v[0], 10);
 	cr_expect_eq(v[1], 0);
 	cr_expect_eq(v[2], 50);
-	cr_expect_eq(catalog_timeline(cat, &(struct catalog_query){ 0 }, 0, 0, v, 3), -EINVAL);
+	cr_expect_eq(catalog_timeline(cat, &(struct catalog_query){ 0 }, 0, 0, false, v, 3),
+		     -EINVAL);
 }
 
 Test(catalog, label_values_with_counts)
@@ -274,6 +289,41 @@ Test(catalog, old_catalog_gains_the_value_column)
 	cr_expect_str_eq(ids(&(struct catalog_query){ 0 }), "old");
 	add(cat, 1, "db1", "cpu", NULL);
 	cr_expect_str_eq(ids(&(struct catalog_query){ 0 }), "id1 old");
+}
+
+/* A catalog of the collector before the idle column (value but no idle)
+ * opens and gains it: its rows count whole in the timeline, new rows keep
+ * their idle part. */
+Test(catalog, old_catalog_gains_the_idle_column)
+{
+	char err[256], cmd[640];
+	struct catalog_row row;
+	int64_t v[1];
+
+	catalog_close(cat);
+	cat = NULL;
+	snprintf(cmd, sizeof(cmd),
+		 "rm -f %s/catalog.sqlite* && sqlite3 %s/catalog.sqlite 'CREATE TABLE profiles("
+		 "id TEXT PRIMARY KEY, service TEXT NOT NULL, type TEXT NOT NULL, created_ns "
+		 "INTEGER NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, value INTEGER NOT "
+		 "NULL DEFAULT 0); INSERT INTO profiles VALUES (\"old\", \"db1\", \"block\", "
+		 "3000000000, \"db1/old.pb.gz\", 9, 70)'",
+		 dir, dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	cr_assert_eq(catalog_open(dir, &cat, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(catalog_get(cat, "old", &row), 0);
+	cr_expect_eq(row.value, 70);
+	cr_expect_eq(row.idle, 0);
+	catalog_row_free(&row);
+	add(cat, 4, "db1", "block", NULL);
+	cr_assert_eq(catalog_timeline(cat, &(struct catalog_query){ .type = "block" }, 3000000000LL,
+				      2000000000LL, false, v, 1),
+		     0);
+	cr_expect_eq(v[0], 70 + 40 - 12, "%lld", (long long)v[0]);
+	cr_assert_eq(catalog_timeline(cat, &(struct catalog_query){ .type = "block" }, 3000000000LL,
+				      2000000000LL, true, v, 1),
+		     0);
+	cr_expect_eq(v[0], 70 + 40, "%lld", (long long)v[0]);
 }
 
 Test(catalog, reopened_catalog_has_its_rows)

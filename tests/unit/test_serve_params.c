@@ -7,8 +7,11 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "formats/pprof.h"
+#include "profile/profile.h"
 #include "serve/collector.h"
 #include "serve/serve_internal.h"
 
@@ -110,12 +113,52 @@ Test(serve_params, body)
 {
 	uint8_t *gz = NULL;
 	size_t gzlen = 0;
-	int64_t value = 0;
+	int64_t value = 0, idle = 0;
 	char err[256];
 
-	cr_expect_eq(serve_prepare_body(NULL, 0, &gz, &gzlen, &value, err, sizeof(err)), 400);
-	cr_expect_eq(serve_prepare_body((const uint8_t *)"\x1f\x8bxx", 4, &gz, &gzlen, &value, err,
-					sizeof(err)),
+	cr_expect_eq(serve_prepare_body(NULL, 0, &gz, &gzlen, &value, &idle, err, sizeof(err)),
+		     400);
+	cr_expect_eq(serve_prepare_body((const uint8_t *)"\x1f\x8bxx", 4, &gz, &gzlen, &value,
+					&idle, err, sizeof(err)),
 		     400);
 	cr_expect_null(gz);
+}
+
+/* What the catalog keeps of an off-CPU profile: its total and the part of
+ * it in samples labelled state=idle (any wait of an idle backend), for a
+ * pushed body as for a profile read from the store. */
+Test(serve_params, totals_split_the_idle_time)
+{
+	static const struct {
+		const char *state;
+		int64_t ns;
+	} w[] = { { "sleeping", 1000 }, { "idle", 3000 }, { "runnable", 200 }, { "idle", 40 } };
+	struct profile *p = profile_new();
+	uint8_t *pb = NULL, *gz = NULL;
+	size_t len = 0, gzlen = 0;
+	int64_t value = 0, idle = 0;
+	char err[256];
+
+	cr_assert_not_null(p);
+	cr_assert_eq(profile_add_sample_type(p, "samples", "count") ||
+			     profile_add_sample_type(p, "offcpu", "nanoseconds"),
+		     0);
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		struct pf_label lab[2] = { profile_label_num(p, "pid", (int64_t)i, NULL),
+					   profile_label_str(p, "state", w[i].state) };
+		int64_t v[2] = { 1, w[i].ns };
+
+		cr_assert_eq(profile_add_sample(p, NULL, 0, v, lab, 2), 0);
+	}
+	serve_totals(p, &value, &idle);
+	cr_expect_eq(value, 4240);
+	cr_expect_eq(idle, 3040);
+	cr_assert_eq(pprof_encode(p, true, &pb, &len), 0);
+	cr_assert_eq(serve_prepare_body(pb, len, &gz, &gzlen, &value, &idle, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_expect_eq(value, 4240);
+	cr_expect_eq(idle, 3040);
+	free(pb);
+	free(gz);
+	profile_free(p);
 }

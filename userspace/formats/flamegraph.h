@@ -64,6 +64,10 @@ int flamegraph_write(const struct profile *p, const struct flamegraph_opts *opts
  */
 int flamegraph_sample_type(const struct profile *p, const char *name, char *err, size_t errlen);
 
+/* Is s labelled state=idle (off-CPU time of a backend waiting for its
+ * client), the time the default views leave out? */
+bool flamegraph_sample_is_idle(const struct profile *p, const struct pf_sample *s);
+
 /*
  * The same tree as JSON, for the collector's web UI (*out owned by the
  * caller): {"sample_type", "unit", "total", "names": [frame names],

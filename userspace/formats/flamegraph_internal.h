@@ -96,7 +96,6 @@ int fg_build(struct fg *g);
 void fg_free(struct fg *g);
 
 /* flamegraph_waits.c */
-bool fg_sample_is_idle(const struct profile *p, const struct pf_sample *s);
 /* The wait frame of s: "TYPE:event" (" (idle)" appended for state=idle),
  * else its state ("unknown" without one), written into buf. */
 const char *fg_wait_name(const struct profile *p, const struct pf_sample *s, char *buf, size_t len);

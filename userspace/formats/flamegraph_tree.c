@@ -284,7 +284,7 @@ static int add_sample(struct fg *g, const struct pf_sample *s, uint32_t cut_fram
 		return 0;
 	if (g->si >= 0 && s->values[g->si] > 0)
 		c = s->values[g->si];
-	if (g->skip_idle && fg_sample_is_idle(p, s)) {
+	if (g->skip_idle && flamegraph_sample_is_idle(p, s)) {
 		g->idle_value = sat_add(g->idle_value, v);
 		g->idle_count = sat_add(g->idle_count, c);
 		return 0;

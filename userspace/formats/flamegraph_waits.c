@@ -42,7 +42,7 @@ bool flamegraph_is_offcpu(const struct profile *p)
 	return false;
 }
 
-bool fg_sample_is_idle(const struct profile *p, const struct pf_sample *s)
+bool flamegraph_sample_is_idle(const struct profile *p, const struct pf_sample *s)
 {
 	char buf[16];
 	const char *state = profile_sample_label(p, s, "state", buf, sizeof(buf));

@@ -58,11 +58,11 @@ static unsigned store(struct collector *co, const char *service, const char *typ
 	uint8_t *gz = NULL;
 	size_t gzlen = 0;
 	char rel[256], path[4352];
-	int64_t value;
+	int64_t value, idle;
 	unsigned status;
 	int ret;
 
-	status = serve_prepare_body(rq->body, rq->len, &gz, &gzlen, &value, err, errlen);
+	status = serve_prepare_body(rq->body, rq->len, &gz, &gzlen, &value, &idle, err, errlen);
 	if (status)
 		return status;
 	memset(row, 0, sizeof(*row));
@@ -85,6 +85,7 @@ static unsigned store(struct collector *co, const char *service, const char *typ
 	row->path = rel;
 	row->size = (int64_t)gzlen;
 	row->value = value;
+	row->idle = idle;
 	row->labels = (struct catalog_label *)labels;
 	row->nlabels = nlabels;
 	pthread_mutex_lock(&co->lock);

@@ -11,42 +11,12 @@
 #include <sqlite3.h>
 
 #include "catalog.h"
+#include "catalog_schema.h"
 #include "util/log.h"
 
 struct catalog {
 	sqlite3 *db;
 };
-
-static const char schema[] =
-	"PRAGMA journal_mode=WAL;"
-	"PRAGMA synchronous=FULL;"
-	"PRAGMA foreign_keys=ON;"
-	"CREATE TABLE IF NOT EXISTS profiles("
-	" id TEXT PRIMARY KEY, service TEXT NOT NULL, type TEXT NOT NULL,"
-	" created_ns INTEGER NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL,"
-	" value INTEGER NOT NULL DEFAULT 0);"
-	"CREATE INDEX IF NOT EXISTS profiles_by_time ON profiles(service, type, created_ns);"
-	"CREATE TABLE IF NOT EXISTS labels("
-	" profile TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,"
-	" key TEXT NOT NULL, value TEXT NOT NULL);"
-	"CREATE INDEX IF NOT EXISTS labels_by_kv ON labels(key, value, profile);"
-	"CREATE INDEX IF NOT EXISTS labels_by_profile ON labels(profile);";
-
-/* Catalogs of the first collector (no value column) gain it. */
-static const char add_value[] = "ALTER TABLE profiles ADD COLUMN value INTEGER NOT NULL DEFAULT 0";
-
-static bool has_value_column(sqlite3 *db)
-{
-	sqlite3_stmt *s = NULL;
-	bool found = false;
-
-	if (sqlite3_prepare_v2(db, "PRAGMA table_info(profiles)", -1, &s, NULL) != SQLITE_OK)
-		return true; /* let the next statement say what is wrong */
-	while (!found && sqlite3_step(s) == SQLITE_ROW)
-		found = !strcmp((const char *)sqlite3_column_text(s, 1), "value");
-	sqlite3_finalize(s);
-	return found;
-}
 
 int catalog_open(const char *dir, struct catalog **out, char *err, size_t errlen)
 {
@@ -64,9 +34,7 @@ int catalog_open(const char *dir, struct catalog **out, char *err, size_t errlen
 	if (rc == SQLITE_OK)
 		rc = sqlite3_busy_timeout(c->db, 5000);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(c->db, schema, NULL, NULL, &msg);
-	if (rc == SQLITE_OK && !has_value_column(c->db))
-		rc = sqlite3_exec(c->db, add_value, NULL, NULL, &msg);
+		rc = catalog_schema(c->db, &msg);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open the catalog %s: %s", path,
 			 msg	 ? msg
@@ -118,8 +86,11 @@ int catalog_add(struct catalog *c, const struct catalog_row *row)
 		return -EINVAL;
 	if (exec(c, "BEGIN IMMEDIATE"))
 		return -EIO;
-	rc = sqlite3_prepare_v2(c->db, "INSERT INTO profiles VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &p,
-				NULL);
+	rc = sqlite3_prepare_v2(
+		c->db,
+		"INSERT INTO profiles(id, service, type, created_ns, path, size, value, idle) "
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		-1, &p, NULL);
 	if (rc != SQLITE_OK)
 		goto out;
 	sqlite3_bind_text(p, 1, row->id, -1, SQLITE_STATIC);
@@ -129,6 +100,7 @@ int catalog_add(struct catalog *c, const struct catalog_row *row)
 	sqlite3_bind_text(p, 5, row->path, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(p, 6, row->size);
 	sqlite3_bind_int64(p, 7, row->value);
+	sqlite3_bind_int64(p, 8, row->idle);
 	rc = sqlite3_step(p);
 	if (rc == SQLITE_CONSTRAINT) {
 		err = -EEXIST;
@@ -205,7 +177,7 @@ static sqlite3_stmt *labels_stmt(struct catalog *c)
 }
 
 /* Fill row from a "SELECT id, service, type, created_ns, path, size,
- * value", its labels with ls (labels_stmt()). */
+ * value, idle", its labels with ls (labels_stmt()). */
 static int read_row(sqlite3_stmt *ls, sqlite3_stmt *s, struct catalog_row *row)
 {
 	const unsigned char *id = sqlite3_column_text(s, 0);
@@ -218,6 +190,7 @@ static int read_row(sqlite3_stmt *ls, sqlite3_stmt *s, struct catalog_row *row)
 	row->path = dup_col(s, 4);
 	row->size = sqlite3_column_int64(s, 5);
 	row->value = sqlite3_column_int64(s, 6);
+	row->idle = sqlite3_column_int64(s, 7);
 	if (!row->service || !row->type || !row->path)
 		return -ENOMEM;
 	return load_labels(ls, row);
@@ -291,7 +264,8 @@ int catalog_list(struct catalog *c, const struct catalog_query *q, struct catalo
 	if (q->nlabels > CATALOG_MAX_LABELS)
 		return -EINVAL;
 	s = prepare_where(
-		c, "SELECT id, service, type, created_ns, path, size, value FROM profiles p", q,
+		c, "SELECT id, service, type, created_ns, path, size, value, idle FROM profiles p",
+		q,
 		q->limit ? " ORDER BY created_ns DESC, id LIMIT ?4000"
 			 : " ORDER BY created_ns DESC, id");
 	ls = labels_stmt(c);
@@ -339,7 +313,7 @@ int catalog_get(struct catalog *c, const char *id, struct catalog_row *row)
 		return -EIO;
 	rc = sqlite3_prepare_v2(
 		c->db,
-		"SELECT id, service, type, created_ns, path, size, value FROM profiles "
+		"SELECT id, service, type, created_ns, path, size, value, idle FROM profiles "
 		"WHERE id = ?",
 		-1, &s, NULL);
 	if (rc != SQLITE_OK) {
@@ -522,7 +496,7 @@ int catalog_usage(struct catalog *c, int64_t *count, int64_t *bytes)
 }
 
 int catalog_timeline(struct catalog *c, const struct catalog_query *q, int64_t from_ns,
-		     int64_t step_ns, int64_t *values, size_t n)
+		     int64_t step_ns, bool with_idle, int64_t *values, size_t n)
 {
 	struct catalog_query w = *q;
 	sqlite3_stmt *s;
@@ -533,8 +507,12 @@ int catalog_timeline(struct catalog *c, const struct catalog_query *q, int64_t f
 		return -EINVAL;
 	w.from_ns = from_ns;
 	w.to_ns = from_ns + step_ns * (int64_t)n; /* the end is in the last bucket */
-	s = prepare_where(c, "SELECT (created_ns - ?4001) / ?4002, SUM(value) FROM profiles p", &w,
-			  " GROUP BY 1");
+	s = prepare_where(
+		c,
+		with_idle ? "SELECT (created_ns - ?4001) / ?4002, SUM(value) FROM profiles p"
+			  : "SELECT (created_ns - ?4001) / ?4002, SUM(value - idle) "
+			    "FROM profiles p",
+		&w, " GROUP BY 1");
 	if (!s)
 		return -EIO;
 	sqlite3_bind_int64(s, 4001, from_ns);

@@ -2,8 +2,9 @@
 /*
  * The collector's catalog: what `ebprof serve` knows of its stored
  * profiles, in SQLite (DIR/catalog.sqlite, WAL, synchronous=FULL): one row
- * per profile (id, service, type, creation time, file, size) and its labels,
- * indexed by service, type and time and by label. A profile's file is
+ * per profile (id, service, type, creation time, file, size, total and
+ * its idle part) and its labels, indexed by service, type and time and by
+ * label. A profile's file is
  * written and synced before its row is committed, and removed only after
  * its row is, so after a crash the catalog names no file that is missing.
  *
@@ -33,6 +34,7 @@ struct catalog_row {
 	char *path;	    /* relative to the catalog's directory */
 	int64_t size;
 	int64_t value; /* total of the profile's default sample type */
+	int64_t idle;  /* the part of value in samples labelled state=idle */
 	struct catalog_label *labels;
 	size_t nlabels;
 };
@@ -77,10 +79,11 @@ int catalog_prune(struct catalog *c, bool (*drop)(void *ctx, const char *path), 
 int catalog_usage(struct catalog *c, int64_t *count, int64_t *bytes);
 
 /* Sum of the values of the rows matching q (its from/to and limit
- * ignored) in n buckets of step_ns from from_ns: values[n] zeroed first;
- * a row at the very end (from_ns + n * step_ns) counts in the last. */
+ * ignored) in n buckets of step_ns from from_ns, their idle part left out
+ * unless with_idle: values[n] zeroed first; a row at the very end
+ * (from_ns + n * step_ns) counts in the last. */
 int catalog_timeline(struct catalog *c, const struct catalog_query *q, int64_t from_ns,
-		     int64_t step_ns, int64_t *values, size_t n);
+		     int64_t step_ns, bool with_idle, int64_t *values, size_t n);
 
 /* The labels of the rows matching q (limit ignored): distinct (key, value)
  * with the number of rows, by key then count, at most max. */

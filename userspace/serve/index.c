@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "formats/flamegraph.h"
 #include "formats/pprof.h"
 #include "serve_internal.h"
 #include "sinks/store/store.h"
@@ -36,24 +35,18 @@ static void path_id(const char *rel, char id[CATALOG_ID_LEN + 1])
 		 (unsigned long long)b);
 }
 
-/* The total of the profile's default sample type; 0 when it cannot be
+/* The profile's totals (serve_totals()) into row; 0 when it cannot be
  * read (it is cataloged all the same: a merge says what is wrong). */
-static int64_t total_of(const char *path)
+static void totals_of(const char *path, struct catalog_row *row)
 {
 	struct profile *p = NULL;
 	uint8_t *buf = NULL;
 	size_t len;
-	int64_t v = 0;
-	int ti;
 
-	if (!read_file_max(path, COLLECTOR_MAX_BODY, &buf, &len) && !pprof_decode(buf, len, &p)) {
-		ti = flamegraph_sample_type(p, NULL, NULL, 0);
-		if (ti >= 0)
-			v = profile_total(p, (size_t)ti);
-	}
+	if (!read_file_max(path, COLLECTOR_MAX_BODY, &buf, &len) && !pprof_decode(buf, len, &p))
+		serve_totals(p, &row->value, &row->idle);
 	free(buf);
 	profile_free(p);
-	return v;
 }
 
 static int add_entry(struct collector *co, const struct store_entry *e, const char *rel)
@@ -83,7 +76,7 @@ static int add_entry(struct collector *co, const struct store_entry *e, const ch
 	row.created_ns = e->start_ns;
 	row.path = (char *)rel;
 	row.size = e->size;
-	row.value = total_of(e->path);
+	totals_of(e->path, &row);
 	row.labels = labels;
 	row.nlabels = n;
 	pthread_mutex_lock(&co->lock);

@@ -179,11 +179,24 @@ int serve_parse_keys(const char *s, char *buf, size_t buflen, const char **keys)
 	return n;
 }
 
+void serve_totals(const struct profile *p, int64_t *value, int64_t *idle)
+{
+	int ti = flamegraph_sample_type(p, NULL, NULL, 0);
+
+	*value = *idle = 0;
+	if (ti < 0)
+		return;
+	*value = profile_total(p, (size_t)ti);
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (flamegraph_sample_is_idle(p, &p->samples[i]))
+			*idle += p->samples[i].values[ti];
+}
+
 unsigned serve_prepare_body(const uint8_t *body, size_t len, uint8_t **gz, size_t *gzlen,
-			    int64_t *value, char *err, size_t errlen)
+			    int64_t *value, int64_t *idle, char *err, size_t errlen)
 {
 	struct profile *p = NULL;
-	int ret, ti;
+	int ret;
 
 	if (!len) {
 		snprintf(err, errlen, "empty body: a pprof profile is expected");
@@ -194,8 +207,7 @@ unsigned serve_prepare_body(const uint8_t *body, size_t len, uint8_t **gz, size_
 		snprintf(err, errlen, "body is not a pprof profile (%s)", strerror(-ret));
 		return ret == -ENOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_BAD_REQUEST;
 	}
-	ti = flamegraph_sample_type(p, NULL, NULL, 0);
-	*value = ti >= 0 ? profile_total(p, (size_t)ti) : 0;
+	serve_totals(p, value, idle);
 	ret = pprof_encode(p, true, gz, gzlen);
 	profile_free(p);
 	if (ret) {

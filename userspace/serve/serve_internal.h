@@ -77,11 +77,16 @@ int serve_parse_selection(serve_arg_fn arg, void *ctx, bool merge, struct catalo
 			  size_t whylen);
 /* "k,k" (drop_labels) into keys pointing into buf; the count or -EINVAL. */
 int serve_parse_keys(const char *s, char *buf, size_t buflen, const char **keys);
-/* A pushed body: a pprof profile (gzip'd or not) decoded, its total of
- * the main sample type in *value, re-encoded gzip'd into *gz (malloc'd,
- * the caller frees). 0, or the HTTP status with the reason in err. */
+/* What the catalog keeps of p: the total of its default sample type in
+ * *value, and the part of it in samples labelled state=idle in *idle (0
+ * both when p has no sample type). */
+void serve_totals(const struct profile *p, int64_t *value, int64_t *idle);
+/* A pushed body: a pprof profile (gzip'd or not) decoded, its totals
+ * (serve_totals()) in *value and *idle, re-encoded gzip'd into *gz
+ * (malloc'd, the caller frees). 0, or the HTTP status with the reason in
+ * err. */
 unsigned serve_prepare_body(const uint8_t *body, size_t len, uint8_t **gz, size_t *gzlen,
-			    int64_t *value, char *err, size_t errlen);
+			    int64_t *value, int64_t *idle, char *err, size_t errlen);
 
 /* Called with each stored profile a merge reads, before it is merged. */
 typedef void (*serve_each_fn)(void *ctx, const struct catalog_row *row, const struct profile *p);

@@ -40,13 +40,9 @@ static bool keep_sample(const struct profile *p, const struct pf_sample *s, void
 	struct filter *f = ctx;
 	char buf[32];
 
-	if (f->drop_idle) {
-		const char *st = profile_sample_label(p, s, "state", buf, sizeof(buf));
-
-		if (st && !strcmp(st, "idle")) {
-			f->dropped = true;
-			return false;
-		}
+	if (f->drop_idle && flamegraph_sample_is_idle(p, s)) {
+		f->dropped = true;
+		return false;
 	}
 	for (size_t i = 0; i < f->n; i++) {
 		const char *v = profile_sample_label(p, s, f->labels[i].key, buf, sizeof(buf));
@@ -222,8 +218,10 @@ static int merge_range(struct collector *co, const struct catalog_query *q, stru
 	return ret == -ENOMEM ? ret : 0;
 }
 
+/* The selection's totals by time from the catalog, idle time (state=idle)
+ * left out unless with_idle, as in the flamegraph. */
 static json_t *timeline(struct collector *co, const struct catalog_query *q, int64_t from,
-			int64_t to, size_t buckets)
+			int64_t to, size_t buckets, bool with_idle)
 {
 	int64_t step = (to - from + (int64_t)buckets - 1) / (int64_t)buckets, *v;
 	json_t *values = json_array();
@@ -235,7 +233,7 @@ static json_t *timeline(struct collector *co, const struct catalog_query *q, int
 
 	if (v && values) {
 		pthread_mutex_lock(&co->lock);
-		ret = catalog_timeline(co->cat, q, from, step, v, buckets);
+		ret = catalog_timeline(co->cat, q, from, step, with_idle, v, buckets);
 		pthread_mutex_unlock(&co->lock);
 	}
 	for (size_t i = 0; !ret && i < buckets; i++)
@@ -309,7 +307,8 @@ enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c)
 	body = json_object();
 	if (!body)
 		return MHD_NO;
-	json_object_set_new(body, "timeline", timeline(co, &q, from, to, (size_t)buckets));
+	json_object_set_new(body, "timeline",
+			    timeline(co, &q, from, to, (size_t)buckets, !f.drop_idle));
 	json_object_set_new(body, "profile_labels", profile_labels(co, &q));
 	ret = merge_range(co, &q, &f, group, body, "");
 	if (!ret && bf)
