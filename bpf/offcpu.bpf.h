@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Off-CPU time (--type offcpu), included by profile.bpf.c after the
- * unwinder. sched_switch fires for every task of the host and its program
- * stays cheap: untargeted threads are dropped first; a targeted thread
- * leaving the CPU leaves only the time and its state in `offcpu_starts`
- * (offcpu_pct percent of them: userspace scales the time back); when a
- * thread with an entry comes back, its wait is decided by its length
- * (shorter than offcpu_min_ns: counted and dropped; at least
- * offcpu_period_ns: taken; shorter: taken with the probability ns/period
- * and counted as the period) and a wait taken is left in this CPU's
- * `offcpu_pending`. Its stacks are taken where the same switch ends, in
- * the resumed thread's own context (below): its kernel and user stacks
- * are those it left with, and its PostgreSQL wait event is still set. So the DWARF unwind, the
- * costly part, runs for the waits taken only, never for a switch-out.
+ * unwinder. Two hooks see every switch of the host, so both stay cheap:
+ *  - sched_switch, in the thread leaving: a targeted thread leaves only
+ *    the time and its state in its `offcpu_starts` entry (offcpu_pct
+ *    percent of its switches: userspace scales the time back);
+ *  - where the switch ends, in the thread coming back (the sched_exit_tp
+ *    tracepoint, 6.16+, else a kprobe on finish_task_switch): a thread
+ *    with a time has its wait decided by its length (shorter than
+ *    offcpu_min_ns: counted and dropped; at least offcpu_period_ns: taken;
+ *    shorter: taken with the probability ns/period and counted as the
+ *    period) and a wait taken gets its stacks, statement and PostgreSQL
+ *    wait event there and then: nothing has run in the thread since it
+ *    left, so they are those it waited with.
+ * The DWARF unwind, the costly part, runs for the waits taken only.
  */
 #ifndef EBPROF_OFFCPU_BPF_H
 #define EBPROF_OFFCPU_BPF_H
@@ -20,10 +21,12 @@
 const volatile __u64 offcpu_min_ns = 0;
 const volatile __u64 offcpu_period_ns = 0; /* 0: every wait; at most 2^32 */
 const volatile __u32 offcpu_pct = 100;
+const volatile bool offcpu_on = false;
 
-/* Targeted threads by tid: since when away (0: on a CPU) and how. LRU:
- * entries stay from one wait to the next, and an exited thread's goes
- * when the space is needed. */
+/* Targeted threads by tid (struct offcpu_start). An entry stays from one
+ * wait to the next, written in place (map updates and deletes take locks,
+ * lookups do not), and goes when its thread exits (offcpu_forget); LRU, so
+ * that a full map makes room. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -39,13 +42,6 @@ struct offcpu_counts_map {
 };
 struct offcpu_counts_map offcpu_counts0 SEC(".maps");
 struct offcpu_counts_map offcpu_counts1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct offcpu_pending);
-} offcpu_pending SEC(".maps");
 
 /* The wait being counted: its key as it is filled, and its time. */
 struct offcpu_taken {
@@ -65,14 +61,15 @@ struct task_struct___pre514 {
 	long state;
 } __attribute__((preserve_access_index));
 
-static __always_inline __u8 offcpu_state_of(struct task_struct *t, bool preempt)
+static __always_inline long offcpu_task_state(struct task_struct *t)
 {
-	long state;
-
 	if (bpf_core_field_exists(t->__state))
-		state = BPF_CORE_READ(t, __state);
-	else
-		state = BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+static __always_inline __u8 offcpu_state_of(long state, bool preempt)
+{
 	if (preempt || state == 0) /* TASK_RUNNING: preempted, or yielded */
 		return OFFCPU_RUNNABLE;
 	if (state & 2) /* TASK_UNINTERRUPTIBLE */
@@ -94,104 +91,105 @@ static __always_inline void read_wait_event(const struct seen_state *seen, struc
 		bpf_probe_read_user(&k->wait_event, sizeof(k->wait_event), (void *)where);
 }
 
-/* The thread leaving the CPU (current, prev): since when, if targeted.
- * Its entry is written in place once it has one: map updates and deletes
- * take locks, lookups do not. */
-static __always_inline void offcpu_leaves(struct task_struct *prev, bool preempt)
+/* The thread leaving the CPU (current, prev): since when and how, if
+ * targeted. Its state is the tracepoint's prev_state argument where the
+ * kernel passes it (5.18+: with_state), else read from prev. A thread with
+ * an entry of its own process is known to be targeted (entries go when
+ * their thread exits): the lookup in `targets` is for the others. */
+static __always_inline void offcpu_leaves(struct task_struct *prev, bool preempt, bool with_state,
+					  long prev_state)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct offcpu_start *s, fresh = {};
 
-	if (tid == 0 || (filter_targets && !bpf_map_lookup_elem(&targets, &tgid)))
+	if (tid == 0)
+		return;
+	s = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	if ((!s || s->tgid != tgid) && filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
 		return;
 	if (offcpu_pct < 100 && bpf_get_prandom_u32() % 100 >= offcpu_pct) {
 		stat_inc(STAT_OFFCPU_SKIPPED);
 		return;
 	}
-	s = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	if (!with_state)
+		prev_state = offcpu_task_state(prev);
 	if (s) {
-		s->state = offcpu_state_of(prev, preempt);
+		s->tgid = tgid;
+		s->state = offcpu_state_of(prev_state, preempt);
 		s->ts = bpf_ktime_get_ns();
 		return;
 	}
-	fresh.state = offcpu_state_of(prev, preempt);
+	fresh.tgid = tgid;
+	fresh.state = offcpu_state_of(prev_state, preempt);
 	fresh.ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&offcpu_starts, &tid, &fresh, BPF_ANY))
 		stat_inc(STAT_OFFCPU_FULL);
 }
 
-/* The thread coming back (next): is its wait taken, and for how long?
- * (Its entry stays, its time cleared, for the next wait.) */
-static __always_inline void offcpu_resumes(struct task_struct *next)
+/* A thread exits: its entry goes (its tid may come back in another
+ * process). From on_exit, for every thread of the host. */
+static __always_inline void offcpu_forget(__u32 tid)
 {
-	__u32 tid = BPF_CORE_READ(next, pid), zero = 0;
-	struct offcpu_pending *p;
+	if (offcpu_on)
+		bpf_map_delete_elem(&offcpu_starts, &tid);
+}
+
+/* Every switch of the host, in the thread leaving. The kernels since 5.18
+ * pass prev's state as a fourth argument: on_switch_state reads it there
+ * (its attachment fails before 5.18, where on_switch is attached). */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(on_switch_state, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	offcpu_leaves(prev, preempt, true, prev_state);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	offcpu_leaves(prev, preempt, false, 0);
+	return 0;
+}
+
+/* Where the switch ends, the thread that resumed (current): if it was
+ * away and its wait is taken, the scratch entry with its key filled up to
+ * the user stack, else NULL; *user: a user stack is to be taken. */
+static __always_inline struct offcpu_taken *offcpu_resumed(void *ctx, bool *user)
+{
+	__u64 id = bpf_get_current_pid_tgid(), ns;
+	__u32 tid = (__u32)id, zero = 0;
 	struct offcpu_start *s;
-	__u64 ns;
+	struct offcpu_taken *o;
+	struct seen_state *seen;
+	bool has_mm, lost;
 
 	if (tid == 0)
-		return;
+		return NULL;
 	s = bpf_map_lookup_elem(&offcpu_starts, &tid);
 	if (!s || !s->ts)
-		return;
+		return NULL;
 	ns = bpf_ktime_get_ns() - s->ts;
 	s->ts = 0;
 	if (ns < offcpu_min_ns) {
 		stat_inc(STAT_OFFCPU_SHORT);
-		return;
+		return NULL;
 	}
 	if (ns < offcpu_period_ns) {
 		/* taken with probability ns / period, as the period */
 		if (((__u64)bpf_get_prandom_u32() * offcpu_period_ns) >> 32 >= ns) {
 			stat_inc(STAT_OFFCPU_UNTAKEN);
-			return;
+			return NULL;
 		}
 		ns = offcpu_period_ns;
 	}
-	p = bpf_map_lookup_elem(&offcpu_pending, &zero);
-	if (!p)
-		return;
-	p->ns = ns;
-	p->state = s->state;
-	p->tid = tid;
-}
-
-/* Every switch of the host: the thread coming back first (this CPU's
- * pending wait is for it), then the one leaving. */
-SEC("raw_tp/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	offcpu_resumes(next);
-	offcpu_leaves(prev, preempt);
-	return 0;
-}
-
-/* Where the switch ends, the thread that resumed (current): the scratch
- * entry with its key filled up to the user stack when its wait was taken,
- * else NULL; *user: a user stack is to be taken. */
-static __always_inline struct offcpu_taken *offcpu_resumed(void *ctx, bool *user)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, zero = 0;
-	struct offcpu_pending *p = bpf_map_lookup_elem(&offcpu_pending, &zero);
-	struct offcpu_taken *o;
-	struct seen_state *seen;
-	bool has_mm, lost;
-
-	if (!p || !p->tid)
-		return NULL;
-	if (p->tid != tid) { /* not the thread it was taken for */
-		p->tid = 0;
-		return NULL;
-	}
-	p->tid = 0;
 	o = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!o)
 		return NULL;
 	__builtin_memset(o, 0, sizeof(*o));
-	o->ns = p->ns;
-	o->key.state = p->state;
+	o->ns = ns;
+	o->key.state = s->state;
 	o->key.s.tgid = id >> 32;
 	o->key.s.tid = tid;
 	bpf_get_current_comm(&o->key.s.comm, sizeof(o->key.s.comm));

@@ -621,9 +621,10 @@ int BPF_KPROBE(on_group_exit_kprobe)
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 
-	if (BPF_CORE_READ(p, pid) != tgid) /* a thread, not the process */
+	offcpu_forget(tid);
+	if (tid != tgid) /* a thread, not the process */
 		return 0;
 	bpf_map_delete_elem(&pg_procs, &tgid);
 	bpf_map_delete_elem(&unwind_pids, &tgid);

@@ -74,18 +74,12 @@ struct offcpu_key {
 	__u16 pg_major;	  /* its PostgreSQL major version, 0: unknown */
 };
 
-/* A thread away now (`offcpu_starts`, by tid): since when, and how. */
+/* A targeted thread (`offcpu_starts`, by tid; the entry goes when the
+ * thread exits): its process, since when away (0: on a CPU), and how. */
 struct offcpu_start {
 	__u64 ts;
+	__u32 tgid;
 	__u8 state; /* enum offcpu_state */
-};
-
-/* The wait taken at this CPU's last switch (`offcpu_pending`), for the
- * thread that resumes: its time to count and its state. */
-struct offcpu_pending {
-	__u64 ns;
-	__u32 tid; /* 0: none */
-	__u8 state;
 };
 
 struct offcpu_value {

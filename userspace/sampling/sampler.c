@@ -58,6 +58,11 @@ static void fmt_err(char *err, size_t len, const char *fmt, ...)
  * fallback and is reported once by its caller. */
 static bool libbpf_optional;
 
+void sampler_libbpf_optional(bool on)
+{
+	libbpf_optional = on;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (libbpf_optional && level == LIBBPF_WARN)

@@ -39,6 +39,7 @@ struct sampler {
 	struct bpf_link *offcpu_link;	     /* sched_switch: the waits timed */
 	struct bpf_link *offcpu_resume_link; /* where the switch ends: their stacks */
 	bool offcpu_tp;			     /* ... at sched_exit_tp, not a kprobe */
+	char offcpu_kp_sym[128];	     /* ... else on this (finish_task_switch*), "": none */
 	double offcpu_scale;		     /* 100 / the share of switches taken */
 	struct offcpu_key *okeys;
 	struct offcpu_value *ovalues;
@@ -63,6 +64,8 @@ struct bpf_program *unwind_sample_prog(struct sampler *s);
  * loads; attach and detach it; drain counts map `old` (and the other one
  * with both) into raw samples; mark the stacks of the active map and of
  * threads away now. */
+/* libbpf's warnings as debug lines while an optional program is tried */
+void sampler_libbpf_optional(bool on);
 void offcpu_configure(struct sampler *s, const struct sampler_opts *opts);
 int offcpu_attach(struct sampler *s, char *err, size_t errlen);
 void offcpu_detach(struct sampler *s);

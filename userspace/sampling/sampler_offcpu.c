@@ -41,32 +41,46 @@ int sampler_types_parse(const char *s, unsigned *out)
 	return 0;
 }
 
-/* Where the stacks of a wait are taken: the sched_exit_tp tracepoint
- * (6.16+) when this kernel has it, else a kprobe on finish_task_switch. */
-static bool has_sched_exit_tp(void)
+/* Where the stacks of a wait are taken, from one reading of
+ * /proc/kallsyms: the sched_exit_tp tracepoint (6.16+) when this kernel
+ * has it (true), else a kprobe on finish_task_switch, under the name it
+ * has in this kernel (compilers make it finish_task_switch.isra.0 and the
+ * like: the plain name wins) in kp_sym, "" when there is none. */
+static bool switch_end(char *kp_sym, size_t len)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[256];
-	bool found = false;
+	char line[256], sym[128];
 
+	kp_sym[0] = '\0';
 	if (!f)
 		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, " __traceiter_sched_exit_tp\n") != NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %*s %127s", sym) != 1)
+			continue;
+		if (!strcmp(sym, "__traceiter_sched_exit_tp")) {
+			fclose(f);
+			return true;
+		}
+		if (strncmp(sym, "finish_task_switch", 18) || (sym[18] && sym[18] != '.') ||
+		    (kp_sym[0] && !kp_sym[18]))
+			continue;
+		snprintf(kp_sym, len, "%s", sym);
+	}
 	fclose(f);
-	return found;
+	return false;
 }
 
 void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 {
 	struct profile_bpf *sk = s->skel;
 	bool on = opts->types & SAMPLER_TYPE_OFFCPU;
-	bool tp = on && has_sched_exit_tp(), kp = on && !tp;
+	bool tp = on && switch_end(s->offcpu_kp_sym, sizeof(s->offcpu_kp_sym)), kp = on && !tp;
 	bool fp = s->unwind == SAMPLER_UNWIND_FP, loop = s->unwind == SAMPLER_UNWIND_LOOP;
 	bool tail = s->unwind == SAMPLER_UNWIND_TAIL;
 
 	s->types = opts->types ? opts->types : SAMPLER_TYPE_CPU;
 	s->offcpu_tp = tp;
+	bpf_program__set_autoload(sk->progs.on_switch_state, on);
 	bpf_program__set_autoload(sk->progs.on_switch, on);
 	bpf_program__set_autoload(sk->progs.offcpu_tp, tp && fp);
 	bpf_program__set_autoload(sk->progs.offcpu_tp_loop, tp && loop);
@@ -79,35 +93,13 @@ void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 	sk->rodata->offcpu_min_ns = opts->offcpu_min_ns;
 	sk->rodata->offcpu_period_ns = opts->offcpu_period_ns;
 	sk->rodata->offcpu_pct = opts->offcpu_pct ? opts->offcpu_pct : 100;
+	sk->rodata->offcpu_on = on;
 	s->offcpu_scale = 100.0 / sk->rodata->offcpu_pct;
 	if (!on) { /* its maps at their least */
 		bpf_map__set_max_entries(sk->maps.offcpu_starts, 1);
 		bpf_map__set_max_entries(sk->maps.offcpu_counts0, 1);
 		bpf_map__set_max_entries(sk->maps.offcpu_counts1, 1);
 	}
-}
-
-/* The name finish_task_switch has in this kernel (compilers make it
- * finish_task_switch.isra.0 and the like): 0, or -ENOENT. */
-static int switch_end_symbol(char *name, size_t len)
-{
-	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[256], sym[128];
-	int ret = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*s %*s %127s", sym) != 1 ||
-		    strncmp(sym, "finish_task_switch", 18) || (sym[18] && sym[18] != '.'))
-			continue;
-		snprintf(name, len, "%s", sym);
-		ret = 0;
-		if (!sym[18])
-			break; /* the plain name wins */
-	}
-	fclose(f);
-	return ret;
 }
 
 /* The program that takes the stacks of a wait, and its tail-call array. */
@@ -128,7 +120,6 @@ static struct bpf_program *stacks_prog(struct sampler *s, struct bpf_map **progs
 
 static int attach_stacks(struct sampler *s, struct bpf_program *p, char *err, size_t errlen)
 {
-	char sym[128];
 	int ret;
 
 	if (s->offcpu_tp) {
@@ -140,22 +131,20 @@ static int attach_stacks(struct sampler *s, struct bpf_program *p, char *err, si
 			 strerror(errno));
 		return ret;
 	}
-	ret = switch_end_symbol(sym, sizeof(sym));
-	if (ret) {
+	if (!s->offcpu_kp_sym[0]) {
 		snprintf(err, errlen,
 			 "off-CPU stacks need the sched_exit_tp tracepoint (6.16+) or a kprobe "
-			 "on finish_task_switch: %s in /proc/kallsyms",
-			 ret == -ENOENT ? "not found" : strerror(-ret));
-		return ret;
+			 "on finish_task_switch: not found in /proc/kallsyms");
+		return -ENOENT;
 	}
-	s->offcpu_resume_link = bpf_program__attach_kprobe(p, false, sym);
+	s->offcpu_resume_link = bpf_program__attach_kprobe(p, false, s->offcpu_kp_sym);
 	if (s->offcpu_resume_link)
 		return 0;
 	ret = -errno;
 	snprintf(err, errlen,
 		 "off-CPU stacks need the sched_exit_tp tracepoint (6.16+) or a kprobe on %s "
 		 "(CONFIG_KPROBES): %s",
-		 sym, strerror(errno));
+		 s->offcpu_kp_sym, strerror(errno));
 	return ret;
 }
 
@@ -181,7 +170,14 @@ int offcpu_attach(struct sampler *s, char *err, size_t errlen)
 	ret = attach_stacks(s, p, err, errlen);
 	if (ret)
 		return ret;
-	s->offcpu_link = bpf_program__attach(s->skel->progs.on_switch);
+	/* prev's state as an argument (5.18+), else read from prev */
+	sampler_libbpf_optional(true);
+	s->offcpu_link = bpf_program__attach(s->skel->progs.on_switch_state);
+	sampler_libbpf_optional(false);
+	if (!s->offcpu_link) {
+		log_debug("sched_switch without prev_state (before 5.18): %s", strerror(errno));
+		s->offcpu_link = bpf_program__attach(s->skel->progs.on_switch);
+	}
 	if (!s->offcpu_link) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot attach the off-CPU program to sched_switch: %s",
