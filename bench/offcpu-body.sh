@@ -1,0 +1,97 @@
+#!/bin/bash
+# What ebprof's off-CPU programs cost per run, measured with bpf_stats
+# against empty programs at the same hooks (bench/switch-floor.bpf.c)
+# attached beside them: both pay the hook and bpf_stats' own clock reads
+# (about 1 us a run on this kind of VM, which swamps a plain bpf_stats
+# reading), so the difference is what the programs do. Under pgbench -S
+# with CLIENTS clients (default 8) for ROUNDS rounds of PHASE seconds, each
+# with a fresh `ebprof record --type offcpu $OFFCPU_OPTS` on the postgres
+# processes, from WARM seconds after it starts. Reports per round and as
+# medians: ns per run added at sched_switch and where the switch ends
+# (sched_exit_tp: this bench needs a 6.16+ kernel), runs per second, what
+# that makes in % of one core, and the recorder's own CPU.
+#   bench/offcpu-body.sh [ROUNDS [PHASE]]     (default 5 rounds of 15 s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+ROUNDS=${1:-5}
+PHASE=${2:-15}
+CLIENTS=${CLIENTS:-8}
+OFFCPU_OPTS=${OFFCPU_OPTS:-}
+
+[ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
+[ -x "$BUILD/ebprof" ] || make -s BUILD="$BUILD" all # (as built: a variant stays one)
+make -s BUILD="$BUILD" "$BUILD/bench/switch-floor" "$BUILD/bench/switch-floor.bpf.o"
+. bench/lib.sh
+bench_cluster offcpu-body 10
+hz=$(getconf CLK_TCK)
+old=$(sysctl -n kernel.bpf_stats_enabled)
+floor=""
+trap '[ -n "$floor" ] && kill "$floor" 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled=$old; bench_cleanup' EXIT
+
+"$BUILD/bench/switch-floor" "$BUILD/bench/switch-floor.bpf.o" >"$work/floor.out" &
+floor=$!
+for _ in $(seq 50); do
+	grep -q attached "$work/floor.out" && break
+	sleep 0.1
+done
+grep -q attached "$work/floor.out" || { echo "bench: the empty programs did not attach" >&2; exit 1; }
+sysctl -qw kernel.bpf_stats_enabled=1
+
+# "SW_NS SW_CNT EX_NS EX_CNT FSW_NS FSW_CNT FEX_NS FEX_CNT": run time and
+# runs of ours at sched_switch and where the switch ends (tail-called
+# programs' time is their caller's), then of the empty ones.
+stats() {
+	bpftool -j prog show | python3 -c '
+import json, sys
+t = {"sw": [0, 0], "ex": [0, 0], "fsw": [0, 0], "fex": [0, 0]}
+for p in json.load(sys.stdin):
+    n = p.get("name", "")
+    k = ("sw" if n.startswith("on_switch") else "ex" if n.startswith("offcpu_")
+         else "fsw" if n == "floor_switch" else "fex" if n == "floor_exit" else None)
+    if k:
+        t[k][0] += p.get("run_time_ns", 0)
+        t[k][1] = max(t[k][1], p.get("run_cnt", 0))
+print(" ".join("%d %d" % tuple(t[k]) for k in ("sw", "ex", "fsw", "fex")))'
+}
+
+echo "| round | TPS | ns/run at sched_switch: ebprof, empty, added | where the switch ends: ebprof, empty, added | runs/s (switch, end) | programs, % of a core | recorder, % of a core | waits taken |"
+echo "|---|---|---|---|---|---|---|---|"
+: >"$work/rows"
+for r in $(seq 1 "$ROUNDS"); do
+	# shellcheck disable=SC2086
+	"$BUILD/ebprof" record --type offcpu $OFFCPU_OPTS -d $((PHASE * 3)) -v \
+		-o "$work/o$r.pb.gz" 2>"$work/rec$r.log" &
+	agent_pid=$!
+	sleep "${WARM:-8}"
+	read -r -a a < <(stats)
+	k1=$(cpu_ticks "$agent_pid")
+	t1=$(date +%s.%N)
+	tps=$(pgbench -n -S -c "$CLIENTS" -j 2 -T "$PHASE" -h "$pgdir" -p "$port" -U postgres postgres \
+		2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+	read -r -a b < <(stats)
+	k2=$(cpu_ticks "$agent_pid")
+	t2=$(date +%s.%N)
+	kill -INT "$agent_pid"
+	wait "$agent_pid" || true
+	agent_pid=""
+	waits=$(sed -n 's/.*: \([0-9]*\) waits (.*/\1/p' "$work/rec$r.log" | head -1)
+	row=$(awk -v tps="$tps" -v t1="$t1" -v t2="$t2" -v k1="$k1" -v k2="$k2" -v hz="$hz" \
+		-v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); w = t2 - t1
+		for (i = 1; i <= 8; i++) d[i] = y[i] - x[i]
+		sw = d[2] ? d[1] / d[2] : 0; ex = d[4] ? d[3] / d[4] : 0
+		fsw = d[6] ? d[5] / d[6] : 0; fex = d[8] ? d[7] / d[8] : 0
+		asw = sw - fsw; aex = ex - fex
+		pct = 100 * (asw * d[2] + aex * d[4]) / 1e9 / w
+		printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.2f %.2f",
+			tps, sw, fsw, asw, ex, fex, aex, d[2] / w, d[4] / w, pct,
+			100 * (k2 - k1) / hz / w }')
+	echo "$row" >>"$work/rows"
+	set -- $row
+	echo "| $r | $1 | $2, $3, **$4** | $5, $6, **$7** | $8, $9 | ${10} | ${11} | ${waits:-?} |"
+done
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+col() { cut -d' ' -f"$1" "$work/rows" | median; }
+echo "| **median** | $(col 1) | $(col 2), $(col 3), **$(col 4)** | $(col 5), $(col 6), **$(col 7)** |" \
+	"$(col 8), $(col 9) | $(col 10) | $(col 11) | |"
