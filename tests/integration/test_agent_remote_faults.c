@@ -463,7 +463,7 @@ Test(agent_remote, redirects_followed_or_retried, .timeout = 180)
 {
 	char *dir = tl_tmpdir("remoteredirect"), out[512], queue[512], listen[32];
 	char to_b[160], bufs[6][512], want[300], *log;
-	int64_t retried, rejected, pushed, queued;
+	int64_t retried, rejected, pushed, queued, accepted;
 	size_t n, missing = 0;
 	struct raw_answer script[6];
 	struct collector *b;
@@ -495,6 +495,10 @@ Test(agent_remote, redirects_followed_or_retried, .timeout = 180)
 	rejected = remote_state(listen, "rejected");
 	pushed = remote_state(listen, "pushed");
 	queued = remote_state(listen, "queued");
+	/* what the two servers accepted by now: every answer but the four
+	 * 3xx, and the two redirected (counted at the server before the
+	 * client counts it pushed) */
+	accepted = (int64_t)rawremote_count(a) - 4 + (int64_t)collector_count_ok(b);
 	cr_assert_eq(ag_stop_agent(&ag), 0, "the agent did not end cleanly");
 	ag_read_store(out, &st);
 	n = rawremote_count(a);
@@ -527,9 +531,10 @@ Test(agent_remote, redirects_followed_or_retried, .timeout = 180)
 	}
 	cr_expect_eq(retried, 2, "%lld retried, want 2", (long long)retried);
 	cr_expect_eq(rejected, 0, "%lld rejected", (long long)rejected);
-	/* every answer but the four 3xx accepted a profile, and the two redirected */
-	cr_expect_eq(pushed, (int64_t)n - 4 + 2, "%lld pushed, %zu requests", (long long)pushed, n);
-	cr_expect_eq(queued, 0);
+	/* the push of a profile stored meanwhile may be under way */
+	cr_expect(pushed == accepted || pushed + 1 == accepted, "%lld pushed, %lld accepted",
+		  (long long)pushed, (long long)accepted);
+	cr_expect_leq(queued, 1);
 	for (size_t i = 0; i < st.n; i++) {
 		uint8_t *buf;
 		size_t blen;
