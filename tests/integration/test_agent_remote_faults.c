@@ -441,3 +441,126 @@ Test(agent_remote, garbage_answers_retried_well_formed_2xx_accepted, .timeout = 
 	rawremote_free(rr);
 	tl_log_free(&ag.log);
 }
+
+/* A 3xx answer scripted for the raw remote, no body. */
+static struct raw_answer redirect_answer(char *buf, size_t len, const char *status,
+					 const char *location)
+{
+	snprintf(buf, len, "HTTP/1.1 %s\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n", status,
+		 location);
+	return (struct raw_answer){ buf, strlen(buf), false };
+}
+
+/*
+ * A remote that redirects the agent's pushes: a 307 and a 308 to a second
+ * collector (each of those profiles arrives there once, and not again at
+ * the remote); a 301 to it and a 307 to file:// are not followed (each of
+ * those profiles is sent to the remote again, next, and accepted there):
+ * counted retried, never rejected, the log names the status and the
+ * Location. Sampling and the store go on; every profile arrives somewhere.
+ */
+Test(agent_remote, redirects_followed_or_retried, .timeout = 180)
+{
+	char *dir = tl_tmpdir("remoteredirect"), out[512], queue[512], listen[32];
+	char to_b[160], bufs[6][512], want[300], *log;
+	int64_t retried, rejected, pushed, queued, accepted;
+	size_t n, missing = 0;
+	struct raw_answer script[6];
+	struct collector *b;
+	struct rawremote *a;
+	struct ag_stored st;
+	struct tl_proc fx;
+	struct ag_run ag;
+	uint8_t *body[6];
+	size_t len[6];
+	int pid;
+
+	cr_assert_eq(collector_start(&b), 0);
+	cr_assert_eq(rawremote_start(&a), 0);
+	snprintf(to_b, sizeof(to_b), "%s/api/0/profiles?service=moved&type=cpu", collector_url(b));
+	script[0] = redirect_answer(bufs[0], sizeof(bufs[0]), "307 Temporary Redirect", to_b);
+	script[1] = redirect_answer(bufs[1], sizeof(bufs[1]), "308 Permanent Redirect", to_b);
+	script[2] = redirect_answer(bufs[2], sizeof(bufs[2]), "301 Moved Permanently", to_b);
+	script[3] = (struct raw_answer){ NULL, 0, false }; /* 200 */
+	script[4] = redirect_answer(bufs[4], sizeof(bufs[4]), "307 Temporary Redirect",
+				    "file:///etc/passwd");
+	script[5] = (struct raw_answer){ NULL, 0, false };
+	rawremote_script(a, script, 6);
+	start(dir, "10", rawremote_url(a), "256M", "", out, queue, listen, &pid, &fx, &ag);
+	cr_assert_eq(rawremote_wait_count(a, 7, 60), 0, "the script was not played through: %zu",
+		     rawremote_count(a));
+	cr_assert_eq(tl_wait(&fx, 30), 0);
+	settled(listen);
+	retried = remote_state(listen, "retried");
+	rejected = remote_state(listen, "rejected");
+	pushed = remote_state(listen, "pushed");
+	queued = remote_state(listen, "queued");
+	/* what the two servers accepted by now: every answer but the four
+	 * 3xx, and the two redirected (counted at the server before the
+	 * client counts it pushed) */
+	accepted = (int64_t)rawremote_count(a) - 4 + (int64_t)collector_count_ok(b);
+	cr_assert_eq(ag_stop_agent(&ag), 0, "the agent did not end cleanly");
+	ag_read_store(out, &st);
+	n = rawremote_count(a);
+	for (int i = 0; i < 6; i++) {
+		cr_assert_eq(rawremote_get(a, (size_t)i, &body[i], &len[i]), i);
+		cr_assert_not_null(body[i]);
+	}
+	cr_log_info("%zu profiles; %zu requests at the remote, %zu at the second collector; "
+		    "%lld pushed, %lld retried, %lld rejected, %lld queued",
+		    st.n, n, collector_count(b), (long long)pushed, (long long)retried,
+		    (long long)rejected, (long long)queued);
+	/* 307 and 308: there once, not at the remote again */
+	cr_expect_eq(collector_count(b), 2, "%zu requests redirected, want 2", collector_count(b));
+	cr_expect_eq(collector_count_ok(b), 2);
+	for (int i = 0; i < 2; i++) {
+		cr_expect_eq(collector_arrivals(b, body[i], len[i]), 1,
+			     "the profile answered %s did not arrive there once",
+			     i ? "308" : "307");
+		cr_expect_eq(rawremote_arrivals(a, body[i], len[i], RAW_ANY), 1,
+			     "the profile answered %s was sent to the remote again",
+			     i ? "308" : "307");
+	}
+	/* 301 and 307 to file://: the same profile next, accepted there */
+	for (int i = 2; i < 6; i += 2) {
+		cr_expect(len[i + 1] == len[i] && !memcmp(body[i + 1], body[i], len[i]),
+			  "the profile answered %s was not sent again next",
+			  i == 2 ? "301" : "307");
+		cr_expect_eq(collector_arrivals(b, body[i], len[i]), 0, "a %s was followed",
+			     i == 2 ? "301" : "307 to file://");
+	}
+	cr_expect_eq(retried, 2, "%lld retried, want 2", (long long)retried);
+	cr_expect_eq(rejected, 0, "%lld rejected", (long long)rejected);
+	/* the push of a profile stored meanwhile may be under way */
+	cr_expect(pushed == accepted || pushed + 1 == accepted, "%lld pushed, %lld accepted",
+		  (long long)pushed, (long long)accepted);
+	cr_expect_leq(queued, 1);
+	for (size_t i = 0; i < st.n; i++) {
+		uint8_t *buf;
+		size_t blen;
+
+		cr_assert_eq(read_file(st.ents[i].path, &buf, &blen), 0);
+		missing += !rawremote_arrivals(a, buf, blen, RAW_ANY) &&
+			   !collector_arrivals(b, buf, blen);
+		free(buf);
+	}
+	cr_expect_leq(missing, 1, "%zu of %zu profiles never pushed", missing, st.n);
+	check_every_interval(&st, pid, 8);
+	/* one line each, naming the status and where it pointed */
+	log = tl_log_text(&ag.log);
+	snprintf(want, sizeof(want), "(HTTP 301: redirected to %s/api/0/profiles, not followed",
+		 collector_url(b));
+	cr_expect(strstr(log, want), "no line says '%s'", want);
+	cr_expect(strstr(log, "(HTTP 307: redirected to file:///etc/passwd, not followed: another "
+			      "scheme (http to file))"),
+		  "no line says the redirect to file:// was not followed");
+	snprintf(want, sizeof(want), "redirects pushes to %s/api/0/profiles", collector_url(b));
+	cr_expect(strstr(log, want), "no line says '%s'", want);
+	free(log);
+	for (int i = 0; i < 6; i++)
+		free(body[i]);
+	ag_free_store(&st);
+	rawremote_free(a);
+	collector_free(b);
+	tl_log_free(&ag.log);
+}

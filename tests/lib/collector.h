@@ -16,6 +16,9 @@
  * stopped and started again on the same port to simulate an outage.
  *
  * Everything returned is owned by the caller unless said otherwise.
+ * collector.c is the server and its controls, collector_decode.c what it
+ * decodes of a request, collector_records.c the requests it recorded
+ * (collector_internal.h between them).
  */
 #ifndef EBPROF_COLLECTOR_H
 #define EBPROF_COLLECTOR_H

@@ -48,6 +48,7 @@ struct rawremote {
 	size_t nscript, next;
 	struct raw_request *reqs;
 	size_t n, cap;
+	size_t conns;
 };
 
 static double now_s(void)
@@ -192,6 +193,9 @@ static void *server(void *arg)
 		fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
+		pthread_mutex_lock(&s->mu);
+		s->conns++;
+		pthread_mutex_unlock(&s->mu);
 		serve(s, fd);
 		close(fd);
 	}
@@ -277,6 +281,16 @@ size_t rawremote_count(struct rawremote *s)
 
 	pthread_mutex_lock(&s->mu);
 	n = s->n;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+size_t rawremote_connections(struct rawremote *s)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->mu);
+	n = s->conns;
 	pthread_mutex_unlock(&s->mu);
 	return n;
 }

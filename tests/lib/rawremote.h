@@ -41,6 +41,9 @@ const char *rawremote_url(struct rawremote *s);
 void rawremote_script(struct rawremote *s, const struct raw_answer *a, size_t n);
 /* Requests read whole so far. */
 size_t rawremote_count(struct rawremote *s);
+/* Connections accepted so far, whole requests or not (a TLS handshake,
+ * say, is a connection and no request). */
+size_t rawremote_connections(struct rawremote *s);
 /* Wait until at least n requests were read. 0 or -ETIMEDOUT. */
 int rawremote_wait_count(struct rawremote *s, size_t n, double timeout_s);
 /* The answer request i got (script index or RAW_DEFAULT); -2 when there

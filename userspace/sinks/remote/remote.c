@@ -37,6 +37,8 @@ struct remote {
 	int64_t next_try_ns;	     /* monotonic; no attempt before */
 	unsigned attempt;	     /* consecutive retryable failures */
 	bool down;		     /* a failure was logged, not its recovery */
+	long down_status;	     /* the HTTP status that failure logged had */
+	char redirected[160];	     /* where pushes were last said to be redirected */
 	struct remote_stats st;	     /* pushed, retries, rejected */
 	atomic_bool closing_a;	     /* for the transfer callbacks */
 	_Atomic int64_t deadline_ns; /* monotonic, valid once closing_a */
@@ -123,16 +125,21 @@ static double backoff_s(struct remote *r, const struct rhttp_result *res)
 
 static void describe(const struct rhttp_result *res, char *buf, size_t len)
 {
+	int n;
+
 	if (res->status)
-		snprintf(buf, len, "HTTP %ld: %s", res->status, res->msg);
+		n = snprintf(buf, len, "HTTP %ld: %s", res->status, res->msg);
 	else
-		snprintf(buf, len, "%s", res->msg);
+		n = snprintf(buf, len, "%s", res->msg);
+	if (res->redirects && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " (from %s, where %d redirect(s) led)",
+			 res->location, res->redirects);
 }
 
 /* Account for one attempt; called with mu held. */
 static void handle_result(struct remote *r, struct rq_item *it, const struct rhttp_result *res)
 {
-	char why[320];
+	char why[512];
 
 	switch (res->outcome) {
 	case RHTTP_OK:
@@ -140,6 +147,12 @@ static void handle_result(struct remote *r, struct rq_item *it, const struct rht
 		r->st.pushed++;
 		r->attempt = 0;
 		r->next_try_ns = 0;
+		if (res->redirects && strcmp(res->location, r->redirected)) {
+			log_info("%s redirects pushes to %s (%d redirect(s) followed); pointing "
+				 "the configuration there saves the detour",
+				 r->what, res->location, res->redirects);
+			snprintf(r->redirected, sizeof(r->redirected), "%s", res->location);
+		}
 		if (r->down) {
 			log_info("%s is back, %zu profile(s) still queued", r->what,
 				 rq_count(r->q));
@@ -164,10 +177,13 @@ static void handle_result(struct remote *r, struct rq_item *it, const struct rht
 		if (r->attempt < UINT32_MAX)
 			r->attempt++;
 		r->next_try_ns = mono_ns() + (int64_t)(d * NSEC_PER_SEC);
-		if (!r->down) {
+		/* once per outage, and again when the remote's answer changes
+		 * (from a network error to a 3xx not followed, say) */
+		if (!r->down || res->status != r->down_status) {
 			log_warn("%s is failing (%s); profiles stay queued and are retried",
 				 r->what, why);
 			r->down = true;
+			r->down_status = res->status;
 		} else {
 			log_debug("%s: attempt failed (%s), next in %.3f s", r->what, why, d);
 		}

@@ -15,8 +15,11 @@
  * is down or across a restart (the queue left by a previous run is sent
  * first, in order). Network errors, 5xx, 408 and 429 are retried with
  * exponential backoff and full jitter; other 4xx are not retried: the
- * profile is dropped and the server's message logged. When the queue is
- * full the oldest profile is dropped (counted).
+ * profile is dropped and the server's message logged. A 307 or 308 is
+ * followed to the same scheme a few times (remote_http.h); any other 3xx,
+ * or a redirect not followed, is retried like a 5xx, its status and
+ * Location logged. When the queue is full the oldest profile is dropped
+ * (counted).
  *
  * Each remote runs one worker thread. remote_enqueue() may be called from
  * any one thread. The remote owns its memory.

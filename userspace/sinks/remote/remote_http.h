@@ -1,25 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The HTTP side of a remote: base URL validation, the request URL of a
- * profile for profefe and Pyroscope, and one POST with libcurl classified
- * as accepted / retry later / rejected.
+ * The HTTP side of a remote: one POST of a profile with libcurl,
+ * classified as accepted / retry later / rejected. Its URL is built by
+ * remote_url.c (declared there, included here for the callers).
  *
- * profefe: {base}/api/0/profiles?service=S&type=cpu&labels=L where L is
- *   "k=v,k2=v2" over every label but service, each key and value
- *   percent-encoded first (so ',' and '=' inside them survive), then the
- *   whole L percent-encoded again as a query value; profefe decodes the
- *   query, splits on ',' and '=' and unescapes each part.
- * Pyroscope: {base}/ingest?name=N&from=UNIX&until=UNIX&format=pprof where
- *   N = APP{k=v,...} percent-encoded as a whole. Pyroscope's key parser
- *   has no escaping, so: APP is the service with every character outside
- *   [A-Za-z0-9_.-] replaced by '_' ("unknown" when empty); label keys get
- *   every character outside [A-Za-z0-9_] replaced by '_' and a leading
- *   '_' when they start with a digit; the reserved key __name__ is
- *   skipped; in values the characters , { } = " \ and control characters
- *   become '_' (everything else, spaces and non-ASCII UTF-8 included, is
- *   kept). from/until are start_ns/end_ns in whole seconds (floor).
- *
- * Strings returned are malloc'ed, the caller frees them.
+ * Redirects: an answer 307 or 308 (which keep the method and the body) is
+ * followed, at most RHTTP_MAX_REDIRECTS times per push, each to the same
+ * scheme only (rhttp_redirect_check: never https to http, never file://;
+ * only to the remote's own host and port when it sends credentials), the
+ * whole within the one request timeout. Any other 3xx (300 to 306: a
+ * 301/302/303 would turn the POST into a GET and lose the body), a
+ * redirect that may not be followed, one without a Location, and one
+ * more than the bound are retried later (RHTTP_RETRY, msg names the
+ * status and the Location): the profile stays queued, bounded by the queue.
  */
 #ifndef EBPROF_REMOTE_HTTP_H
 #define EBPROF_REMOTE_HTTP_H
@@ -27,11 +20,15 @@
 #include <stdbool.h>
 
 #include "remote.h"
+#include "remote_url.h"
 #include "sinks/sink.h"
+
+/* Redirects followed per push at most. */
+#define RHTTP_MAX_REDIRECTS 5
 
 enum rhttp_outcome {
 	RHTTP_OK,      /* 2xx */
-	RHTTP_RETRY,   /* network error, timeout, 5xx, 408, 429 */
+	RHTTP_RETRY,   /* network error, timeout, 5xx, 408, 429, 3xx not followed */
 	RHTTP_REJECT,  /* any other status: never retried */
 	RHTTP_ABORTED, /* the abort callback asked to stop */
 };
@@ -41,20 +38,11 @@ struct rhttp_result {
 	long status;	    /* HTTP status, 0 when none was received */
 	double retry_after; /* seconds from a Retry-After header, < 0 when none */
 	char msg[256];	    /* curl error or the server's message, one line */
+	int redirects;	    /* 307/308 followed to reach the last answer */
+	char location[160]; /* the last one's target (rhttp_shown_url) */
 };
 
 struct rhttp;
-
-/* Check a base URL: http or https, a host, no query or fragment, no
- * spaces or control characters. *base (optional) gets a copy without the
- * trailing '/'. 0 or -EINVAL (not logged), -ENOMEM. */
-int rhttp_check_url(const char *url, char **base);
-
-/* Request URLs (NULL on ENOMEM). */
-char *rhttp_profefe_url(const char *base, const struct sink_profile *rec);
-char *rhttp_pyroscope_url(const char *base, const struct sink_profile *rec);
-/* The unescaped Pyroscope name APP{k=v,...}. */
-char *rhttp_pyroscope_name(const struct sink_profile *rec);
 
 /*
  * A client for one remote (one CURL handle: use it from one thread).
