@@ -56,6 +56,8 @@ struct {
 	__type(value, struct offcpu_taken);
 } offcpu_scratch SEC(".maps");
 
+#define TASK_DEAD_BIT 0x80 /* TASK_DEAD */
+
 /* task_struct's state before 5.14 (then __state). */
 struct task_struct___pre514 {
 	long state;
@@ -114,6 +116,8 @@ static __always_inline void offcpu_leaves(struct task_struct *prev, bool preempt
 	}
 	if (!with_state)
 		prev_state = offcpu_task_state(prev);
+	if (prev_state & TASK_DEAD_BIT) /* its last switch: no wait to come */
+		return;
 	if (s) {
 		s->tgid = tgid;
 		s->state = offcpu_state_of(prev_state, preempt);

@@ -9,12 +9,10 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <linux/sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,43 +29,15 @@ static int64_t now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Run path secs as PID pid (clone3 set_tid), its stdin a pipe: *in. */
-static pid_t spawn_as(pid_t pid, const char *path, const char *secs, FILE **in)
-{
-	pid_t tid[1] = { pid };
-	struct clone_args ca = { 0 };
-	int fds[2];
-	long r;
-
-	cr_assert_eq(pipe(fds), 0);
-	ca.exit_signal = SIGCHLD;
-	ca.set_tid = (uint64_t)(uintptr_t)tid;
-	ca.set_tid_size = 1;
-	r = syscall(SYS_clone3, &ca, sizeof(ca));
-	if (r == 0) {
-		dup2(fds[0], 0);
-		close(fds[0]);
-		close(fds[1]);
-		execl(path, path, secs, (char *)NULL);
-		_exit(127);
-	}
-	cr_assert_gt(r, 0, "clone3 with set_tid %d: %s", pid, strerror(errno));
-	close(fds[0]);
-	*in = fdopen(fds[1], "w");
-	return (pid_t)r;
-}
-
 Test(agent, pid_reuse_does_not_mix_binaries, .timeout = 120)
 {
 	char *dir = tl_tmpdir("agentpidreuse"), out[512], a_path[512], b_path[512], line[128];
 	char *a_argv[] = { a_path, "3", NULL };
 	int64_t b_start, old_late = 0, new_early = 0, new_late = 0, old_early = 0;
-	struct tl_proc a;
+	struct tl_proc a, b;
 	struct ag_stored st;
 	struct ag_run ag;
-	FILE *b_in;
-	pid_t pid, b;
-	int status;
+	pid_t pid;
 
 	cr_assert_eq(geteuid(), 0);
 	snprintf(out, sizeof(out), "%s/profiles", dir);
@@ -86,12 +56,11 @@ Test(agent, pid_reuse_does_not_mix_binaries, .timeout = 120)
 	cr_assert_eq(tl_wait(&a, 30), 0);
 	/* the same PID at once, another binary */
 	b_start = now_ns();
-	b = spawn_as(pid, b_path, "3", &b_in);
-	cr_assert_eq(b, pid);
-	fputs("go\n", b_in);
-	fclose(b_in);
-	cr_assert_eq(waitpid(b, &status, 0), b);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	cr_assert_eq(tl_spawn_as(&b, pid, (char *[]){ (char *)b_path, "3", NULL }), 0,
+		     "clone3 with set_tid %d", pid);
+	cr_assert_eq(b.pid, pid);
+	fputs("go\n", b.in);
+	cr_assert_eq(tl_wait(&b, 30), 0);
 	sleep(1);
 	cr_assert_eq(ag_stop_agent(&ag), 0);
 

@@ -126,6 +126,62 @@ Test(offcpu, time_away_splits_3_to_1_by_tail_calls, .timeout = 120)
 	check_split("dwarf-tail", NULL);
 }
 
+/* A target exits and an untargeted process is given its PID (clone3
+ * set_tid): the newcomer's waits are not taken for the target's. The
+ * target (a shell) waits for its input twice; the second wait, timed,
+ * lasts 1.5 s; then cat, given its PID, waits as long. */
+Test(offcpu, pid_taken_again_is_not_a_target, .timeout = 120)
+{
+	char *dir = tl_tmpdir("offcpureuse"), out[512], pids[64];
+	char *sh[] = { "sh", "-c", "read a; read b", NULL };
+	struct tl_proc keep, old, newer;
+	int64_t old_ns = 0, new_ns = 0;
+	struct gp_profile *p;
+	struct rec_run rec;
+	int vi;
+
+	rec_require_root();
+	snprintf(out, sizeof(out), "%s/offcpu.pb.gz", dir);
+	cr_assert_eq(tl_spawn(&keep, (char *[]){ "sleep", "60", NULL }, false, false, false), 0);
+	cr_assert_eq(tl_spawn(&old, sh, true, false, false), 0);
+	snprintf(pids, sizeof(pids), "%d,%d", keep.pid, old.pid);
+	rec_start_record(&rec, (char *[]){ "--type", "offcpu", "--offcpu-period", "0", "-p", pids,
+					   "-d", "60", "-o", out, NULL });
+	fputs("a\n", old.in);
+	usleep(1500 * 1000);
+	fputs("b\n", old.in);
+	cr_assert_eq(tl_wait(&old, 30), 0);
+	/* its PID at once, to a process that waits as long */
+	cr_assert_eq(tl_spawn_as(&newer, old.pid, (char *[]){ "cat", NULL }), 0,
+		     "clone3 with set_tid %d", old.pid);
+	usleep(1500 * 1000);
+	fputs("x\n", newer.in);
+	usleep(200 * 1000);
+	cr_assert_eq(tl_wait(&newer, 10), 0);
+	kill(keep.pid, SIGTERM);
+	tl_wait(&keep, 10);
+	cr_assert_eq(rec_finish_record(&rec, 0, 30), 0);
+	p = rec_read_back(out);
+	vi = gp_type(p, "offcpu/nanoseconds");
+	cr_assert_geq(vi, 0);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct gp_sample *s = &p->samples[i];
+		const char *name = gp_label(s, "thread_name");
+
+		if (gp_label_num(s, "pid") != old.pid || !name)
+			continue;
+		if (!strcmp(name, "sh"))
+			old_ns += s->values[vi];
+		else
+			new_ns += s->values[vi];
+	}
+	cr_expect_gt(old_ns, 1000000000, "the target waited %.3f s, expected 1.5", old_ns / 1e9);
+	cr_expect_eq(new_ns, 0, "%.3f s of waits of the process given the target's PID",
+		     new_ns / 1e9);
+	gp_free(p);
+	tl_log_free(&rec.log);
+}
+
 static void expect_refused(const char *args, const char *needle)
 {
 	char cmd[512];

@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <ftw.h>
 #include <fcntl.h>
+#include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +79,40 @@ int tl_spawn(struct tl_proc *p, char *const argv[], bool pipe_in, bool pipe_out,
 		p->err = fdopen(err[0], "r");
 		setvbuf(p->err, NULL, _IONBF, 0);
 	}
+	return 0;
+}
+
+int tl_spawn_as(struct tl_proc *p, pid_t pid, char *const argv[])
+{
+	pid_t tid[1] = { pid };
+	struct clone_args ca = { 0 };
+	int in[2];
+	long r;
+
+	memset(p, 0, sizeof(*p));
+	if (pipe2(in, O_CLOEXEC))
+		return -errno;
+	fflush(stdout);
+	fflush(stderr);
+	ca.exit_signal = SIGCHLD;
+	ca.set_tid = (uint64_t)(uintptr_t)tid;
+	ca.set_tid_size = 1;
+	r = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (r == 0) {
+		dup2(in[0], 0);
+		execvp(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(in[0]);
+	if (r < 0) {
+		r = -errno;
+		close(in[1]);
+		return (int)r;
+	}
+	p->pid = (pid_t)r;
+	p->in = fdopen(in[1], "w");
+	setvbuf(p->in, NULL, _IONBF, 0);
 	return 0;
 }
 

@@ -32,6 +32,9 @@ const char *tl_path(const char *rel);
 
 /* fork+exec argv; pipe the streams asked for. 0 or -errno. */
 int tl_spawn(struct tl_proc *p, char *const argv[], bool pipe_in, bool pipe_out, bool pipe_err);
+/* fork+exec argv as PID pid (clone3 with set_tid: a PID taken again),
+ * its stdin piped. 0 or -errno. */
+int tl_spawn_as(struct tl_proc *p, pid_t pid, char *const argv[]);
 /* Wait for exit (timeout_s; SIGKILL after). Returns the exit status
  * (0..255), 128+signal if killed, or -ETIMEDOUT. Closes the pipes. */
 int tl_wait(struct tl_proc *p, double timeout_s);

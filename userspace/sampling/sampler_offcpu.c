@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The sampler's off-CPU half (bpf/offcpu.bpf.h): the sched_switch program
- * that times the waits, and which of the finish_task_switch kprobes that
- * take the stacks of a wait loads (user stacks unwound from CFI under
- * bpf_loop or by tail calls of kprobe programs of its own, as the sampler
+ * that notes when a target leaves (with prev_state as an argument on 5.18+,
+ * else read from prev), and which of the programs where the switch ends
+ * (the sched_exit_tp tracepoint or a kprobe on finish_task_switch) decides
+ * each wait and takes its stacks (user stacks unwound from CFI under
+ * bpf_loop or by tail calls of programs of its own type, as the sampler
  * unwinds, or by frame pointers); their attachment, the drain of the
  * off-CPU counts into raw samples, and the stacks its entries refer to.
  */
