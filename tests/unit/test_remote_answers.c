@@ -17,6 +17,7 @@
 #include "sinks/remote/remote.h"
 #include "collector.h"
 #include "rawremote.h"
+#include "remote_profile.h"
 #include "testlib.h"
 
 TestSuite(remote_answers, .timeout = 60);
@@ -59,28 +60,6 @@ static const struct answer_case cases[] = {
 	  "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}trailing garbage", false, false },
 };
 
-static void make_profile(struct sink_profile *rec, uint8_t *data, size_t len, int i)
-{
-	static struct kv kv[] = { { "service", "db" }, { "comm", "postgres" } };
-	uint32_t x = 0x9e3779b9u * (uint32_t)(i + 3);
-
-	for (size_t j = 0; j < len; j++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		data[j] = (uint8_t)x;
-	}
-	*rec = (struct sink_profile){ .start_ns = 1700000000000000000LL,
-				      .end_ns = 1700000060000000000LL,
-				      .pid = (uint32_t)(100 + i),
-				      .service = "db",
-				      .comm = "postgres",
-				      .labels = kv,
-				      .nlabels = 2,
-				      .data = data,
-				      .len = len };
-}
-
 static struct remote *open_at(const char *url, const char *dir, long timeout_s)
 {
 	struct remote_opts o = { .kind = REMOTE_PROFEFE,
@@ -116,8 +95,8 @@ Test(remote_answers, each_garbage_answer_retried_or_accepted)
 	uint8_t random_bytes[600], a_data[700], b_data[900];
 	struct sink_profile a, b;
 
-	make_profile(&a, a_data, sizeof(a_data), 1);
-	make_profile(&b, b_data, sizeof(b_data), 2);
+	remote_test_profile(&a, a_data, sizeof(a_data), 101);
+	remote_test_profile(&b, b_data, sizeof(b_data), 102);
 	for (size_t j = 0; j < sizeof(random_bytes); j++)
 		random_bytes[j] = (uint8_t)(rand() & 0xff);
 	random_bytes[0] = 0x7e; /* nothing like "HTTP/" */
@@ -192,7 +171,7 @@ Test(remote_answers, slow_collector_times_out_and_is_retried)
 	struct remote *r;
 	size_t held;
 
-	make_profile(&p, data, sizeof(data), 7);
+	remote_test_profile(&p, data, sizeof(data), 107);
 	cr_assert_eq(collector_start(&c), 0);
 	collector_set_delay(c, 3);
 	r = open_at(collector_url(c), dir, 1);

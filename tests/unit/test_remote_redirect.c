@@ -20,31 +20,10 @@
 #include "sinks/remote/remote_http.h"
 #include "collector.h"
 #include "rawremote.h"
+#include "remote_profile.h"
 #include "testlib.h"
 
 TestSuite(remote_redirect, .timeout = 90);
-
-static void make_profile(struct sink_profile *rec, uint8_t *data, size_t len, int i)
-{
-	static struct kv kv[] = { { "service", "db" }, { "comm", "postgres" } };
-	uint32_t x = 0x85ebca6bu * (uint32_t)(i + 5);
-
-	for (size_t j = 0; j < len; j++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		data[j] = (uint8_t)x;
-	}
-	*rec = (struct sink_profile){ .start_ns = 1700000000000000000LL,
-				      .end_ns = 1700000060000000000LL,
-				      .pid = (uint32_t)(200 + i),
-				      .service = "db",
-				      .comm = "postgres",
-				      .labels = kv,
-				      .nlabels = 2,
-				      .data = data,
-				      .len = len };
-}
 
 static struct remote *open_at(struct remote_opts o, const char *url, const char *dir)
 {
@@ -156,9 +135,9 @@ Test(remote_redirect, status_307_308_followed_to_a_second_listener_once)
 	struct rawremote *a;
 	struct remote *r;
 
-	make_profile(&p1, d1, sizeof(d1), 1);
-	make_profile(&p2, d2, sizeof(d2), 2);
-	make_profile(&p3, d3, sizeof(d3), 3);
+	remote_test_profile(&p1, d1, sizeof(d1), 201);
+	remote_test_profile(&p2, d2, sizeof(d2), 202);
+	remote_test_profile(&p3, d3, sizeof(d3), 203);
 	cr_assert_eq(collector_start(&b), 0);
 	cr_assert_eq(rawremote_start(&a), 0);
 	snprintf(to_b, sizeof(to_b), "%s/api/0/profiles?service=moved&type=cpu", collector_url(b));
@@ -232,7 +211,7 @@ Test(remote_redirect, other_3xx_and_refused_redirects_retried_not_dropped)
 	uint8_t data[600];
 	struct sink_profile p;
 
-	make_profile(&p, data, sizeof(data), 9);
+	remote_test_profile(&p, data, sizeof(data), 209);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *dir = tl_tmpdir("redirect3xx"), loc[160], buf[512];
 		struct raw_answer ans;
@@ -286,7 +265,7 @@ static void send_once(struct rawremote *a, const struct raw_answer *script, size
 	struct rhttp *h;
 	char *base;
 
-	make_profile(&p, data, sizeof(data), 11);
+	remote_test_profile(&p, data, sizeof(data), 211);
 	rawremote_script(a, script, n);
 	cr_assert_eq(rhttp_check_url(rawremote_url(a), &base), 0);
 	cr_assert_eq(rhttp_new(&o, base, NULL, NULL, NULL, &h), 0);
