@@ -226,6 +226,28 @@ static int64_t labelled(const struct gp_profile *p, int vi, const char *key, con
 	return ns;
 }
 
+/* On a failed check: the waits of at least 0.2 s with their labels and
+ * leaf frames, to tell a wait lost from one labelled otherwise. */
+static void show_long_waits(const struct gp_profile *p, int vi)
+{
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct gp_sample *s = &p->samples[i];
+		char labels[512] = "", frames[256] = "";
+		size_t n = 0, m = 0;
+
+		if (s->values[vi] < 200000000)
+			continue;
+		for (size_t l = 0; l < s->nlabels && n < sizeof(labels); l++)
+			n += snprintf(labels + n, sizeof(labels) - n, " %s=%s", s->labels[l].key,
+				      strcmp(s->labels[l].key, "query") ? s->labels[l].value : "(...)");
+		for (size_t f = 0; f < s->nframes && f < 6 && m < sizeof(frames); f++)
+			m += snprintf(frames + m, sizeof(frames) - m, " %s",
+				      s->frames[f].fn ? s->frames[f].fn : "?");
+		cr_log_info("%.3f s in %lld waits:%s; leaf:%s", s->values[vi] / 1e9,
+			    (long long)s->values[0], labels, frames);
+	}
+}
+
 /* The recording as an SVG: the lock wait as its wait-event frame, idle
  * time left out (and said so) unless --idle. */
 static void check_svg(const char *in, const char *dir)
@@ -312,6 +334,10 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 		    "was %.3f s old)",
 		    lock_ns / 1e9, update_ms / 1e3, labelled(p, vi, "state", "idle", NULL) / 1e9,
 		    idle_s);
+	idle_ns = labelled(p, vi, "state", "idle", &idle);
+	if (!(lock_ns >= update_ms * 0.7e6 && lock_ns <= update_ms * 1.1e6) ||
+	    !(idle_ns >= idle_s * 0.5e9 && idle_ns <= idle_s * 1.1e9 + 0.5e9))
+		show_long_waits(p, vi);
 	cr_expect(lock_ns >= update_ms * 0.7e6 && lock_ns <= update_ms * 1.1e6,
 		  "%.3f s in Lock/transactionid, the UPDATE took %.3f s", lock_ns / 1e9,
 		  update_ms / 1e3);
@@ -324,7 +350,6 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 		      "the lock wait's stack holds XactLockTableWait");
 	cr_expect_geq(gp_frame_pos(lock, "main"), 0, "the lock wait's stack reaches main");
 
-	idle_ns = labelled(p, vi, "state", "idle", &idle);
 	/* its age counts its start (fork, authentication) too */
 	/* 0.5 s more: the backend waits for its client from its fork, a
 	 * moment before the server sets backend_start (0.25 s under TCG) */
