@@ -25,8 +25,8 @@ const volatile bool offcpu_on = false;
 
 /* Targeted threads by tid (struct offcpu_start). An entry stays from one
  * wait to the next, written in place (map updates and deletes take locks,
- * lookups do not), and goes when its thread exits (offcpu_forget); LRU, so
- * that a full map makes room. */
+ * lookups do not), and is cleared when its thread exits (offcpu_forget);
+ * LRU, so that a full map makes room. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -96,7 +96,7 @@ static __always_inline void read_wait_event(const struct seen_state *seen, struc
 /* The thread leaving the CPU (current, prev): since when and how, if
  * targeted. Its state is the tracepoint's prev_state argument where the
  * kernel passes it (5.18+: with_state), else read from prev. A thread with
- * an entry of its own process is known to be targeted (entries go when
+ * an entry of its own process is known to be targeted (entries are cleared when
  * their thread exits): the lookup in `targets` is for the others. */
 static __always_inline void offcpu_leaves(struct task_struct *prev, bool preempt, bool with_state,
 					  long prev_state)
@@ -131,12 +131,18 @@ static __always_inline void offcpu_leaves(struct task_struct *prev, bool preempt
 		stat_inc(STAT_OFFCPU_FULL);
 }
 
-/* A thread exits: its entry goes (its tid may come back in another
- * process). From on_exit, for every thread of the host. */
+/* A thread exits: its entry is cleared in place, not deleted (its tid may
+ * come back in another process, which then meets no entry of its own;
+ * the LRU reuses the slot when it needs one). From on_exit, for every
+ * thread of the host. */
 static __always_inline void offcpu_forget(__u32 tid)
 {
-	if (offcpu_on)
-		bpf_map_delete_elem(&offcpu_starts, &tid);
+	struct offcpu_start *s;
+
+	if (!offcpu_on || !(s = bpf_map_lookup_elem(&offcpu_starts, &tid)))
+		return;
+	s->tgid = 0;
+	s->ts = 0;
 }
 
 /* Every switch of the host, in the thread leaving. The kernels since 5.18

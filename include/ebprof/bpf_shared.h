@@ -74,7 +74,7 @@ struct offcpu_key {
 	__u16 pg_major;	  /* its PostgreSQL major version, 0: unknown */
 };
 
-/* A targeted thread (`offcpu_starts`, by tid; the entry goes when the
+/* A targeted thread (`offcpu_starts`, by tid; cleared when the
  * thread exits): its process, since when away (0: on a CPU), and how. */
 struct offcpu_start {
 	__u64 ts;
