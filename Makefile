@@ -74,7 +74,7 @@ all: $(BUILD)/ebprof
 # packages it needs (DEB_PACKAGES +=), its shell tests (SHELL_TESTS +=, run
 # by tests/run.sh) and what those tests need built first (TEST_PREREQS +=).
 SHELL_TESTS := tests/tools/test_check_layers.sh tests/valgrind/test_memcheck.sh \
-	tests/sanitize/test_sanitized_units.sh tests/bench/test_pipeline_scale.sh
+	tests/sanitize/test_sanitized_suite.sh tests/bench/test_pipeline_scale.sh
 TEST_PREREQS := $(BUILD)/bench/pipeline-scale $(BUILD)/bench/pprofutil
 DEB_PACKAGES += valgrind
 -include $(sort $(wildcard packaging/*.mk vmtest/*.mk fuzz/*.mk))

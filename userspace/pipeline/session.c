@@ -253,12 +253,16 @@ static int64_t interval_end(const struct session *s, int64_t mono)
  * Flush at the interval boundary, if it has come. Boundaries are aligned
  * to the wall clock (profiles of several hosts line up) but waited for on
  * CLOCK_MONOTONIC; after a flush the next interval takes the wall clock's
- * time again, so after a step names follow the new time at once.
+ * time again, so after a step names follow the new time at once. A step
+ * is the wall clock against the monotonic one read at the same moment:
+ * the time the flush itself took (a cold symbol cache, a slow disk, a
+ * sanitized build) is no step, and the next interval starts where this
+ * one ended.
  */
 static void maybe_flush(struct session *s, const struct session_run_opts *r)
 {
 	struct session_interval iv;
-	int64_t mono = mono_ns(), end, wall;
+	int64_t mono = mono_ns(), end, step;
 
 	if (!s->boundary_mono_ns || mono < s->boundary_mono_ns)
 		return;
@@ -266,12 +270,14 @@ static void maybe_flush(struct session *s, const struct session_run_opts *r)
 	session_flush(s, false, end, &iv);
 	if (r->on_interval)
 		r->on_interval(&iv, r->ctx);
-	wall = wall_ns();
-	if (llabs(wall - end) > NSEC_PER_SEC) {
+	/* the wall clock now, against end plus the time passed since */
+	step = wall_ns() - end;
+	step -= mono_ns() - mono;
+	if (llabs(step) > NSEC_PER_SEC) {
 		log_info("the wall clock was stepped by %+.1f s; intervals go on, named after "
 			 "the new time",
-			 (wall - end) / 1e9);
-		s->interval_start_ns = wall;
+			 step / 1e9);
+		s->interval_start_ns = end + step;
 	}
 	s->interval_start_mono_ns = mono;
 	s->boundary_mono_ns =
