@@ -57,6 +57,19 @@ static void start_shifted_agent(struct ag_run *ag, const char *shiftf, char **ar
 }
 
 /* A zeroed int64 shared with the shim: the shift of the agent's clock. */
+/* Start the fixture argv, waiting on its stdin: its pid, also as text. */
+static int start_fixture(struct tl_proc *fx, char **argv, char *pidarg, size_t len)
+{
+	char line[128];
+	int pid = 0;
+
+	cr_assert_eq(tl_spawn(fx, argv, true, true, false), 0);
+	cr_assert_eq(tl_wait_line(fx->out, "pid=", line, sizeof(line), 10), 0);
+	sscanf(line, "pid=%d", &pid);
+	snprintf(pidarg, len, "%d", pid);
+	return pid;
+}
+
 static int64_t *shift_file(const char *path)
 {
 	int64_t *shift;
@@ -79,7 +92,7 @@ static int64_t *shift_file(const char *path)
  */
 Test(agent, wall_clock_steps_keep_intervals_sane, .timeout = 120)
 {
-	char *dir = tl_tmpdir("agentclock"), out[512], shiftf[512], line[128], pidarg[16], *log;
+	char *dir = tl_tmpdir("agentclock"), out[512], shiftf[512], pidarg[16], *log;
 	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), "14", NULL };
 	int64_t *shift, marks[3], counts[3] = { 0, 0, 0 }, burn[3] = { 0, 0, 0 };
 	const int64_t offsets[3] = { 0, 3600, -3600 };
@@ -93,10 +106,7 @@ Test(agent, wall_clock_steps_keep_intervals_sane, .timeout = 120)
 	snprintf(shiftf, sizeof(shiftf), "%s/shift", dir);
 	shift = shift_file(shiftf);
 
-	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
-	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
-	sscanf(line, "pid=%d", &pid);
-	snprintf(pidarg, sizeof(pidarg), "%d", pid);
+	pid = start_fixture(&fx, fx_argv, pidarg, sizeof(pidarg));
 	start_shifted_agent(&ag, shiftf,
 			    (char *[]){ "--config", ag_empty_config(dir), "-F", "99", "--interval",
 					"1", "--output-dir", out, "--comm", "x-none", "--pid",
@@ -172,23 +182,19 @@ static int by_time(const void *a, const void *b)
  */
 Test(agent, slow_flush_is_no_clock_step, .timeout = 120)
 {
-	char *dir = tl_tmpdir("agentslowflush"), out[512], shiftf[512], line[128], pidarg[16];
+	char *dir = tl_tmpdir("agentslowflush"), out[512], shiftf[512], pidarg[16];
 	char *fx_argv[] = { (char *)tl_path("fixtures/work_split"), "9", NULL }, *log;
 	struct gp_profile **v;
 	struct ag_stored st;
 	struct tl_proc fx;
 	struct ag_run ag;
 	int64_t *shift;
-	int pid;
 
 	cr_assert_eq(geteuid(), 0);
 	snprintf(out, sizeof(out), "%s/profiles", dir);
 	snprintf(shiftf, sizeof(shiftf), "%s/shift", dir);
 	shift = shift_file(shiftf);
-	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
-	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
-	sscanf(line, "pid=%d", &pid);
-	snprintf(pidarg, sizeof(pidarg), "%d", pid);
+	start_fixture(&fx, fx_argv, pidarg, sizeof(pidarg));
 	setenv("CLOCKSHIFT_SLOW_LINK_MS", "1500", 1);
 	start_shifted_agent(&ag, shiftf,
 			    (char *[]){ "--config", ag_empty_config(dir), "-F", "99", "--interval",

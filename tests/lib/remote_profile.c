@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <unistd.h>
+
 #include "remote_profile.h"
 
 void remote_test_profile(struct sink_profile *rec, uint8_t *data, size_t len, uint32_t pid)
@@ -21,4 +23,14 @@ void remote_test_profile(struct sink_profile *rec, uint8_t *data, size_t len, ui
 				      .nlabels = 2,
 				      .data = data,
 				      .len = len };
+}
+
+void remote_test_wait_pushed(struct remote *r, uint64_t pushed, struct remote_stats *st)
+{
+	for (int i = 0; i < 400; i++) {
+		remote_get_stats(r, st);
+		if (st->pushed >= pushed && !st->queued)
+			return;
+		usleep(50000);
+	}
 }

@@ -74,17 +74,6 @@ static struct remote *open_at(const char *url, const char *dir, long timeout_s)
 	return r;
 }
 
-/* Wait until r counts pushed profiles (or 20 s). */
-static void wait_pushed(struct remote *r, uint64_t pushed, struct remote_stats *st)
-{
-	for (int i = 0; i < 400; i++) {
-		remote_get_stats(r, st);
-		if (st->pushed >= pushed && !st->queued)
-			return;
-		usleep(50000);
-	}
-}
-
 /*
  * Each case answers the first push of profile A; then B is pushed. A
  * retried case: A comes again (answered 200) before B, one retry counted.
@@ -119,7 +108,7 @@ Test(remote_answers, each_garbage_answer_retried_or_accepted)
 		cr_assert_eq(remote_enqueue(r, &a), 0);
 		cr_assert_eq(rawremote_wait_count(s, 1, 10), 0, "%s: no request", k->name);
 		cr_assert_eq(remote_enqueue(r, &b), 0);
-		wait_pushed(r, 2, &st);
+		remote_test_wait_pushed(r, 2, &st);
 		cr_log_info("%s: %zu requests, %llu pushed, %llu retried", k->name,
 			    rawremote_count(s), (unsigned long long)st.pushed,
 			    (unsigned long long)st.retries);
@@ -183,7 +172,7 @@ Test(remote_answers, slow_collector_times_out_and_is_retried)
 	cr_expect_eq(st.queued, 1);
 	collector_set_delay(c, 0);
 	held = collector_count(c);
-	wait_pushed(r, 1, &st);
+	remote_test_wait_pushed(r, 1, &st);
 	cr_expect_eq(st.pushed, 1, "never arrived once the collector was fast");
 	cr_expect_eq(st.rejected, 0);
 	cr_expect_geq(st.retries, held - 1, "%zu attempts held, %llu retries", held,

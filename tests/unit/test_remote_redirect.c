@@ -40,17 +40,6 @@ static struct remote *open_at(struct remote_opts o, const char *url, const char 
 
 static const struct remote_opts profefe = { .kind = REMOTE_PROFEFE };
 
-/* Wait until r counts pushed profiles and holds none (or 20 s). */
-static void wait_pushed(struct remote *r, uint64_t pushed, struct remote_stats *st)
-{
-	for (int i = 0; i < 400; i++) {
-		remote_get_stats(r, st);
-		if (st->pushed >= pushed && !st->queued)
-			return;
-		usleep(50000);
-	}
-}
-
 /* A scripted answer: status line, a Location (NULL: none), no body. */
 static struct raw_answer redirect_answer(char *buf, size_t len, const char *status,
 					 const char *location)
@@ -150,7 +139,7 @@ Test(remote_redirect, status_307_308_followed_to_a_second_listener_once)
 	cr_assert_eq(remote_enqueue(r, &p1), 0);
 	cr_assert_eq(remote_enqueue(r, &p2), 0);
 	cr_assert_eq(remote_enqueue(r, &p3), 0);
-	wait_pushed(r, 3, &st);
+	remote_test_wait_pushed(r, 3, &st);
 	cr_log_info("%zu requests at the remote, %zu at the second listener; %llu pushed, %llu "
 		    "retried, %llu rejected",
 		    rawremote_count(a), collector_count(b), (unsigned long long)st.pushed,
@@ -232,7 +221,7 @@ Test(remote_redirect, other_3xx_and_refused_redirects_retried_not_dropped)
 		rawremote_script(a, &ans, 1);
 		r = open_at(*cases[i].remote, rawremote_url(a), dir);
 		cr_assert_eq(remote_enqueue(r, &p), 0);
-		wait_pushed(r, 1, &st);
+		remote_test_wait_pushed(r, 1, &st);
 		cr_log_info("%s: %zu requests, %llu pushed, %llu retried, %llu rejected; %zu "
 			    "connections elsewhere",
 			    cases[i].name, rawremote_count(a), (unsigned long long)st.pushed,
