@@ -205,3 +205,26 @@ Test(processes, a_reused_pid_is_a_new_process)
 	cr_expect_null(procs_maps(reg, 0x330002));
 	procs_free(reg);
 }
+
+/* A pid taken again by a process whose fork was not seen (its parent is no
+ * target, e.g. clone3 with set_tid), then exec'd: a new process, not the
+ * exited one, which the next flush would forget with it. */
+Test(processes, a_reused_pid_seen_at_exec_is_a_new_process)
+{
+	struct proc_registry *reg;
+	uint32_t me = (uint32_t)getpid(), p = 0x340000;
+	struct proc_info *pi;
+
+	cr_assert_eq(procs_new(&reg), 0);
+	procs_on_fork(reg, p, me, 1000);
+	procs_on_sampled(reg, p, 1);
+	procs_on_exit(reg, p, 2000);
+	procs_on_exec(reg, p, 3000);
+	pi = procs_get(reg, p);
+	cr_assert_not_null(pi);
+	cr_expect_not(pi->exited, "the new process is not the exited one");
+	cr_expect_eq(pi->exit_ns, 0);
+	cr_expect_eq(pi->start_ns, 3000);
+	cr_expect(pi->execd);
+	procs_free(reg);
+}

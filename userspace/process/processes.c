@@ -272,6 +272,8 @@ void procs_on_exec(struct proc_registry *reg, uint32_t pid, uint64_t time_ns)
 
 	if (!pi)
 		return;
+	if (pi->exited) /* a new process under a reused pid, its fork unseen */
+		proc_info_reset(reg, pi);
 	pi->execd = true;
 	pi->sampled = false;
 	if (!pi->start_ns) /* a new program, for grouping: only when its fork was not seen */
