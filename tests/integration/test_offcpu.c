@@ -239,7 +239,8 @@ static void show_long_waits(const struct gp_profile *p, int vi)
 			continue;
 		for (size_t l = 0; l < s->nlabels && n < sizeof(labels); l++)
 			n += snprintf(labels + n, sizeof(labels) - n, " %s=%s", s->labels[l].key,
-				      strcmp(s->labels[l].key, "query") ? s->labels[l].value : "(...)");
+				      strcmp(s->labels[l].key, "query") ? s->labels[l].value
+									: "(...)");
 		for (size_t f = 0; f < s->nframes && f < 6 && m < sizeof(frames); f++)
 			m += snprintf(frames + m, sizeof(frames) - m, " %s",
 				      s->frames[f].fn ? s->frames[f].fn : "?");
