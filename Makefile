@@ -50,13 +50,15 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 
-PROTO_C := $(BUILD)/proto/profile.pb-c.c
-PROTO_H := $(BUILD)/proto/profile.pb-c.h
+PROTO_NAMES := profile push
+PROTO_C := $(patsubst %,$(BUILD)/proto/%.pb-c.c,$(PROTO_NAMES))
+PROTO_H := $(patsubst %,$(BUILD)/proto/%.pb-c.h,$(PROTO_NAMES))
+PROTO_OBJS := $(patsubst %,$(BUILD)/proto/%.pb-c.o,$(PROTO_NAMES))
 
 SYM_SRCS := $(wildcard symbolizer/*.c)
 SYM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(SYM_SRCS))
 US_SRCS := $(filter-out userspace/cli/main.c,$(shell find userspace -name '*.c'))
-US_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(US_SRCS)) $(BUILD)/proto/profile.pb-c.o
+US_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(US_SRCS)) $(PROTO_OBJS)
 LIB_OBJS := $(US_OBJS) $(SYM_OBJS)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -119,11 +121,14 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # --- protobuf ------------------------------------------------------------
-$(PROTO_C) $(PROTO_H) &: proto/profile.proto
+# (a pattern rule with two targets makes both in one run; kept, not
+# removed as intermediate files)
+.SECONDARY: $(PROTO_C) $(PROTO_H)
+$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/proto
-	protoc-c --proto_path=proto --c_out=$(BUILD)/proto proto/profile.proto
+	protoc-c --proto_path=proto --c_out=$(BUILD)/proto $<
 
-$(BUILD)/proto/profile.pb-c.o: $(PROTO_C)
+$(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
 	$(CC) $(filter-out -Wextra,$(CFLAGS)) -I$(BUILD) -c $< -o $@
 
 # --- version: only version.o knows it, rebuilt when VERSION or git moves --

@@ -23,7 +23,7 @@ FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 FUZZ_NAMES := $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
 FUZZ_BINS := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_NAMES))
 FUZZ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(US_SRCS) $(SYM_SRCS)) \
-	$(FUZZ_DIR)/obj/proto/profile.pb-c.o
+	$(patsubst %,$(FUZZ_DIR)/obj/proto/%.pb-c.o,$(PROTO_NAMES))
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= $(FUZZ_NAMES)
 
@@ -35,7 +35,7 @@ $(FUZZ_DIR)/obj/userspace/%.o: userspace/%.c | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(US_INC) -c $< -o $@
 
-$(FUZZ_DIR)/obj/proto/profile.pb-c.o: $(PROTO_C)
+$(FUZZ_DIR)/obj/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(BUILD) -c $< -o $@
 

@@ -4,7 +4,8 @@
  * request): the first line of the input is a query string (split at '&'
  * and '=', as libmicrohttpd hands the arguments over) checked as the
  * list, merge, push and Pyroscope ingest endpoints check theirs; the rest
- * is a pushed body, decoded and re-encoded as before it is stored.
+ * is a pushed body, decoded and re-encoded as before it is stored, and
+ * decoded and checked as a Pyroscope push request (serve/push.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *gz = NULL;
 	size_t gzlen = 0;
 	int64_t value, idle;
+	struct serve_push push;
 
 	if (!text)
 		return 0;
@@ -80,7 +82,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	params(&a, size & 1);
 	free(text);
-	if (!serve_prepare_body(body, blen, &gz, &gzlen, &value, &idle, err, sizeof(err)))
+	if (!serve_prepare_body(body, blen, &gz, &gzlen, &value, &idle, NULL, err, sizeof(err)))
 		free(gz);
+	/* the body as a Pyroscope push request */
+	if (!serve_push_decode(body, blen, &push, err, sizeof(err)))
+		serve_push_free(&push);
 	return 0;
 }

@@ -11,7 +11,9 @@
 # inside the same folder, by bare name ("store_internal.h"). include/ebprof/
 # is the bottom: any layer may use bpf_shared.h and in_root.h; symbolizer.h
 # is the symbolizer's public API and counts as the symbolizer layer. The
-# generated skeleton belongs to sampling/, the protoc-c output to formats/.
+# generated skeleton belongs to sampling/, the protoc-c output of pprof to
+# formats/; that of Pyroscope's push API (proto/push.proto) to the two
+# that speak it, sinks/ (the agent pushes) and serve/ (the collector takes).
 set -u
 root=${1:-.}
 cd "$root" || exit 2
@@ -90,6 +92,10 @@ function exists(path,   line, r) {
 	# Resolve the include to a file and its layer.
 	if (inc ~ /\.skel\.h$/) {
 		if (me != "sampling") { print where "the BPF skeleton is sampling/ business"; bad++ }
+		next
+	}
+	if (inc == "proto/push.pb-c.h") {
+		if (me != "sinks" && me != "serve") { print where "the Pyroscope push messages are sinks/ and serve/ business"; bad++ }
 		next
 	}
 	if (inc ~ /^proto\//) {

@@ -58,29 +58,6 @@ static void teardown(void)
 	free(dir);
 }
 
-/* A cpu profile: `count` samples in function fn. gzip'd pprof. */
-static uint8_t *make_profile(const char *fn, int64_t count, size_t *len)
-{
-	struct profile *p = profile_new();
-	struct pf_line line = { 0 };
-	uint8_t *buf = NULL;
-	int64_t values[2] = { count, count * 10000000 };
-	uint64_t loc;
-
-	cr_assert_not_null(p);
-	cr_assert_eq(profile_add_sample_type(p, "samples", "count"), 0);
-	cr_assert_eq(profile_add_sample_type(p, "cpu", "nanoseconds"), 0);
-	cr_assert_eq(profile_set_period(p, "cpu", "nanoseconds", 10000000), 0);
-	line.function_id = (uint64_t)profile_add_function(p, fn, fn, "f.c", 0);
-	loc = (uint64_t)profile_add_location(p, 0, 0x1000, &line, 1);
-	cr_assert_eq(profile_add_sample(p, &loc, 1, values, NULL, 0), 0);
-	p->time_nanos = 1;
-	p->duration_nanos = 1000000000;
-	cr_assert_eq(pprof_encode(p, true, &buf, len), 0);
-	profile_free(p);
-	return buf;
-}
-
 static long request(const char *method, const char *path, const void *body, size_t len,
 		    struct httpc_resp *r)
 {
@@ -97,7 +74,7 @@ static void post(const char *query, const char *fn, int64_t count, char *id)
 {
 	struct httpc_resp r;
 	size_t len;
-	uint8_t *pb = make_profile(fn, count, &len);
+	uint8_t *pb = serve_test_profile(fn, count, &len);
 	char path[1024];
 	const char *p;
 
@@ -215,7 +192,7 @@ Test(serve, bad_input_is_a_400_naming_the_parameter)
 {
 	char a[40], h[40], path[512];
 	size_t len;
-	uint8_t *pb = make_profile("fn", 1, &len);
+	uint8_t *pb = serve_test_profile("fn", 1, &len);
 
 	expect_error("POST", "/api/0/profiles?type=cpu", pb, len, 400, "service");
 	expect_error("POST", "/api/0/profiles?service=a/b&type=cpu", pb, len, 400, "service");
@@ -268,7 +245,7 @@ Test(serve, pyroscope_ingest)
 	struct httpc_resp r;
 	struct gp_profile *p;
 	size_t len;
-	uint8_t *pb = make_profile("fn_pyro", 3, &len);
+	uint8_t *pb = serve_test_profile("fn_pyro", 3, &len);
 
 	cr_assert_eq(request("POST",
 			     "/ingest?name=app%7Bpid%3D42%2Chost%3Dx%7D&from=1780000000&until="
@@ -388,7 +365,7 @@ Test(serve, token_for_reads_and_writes)
 	char tokfile[600], url[256];
 	struct httpc_resp r;
 	size_t len;
-	uint8_t *pb = make_profile("fn_t", 2, &len);
+	uint8_t *pb = serve_test_profile("fn_t", 2, &len);
 	FILE *f;
 
 	snprintf(tokfile, sizeof(tokfile), "%s/token", dir);
@@ -437,7 +414,7 @@ static void agent_write(const char *adir, const char *fn, uint32_t pid, int64_t 
 	struct store_opts o = { .dir = adir };
 	struct store *st;
 	size_t len;
-	uint8_t *pb = make_profile(fn, 4, &len);
+	uint8_t *pb = serve_test_profile(fn, 4, &len);
 	char pidtext[16];
 	struct kv labels[3] = { { "service", "db9" }, { "pid", pidtext }, { "comm", "postgres" } };
 	struct sink_profile r = { .start_ns = start_ns,

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/pprof.h"
+#include "profile/profile.h"
 #include "serve_env.h"
 
 void serve_env_start(struct tl_proc *srv, struct tl_log *log, const char *store,
@@ -31,4 +33,31 @@ void serve_env_start(struct tl_proc *srv, struct tl_log *log, const char *store,
 	cr_assert(p && sscanf(p, "(port %d)", &port) == 1 && port > 0, "%s", text);
 	free(text);
 	snprintf(base, baselen, "http://127.0.0.1:%d", port);
+}
+
+uint8_t *serve_test_profile_at(const char *fn, int64_t count, int64_t time_ns, size_t *len)
+{
+	struct profile *p = profile_new();
+	struct pf_line line = { 0 };
+	uint8_t *buf = NULL;
+	int64_t values[2] = { count, count * 10000000 };
+	uint64_t loc;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(profile_add_sample_type(p, "samples", "count"), 0);
+	cr_assert_eq(profile_add_sample_type(p, "cpu", "nanoseconds"), 0);
+	cr_assert_eq(profile_set_period(p, "cpu", "nanoseconds", 10000000), 0);
+	line.function_id = (uint64_t)profile_add_function(p, fn, fn, "f.c", 0);
+	loc = (uint64_t)profile_add_location(p, 0, 0x1000, &line, 1);
+	cr_assert_eq(profile_add_sample(p, &loc, 1, values, NULL, 0), 0);
+	p->time_nanos = time_ns;
+	p->duration_nanos = 1000000000;
+	cr_assert_eq(pprof_encode(p, true, &buf, len), 0);
+	profile_free(p);
+	return buf;
+}
+
+uint8_t *serve_test_profile(const char *fn, int64_t count, size_t *len)
+{
+	return serve_test_profile_at(fn, count, 1, len);
 }

@@ -7,6 +7,7 @@
 #define EBPROF_SERVE_ENV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "testlib.h"
 
@@ -14,5 +15,11 @@
  * that it said it serves. */
 void serve_env_start(struct tl_proc *srv, struct tl_log *log, const char *store,
 		     char *const extra[], char *base, size_t baselen);
+
+/* A cpu profile of count samples in function fn, time_nanos 1: gzip'd
+ * pprof (malloc'ed) of *len bytes. */
+uint8_t *serve_test_profile(const char *fn, int64_t count, size_t *len);
+/* The same with time_nanos time_ns. */
+uint8_t *serve_test_profile_at(const char *fn, int64_t count, int64_t time_ns, size_t *len);
 
 #endif /* EBPROF_SERVE_ENV_H */

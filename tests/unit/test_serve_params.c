@@ -116,10 +116,11 @@ Test(serve_params, body)
 	int64_t value = 0, idle = 0;
 	char err[256];
 
-	cr_expect_eq(serve_prepare_body(NULL, 0, &gz, &gzlen, &value, &idle, err, sizeof(err)),
-		     400);
+	cr_expect_eq(
+		serve_prepare_body(NULL, 0, &gz, &gzlen, &value, &idle, NULL, err, sizeof(err)),
+		400);
 	cr_expect_eq(serve_prepare_body((const uint8_t *)"\x1f\x8bxx", 4, &gz, &gzlen, &value,
-					&idle, err, sizeof(err)),
+					&idle, NULL, err, sizeof(err)),
 		     400);
 	cr_expect_null(gz);
 }
@@ -154,8 +155,9 @@ Test(serve_params, totals_split_the_idle_time)
 	cr_expect_eq(value, 4240);
 	cr_expect_eq(idle, 3040);
 	cr_assert_eq(pprof_encode(p, true, &pb, &len), 0);
-	cr_assert_eq(serve_prepare_body(pb, len, &gz, &gzlen, &value, &idle, err, sizeof(err)), 0,
-		     "%s", err);
+	cr_assert_eq(
+		serve_prepare_body(pb, len, &gz, &gzlen, &value, &idle, NULL, err, sizeof(err)), 0,
+		"%s", err);
 	cr_expect_eq(value, 4240);
 	cr_expect_eq(idle, 3040);
 	free(pb);

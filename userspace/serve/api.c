@@ -49,22 +49,36 @@ static json_t *row_json(const struct catalog_row *r)
 			 (json_int_t)r->size);
 }
 
-/* Decode, store and catalog one pushed profile. 0, or the HTTP status
- * with the reason in err. */
-static unsigned store(struct collector *co, const char *service, const char *type,
-		      int64_t created_ns, const struct catalog_label *labels, size_t nlabels,
-		      const struct creq *rq, struct catalog_row *row, char *err, size_t errlen)
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+unsigned serve_store(struct collector *co, const char *service, const char *type,
+		     int64_t created_ns, const struct catalog_label *labels, size_t nlabels,
+		     const struct creq *rq, struct catalog_row *row, char *err, size_t errlen)
 {
 	uint8_t *gz = NULL;
 	size_t gzlen = 0;
 	char rel[256], path[4352];
-	int64_t value, idle;
+	int64_t value, idle, at = 0;
 	unsigned status;
 	int ret;
 
-	status = serve_prepare_body(rq->body, rq->len, &gz, &gzlen, &value, &idle, err, errlen);
+	status =
+		serve_prepare_body(rq->body, rq->len, &gz, &gzlen, &value, &idle, &at, err, errlen);
 	if (status)
 		return status;
+	if (created_ns < 0) {
+		/* the profile's own time, unless it cannot be one (before
+		 * 2000, a day ahead) */
+		created_ns = now_ns();
+		if (at >= 946684800LL * 1000000000 && at <= created_ns + 86400LL * 1000000000)
+			created_ns = at;
+	}
 	memset(row, 0, sizeof(*row));
 	catalog_new_id(row->id);
 	snprintf(rel, sizeof(rel), "profiles/%s/%s.pb.gz", service, row->id);
@@ -99,14 +113,6 @@ static unsigned store(struct collector *co, const char *service, const char *typ
 	return 0;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
 				 const struct creq *rq)
 {
@@ -129,7 +135,8 @@ enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
 	n = serve_parse_labels(serve_arg(c, "labels"), buf, sizeof(buf), labels);
 	if (n < 0)
 		return serve_error(c, 400, "labels: not k=v,k=v (at most %d)", CATALOG_MAX_LABELS);
-	status = store(co, service, type, created, labels, (size_t)n, rq, &row, err, sizeof(err));
+	status = serve_store(co, service, type, created, labels, (size_t)n, rq, &row, err,
+			     sizeof(err));
 	if (status)
 		return serve_error(c, status, "%s", err);
 	return serve_json(c, 200, row_json(&row));
@@ -162,7 +169,8 @@ enum MHD_Result api_ingest(struct collector *co, struct MHD_Connection *c, const
 			return serve_error(c, 400, "from: not unix seconds");
 		created = s * 1000000000LL;
 	}
-	status = store(co, service, "cpu", created, labels, (size_t)n, rq, &row, err, sizeof(err));
+	status = serve_store(co, service, "cpu", created, labels, (size_t)n, rq, &row, err,
+			     sizeof(err));
 	if (status)
 		return serve_error(c, status, "%s", err);
 	return serve_json(c, 200, NULL);

@@ -18,8 +18,7 @@
 #include "util/log.h"
 #include "util/netlisten.h"
 
-/* Queue a JSON answer: the envelope, taken over (NULL: out of memory). */
-static enum MHD_Result send_envelope(struct MHD_Connection *c, unsigned status, json_t *env)
+enum MHD_Result serve_send_json(struct MHD_Connection *c, unsigned status, json_t *env)
 {
 	char *text = env ? json_dumps(env, JSON_COMPACT) : NULL;
 	struct MHD_Response *r;
@@ -41,7 +40,7 @@ static enum MHD_Result send_envelope(struct MHD_Connection *c, unsigned status, 
 
 enum MHD_Result serve_json(struct MHD_Connection *c, unsigned status, json_t *body)
 {
-	return send_envelope(
+	return serve_send_json(
 		c, status,
 		json_pack("{s:i, s:o}", "code", (int)status, "body", body ? body : json_null()));
 }
@@ -54,7 +53,8 @@ enum MHD_Result serve_error(struct MHD_Connection *c, unsigned status, const cha
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return send_envelope(c, status, json_pack("{s:i, s:s}", "code", (int)status, "error", msg));
+	return serve_send_json(c, status,
+			       json_pack("{s:i, s:s}", "code", (int)status, "error", msg));
 }
 
 enum MHD_Result serve_profile(struct MHD_Connection *c, uint8_t *buf, size_t len)
@@ -148,7 +148,9 @@ static enum MHD_Result route(struct collector *co, struct MHD_Connection *c, con
 	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
 	const char *prefix = "/api/0/profiles/";
 
-	if ((!strncmp(url, "/api/", 5) || !strcmp(url, "/ingest")) && !authorized(co, c))
+	if ((!strncmp(url, "/api/", 5) || !strcmp(url, "/ingest") ||
+	     !strcmp(url, SERVE_PUSH_PATH)) &&
+	    !authorized(co, c))
 		return unauthorized(c);
 	if (rq->too_big)
 		return serve_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body over %u bytes",
@@ -173,6 +175,9 @@ static enum MHD_Result route(struct collector *co, struct MHD_Connection *c, con
 	} else if (!strcmp(url, "/ingest")) {
 		if (post)
 			return api_ingest(co, c, rq);
+	} else if (!strcmp(url, SERVE_PUSH_PATH)) {
+		if (post)
+			return api_push(co, c, rq);
 	} else if (!strcmp(url, "/api/ui/data")) {
 		if (get)
 			return ui_data(co, c);

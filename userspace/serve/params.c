@@ -193,7 +193,8 @@ void serve_totals(const struct profile *p, int64_t *value, int64_t *idle)
 }
 
 unsigned serve_prepare_body(const uint8_t *body, size_t len, uint8_t **gz, size_t *gzlen,
-			    int64_t *value, int64_t *idle, char *err, size_t errlen)
+			    int64_t *value, int64_t *idle, int64_t *time_ns, char *err,
+			    size_t errlen)
 {
 	struct profile *p = NULL;
 	int ret;
@@ -208,6 +209,8 @@ unsigned serve_prepare_body(const uint8_t *body, size_t len, uint8_t **gz, size_
 		return ret == -ENOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_BAD_REQUEST;
 	}
 	serve_totals(p, value, idle);
+	if (time_ns)
+		*time_ns = p->time_nanos;
 	ret = pprof_encode(p, true, gz, gzlen);
 	profile_free(p);
 	if (ret) {

@@ -41,6 +41,8 @@ struct creq {
 };
 
 /* Answers; each returns what the access handler returns. */
+/* A JSON document as it is, taken over (NULL: out of memory). */
+enum MHD_Result serve_send_json(struct MHD_Connection *c, unsigned status, json_t *doc);
 enum MHD_Result serve_json(struct MHD_Connection *c, unsigned status, json_t *body);
 enum MHD_Result serve_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -82,11 +84,12 @@ int serve_parse_keys(const char *s, char *buf, size_t buflen, const char **keys)
  * both when p has no sample type). */
 void serve_totals(const struct profile *p, int64_t *value, int64_t *idle);
 /* A pushed body: a pprof profile (gzip'd or not) decoded, its totals
- * (serve_totals()) in *value and *idle, re-encoded gzip'd into *gz
- * (malloc'd, the caller frees). 0, or the HTTP status with the reason in
- * err. */
+ * (serve_totals()) in *value and *idle, its time_nanos in *time_ns
+ * (optional), re-encoded gzip'd into *gz (malloc'd, the caller frees). 0,
+ * or the HTTP status with the reason in err. */
 unsigned serve_prepare_body(const uint8_t *body, size_t len, uint8_t **gz, size_t *gzlen,
-			    int64_t *value, int64_t *idle, char *err, size_t errlen);
+			    int64_t *value, int64_t *idle, int64_t *time_ns, char *err,
+			    size_t errlen);
 
 /* Called with each stored profile a merge reads, before it is merged. */
 typedef void (*serve_each_fn)(void *ctx, const struct catalog_row *row, const struct profile *p);
@@ -102,6 +105,34 @@ int serve_merge(struct collector *co, const struct catalog_row *rows, size_t n,
 enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
 				 const struct creq *rq);
 enum MHD_Result api_ingest(struct collector *co, struct MHD_Connection *c, const struct creq *rq);
+/* push.c: Pyroscope's push API (push.v1.PusherService/Push, protobuf) */
+#define SERVE_PUSH_PATH "/push.v1.PusherService/Push"
+enum MHD_Result api_push(struct collector *co, struct MHD_Connection *c, const struct creq *rq);
+/* A series of a push request, checked: what it is stored as (pointing
+ * into the decoded request). */
+struct serve_pushed {
+	const char *service, *type;
+	struct catalog_label labels[CATALOG_MAX_LABELS];
+	size_t nlabels;
+};
+/* A push request decoded and every series checked (series[i] is that of
+ * req->series[i]); serve_push_free() frees it. */
+struct serve_push {
+	struct Ebprof__Push__PushRequest *req;
+	struct serve_pushed *series;
+	size_t n;
+};
+/* 0; -EINVAL (not a PushRequest, a series that cannot be stored: why
+ * says which and why) or -ENOMEM, with nothing to free. */
+int serve_push_decode(const uint8_t *body, size_t len, struct serve_push *out, char *why,
+		      size_t whylen);
+void serve_push_free(struct serve_push *p);
+/* Decode, store and catalog one pushed profile (rq's body), created at
+ * created_ns (< 0: the profile's own time when it is after 2000 and not a
+ * day ahead, else now): 0, or the HTTP status with the reason in err. */
+unsigned serve_store(struct collector *co, const char *service, const char *type,
+		     int64_t created_ns, const struct catalog_label *labels, size_t nlabels,
+		     const struct creq *rq, struct catalog_row *row, char *err, size_t errlen);
 enum MHD_Result api_list(struct collector *co, struct MHD_Connection *c, bool merge);
 enum MHD_Result api_by_ids(struct collector *co, struct MHD_Connection *c, const char *ids);
 enum MHD_Result api_services(struct collector *co, struct MHD_Connection *c);
