@@ -4,7 +4,9 @@
  * profiles to a local `ebprof serve` (profefe's push with a bearer token,
  * Pyroscope's with the token as basic auth password); the collector lists
  * them, merges them for go tool pprof with the workload's functions, and
- * its UI data holds them too.
+ * its UI data holds them too. Off-CPU profiles go to Pyroscope through its
+ * push API (__name__=offcpu), which the collector files as profefe's
+ * block.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 
 #include "gopprof.h"
 #include "httpc.h"
+#include "record_env.h"
 #include "serve_env.h"
 #include "testlib.h"
 
@@ -121,6 +124,101 @@ Test(serve_agent, agent_pushes_to_serve, .timeout = 180)
 
 	cr_expect_eq(tl_finish_logged(&srv, &srv_log, SIGTERM, 10), 0);
 	tl_log_free(&srv_log);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	cr_expect_eq(system(path), 0);
+	free(dir);
+}
+
+/* The agent with cpu and off-CPU profiles and Pyroscope as its only
+ * remote: CPU profiles through /ingest, off-CPU ones through the push API,
+ * each filed under its own type with the fixture's own functions (before,
+ * the off-CPU ones were not pushed to Pyroscope at all). */
+Test(serve_agent, offcpu_pushed_to_pyroscope_push_api, .timeout = 180)
+{
+	char *dir = tl_tmpdir("serve-agent-offcpu"), store[512], conf[512], queue[512];
+	char base[64], pids[64], path[512], exe[512], service[128];
+	struct tl_proc srv, fx, burner, ag;
+	const char *s;
+	struct tl_log srv_log;
+	struct httpc_resp r;
+	struct gp_profile *p;
+	pid_t fpid, bpid;
+	FILE *f;
+
+	cr_assert_eq(geteuid(), 0, "run integration tests as root");
+	snprintf(store, sizeof(store), "%s/store", dir);
+	snprintf(queue, sizeof(queue), "%s/queue", dir);
+	snprintf(conf, sizeof(conf), "%s/ebprof.conf", dir);
+	serve_env_start(&srv, &srv_log, store, NULL, base, sizeof(base));
+	f = fopen(conf, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "push-pyroscope = %s\nprofile-types = cpu,offcpu\n", base);
+	fclose(f);
+	snprintf(exe, sizeof(exe), "%s/offcpu_split", tl_path("fixtures/stacks"));
+	fpid = rec_start_fixture(&fx, (char *[]){ exe, "3", NULL });
+	bpid = rec_start_work_split(&burner, tl_path("fixtures/work_split"), "3");
+	snprintf(pids, sizeof(pids), "%d,%d", fpid, bpid);
+	char *argv[] = { (char *)tl_path("ebprof"),
+			 "agent",
+			 "--config",
+			 conf,
+			 "-F",
+			 "99",
+			 "--interval",
+			 "1",
+			 "--output-dir",
+			 "",
+			 "--queue-dir",
+			 queue,
+			 "--comm",
+			 "x-none",
+			 "--pid",
+			 pids,
+			 "--http-listen",
+			 "",
+			 NULL };
+	cr_assert_eq(tl_start_until(&ag, argv, "sampling at", 30), 0);
+	fputs("go\n", fx.in);
+	fflush(fx.in);
+	fputs("go\n", burner.in);
+	fflush(burner.in);
+	cr_assert_eq(tl_wait(&fx, 30), 0);
+	rec_work_split_cpu(&burner);
+	sleep(2);
+	cr_assert_eq(tl_finish(&ag, SIGTERM, 60), 0);
+
+	/* one service, the host's */
+	cr_assert_eq(get(base, "/api/0/services", &r), 200, "%s", r.body);
+	s = strstr(r.body, "[\"");
+	cr_assert(s && sscanf(s + 2, "%127[^\"]", service) == 1, "%s", r.body);
+	httpc_free(&r);
+	/* off-CPU: filed as block, the fixture's two waits in it */
+	snprintf(path, sizeof(path),
+		 "/api/0/profiles/merge?service=%s&type=block&labels=pid=%d&" ALL_TIME, service,
+		 fpid);
+	cr_assert_eq(get(base, path, &r), 200, "%s", r.body);
+	p = gp_read_mem(r.body, r.len);
+	cr_assert_not_null(p, "go tool pprof cannot read the off-CPU merge");
+	httpc_free(&r);
+	cr_assert_eq(gp_type(p, "offcpu/nanoseconds"), 1, "not an off-CPU profile");
+	cr_expect_gt(gp_with(p, "wait_sleeping", -1, 1), 0);
+	cr_expect_gt(gp_with(p, "wait_reading", -1, 1), 0);
+	gp_free(p);
+	/* CPU: through /ingest, as before */
+	snprintf(path, sizeof(path),
+		 "/api/0/profiles/merge?service=%s&type=cpu&labels=pid=%d&" ALL_TIME, service,
+		 bpid);
+	cr_assert_eq(get(base, path, &r), 200, "%s", r.body);
+	p = gp_read_mem(r.body, r.len);
+	cr_assert_not_null(p, "go tool pprof cannot read the CPU merge");
+	httpc_free(&r);
+	cr_expect_lt(gp_type(p, "offcpu/nanoseconds"), 0, "an off-CPU profile filed as cpu");
+	cr_expect_gt(gp_with(p, "burn_three", -1, 0), 30);
+	gp_free(p);
+
+	cr_expect_eq(tl_finish_logged(&srv, &srv_log, SIGTERM, 10), 0);
+	tl_log_free(&srv_log);
+	tl_wait(&burner, 10);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	cr_expect_eq(system(path), 0);
 	free(dir);

@@ -97,7 +97,7 @@ static uint64_t state(struct sink *s, const char *remote, const char *st)
 	char want[96];
 	size_t n = sink_metrics(s, m);
 
-	cr_assert_eq(n, 6);
+	cr_assert_eq(n, 5);
 	snprintf(want, sizeof(want), "remote=\"%s\",state=\"%s\"", remote, st);
 	for (size_t i = 0; i < n; i++) {
 		cr_expect_str_eq(m[i].name, "ebprof_remote_profiles");

@@ -368,22 +368,6 @@ int remote_enqueue(struct remote *r, const struct sink_profile *rec)
 
 	if (!r || !rec)
 		return -EINVAL;
-	/*
-	 * Pyroscope's /ingest names a pprof's series from its sample types: an
-	 * "offcpu" type would be filed as process_cpu, beside the CPU
-	 * profiles. Off-CPU profiles wait for its push API (__name__=offcpu,
-	 * as Grafana's eBPF profiler names them); the store and profefe have
-	 * them.
-	 */
-	if (r->kind == REMOTE_PYROSCOPE && rec->type && !strcmp(rec->type, "offcpu")) {
-		pthread_mutex_lock(&r->mu);
-		if (!r->st.skipped++)
-			log_warn("%s: off-CPU profiles are not pushed to Pyroscope (its /ingest "
-				 "would file them as process_cpu)",
-				 r->what);
-		pthread_mutex_unlock(&r->mu);
-		return 0;
-	}
 	pthread_mutex_lock(&r->mu);
 	err = rq_push(r->q, rec);
 	if (!err)

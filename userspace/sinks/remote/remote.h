@@ -53,7 +53,6 @@ struct remote_stats {
 	uint64_t retries;  /* attempts that will be retried */
 	uint64_t rejected; /* dropped after a non-retryable answer */
 	uint64_t dropped;  /* dropped because the queue was full */
-	uint64_t skipped;  /* not for this remote (off-CPU to Pyroscope) */
 };
 
 struct remote;

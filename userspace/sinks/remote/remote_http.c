@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "remote_http.h"
+#include "remote_push.h"
 #include "util/timeutil.h"
 #include "util/version.h"
 
@@ -18,7 +19,7 @@
 
 struct rhttp {
 	CURL *c;
-	struct curl_slist *headers;
+	struct curl_slist *headers, *push_headers; /* /ingest or profefe; the push API */
 	enum remote_kind kind;
 	char *base;
 	bool creds; /* sends credentials: redirects stay on its host */
@@ -158,11 +159,47 @@ static void server_message(const char *body, size_t len, char *out, size_t outle
 	json_decref(j);
 }
 
+/* The request headers of a remote, for a body of type ctype; connect: a
+ * request of the Connect protocol (the push API). NULL on ENOMEM. */
+static struct curl_slist *headers(const struct remote_opts *opts, const char *ctype, bool connect)
+{
+	struct curl_slist *l = NULL, *n;
+	char hdr[512];
+
+	snprintf(hdr, sizeof(hdr), "Content-Type: %s", ctype);
+	if (!(n = curl_slist_append(l, hdr)))
+		goto fail;
+	l = n;
+	if (!(n = curl_slist_append(l, "Expect:")))
+		goto fail;
+	if (connect && !(n = curl_slist_append(l, "Connect-Protocol-Version: 1")))
+		goto fail;
+	if (opts->kind == REMOTE_PYROSCOPE && opts->tenant && *opts->tenant) {
+		snprintf(hdr, sizeof(hdr), "X-Scope-OrgID: %s", opts->tenant);
+		if (!(n = curl_slist_append(l, hdr)))
+			goto fail;
+	}
+	if (opts->kind == REMOTE_PROFEFE && opts->token && *opts->token) {
+		char *auth = NULL;
+
+		if (asprintf(&auth, "Authorization: Bearer %s", opts->token) < 0)
+			goto fail;
+		n = curl_slist_append(l, auth);
+		explicit_bzero(auth, strlen(auth));
+		free(auth);
+		if (!n)
+			goto fail;
+	}
+	return l;
+fail:
+	curl_slist_free_all(l);
+	return NULL;
+}
+
 int rhttp_new(const struct remote_opts *opts, const char *base, bool (*should_abort)(void *),
 	      double (*time_left)(void *), void *arg, struct rhttp **out)
 {
 	struct rhttp *h;
-	char hdr[512];
 	char user_agent[64];
 	int err = -ENOMEM;
 
@@ -183,29 +220,15 @@ int rhttp_new(const struct remote_opts *opts, const char *base, bool (*should_ab
 	h->c = curl_easy_init();
 	if (!h->base || !h->c)
 		goto fail;
-	h->headers = curl_slist_append(NULL, "Content-Type: application/octet-stream");
-	if (h->headers)
-		h->headers = curl_slist_append(h->headers, "Expect:");
-	if (h->headers && opts->kind == REMOTE_PYROSCOPE && opts->tenant && *opts->tenant) {
-		snprintf(hdr, sizeof(hdr), "X-Scope-OrgID: %s", opts->tenant);
-		h->headers = curl_slist_append(h->headers, hdr);
-	}
-	if (h->headers && opts->kind == REMOTE_PROFEFE && opts->token && *opts->token) {
-		char *auth = NULL;
-
-		if (asprintf(&auth, "Authorization: Bearer %s", opts->token) < 0)
-			goto fail;
-		h->headers = curl_slist_append(h->headers, auth);
-		explicit_bzero(auth, strlen(auth));
-		free(auth);
-	}
-	if (!h->headers)
+	h->headers = headers(opts, "application/octet-stream", false);
+	if (opts->kind == REMOTE_PYROSCOPE)
+		h->push_headers = headers(opts, RHTTP_PUSH_CONTENT_TYPE, true);
+	if (!h->headers || (opts->kind == REMOTE_PYROSCOPE && !h->push_headers))
 		goto fail;
 	/* libcurl copies string options */
 	snprintf(user_agent, sizeof(user_agent), "ebprof/%s", ebprof_version);
 	err = -EINVAL;
 	if (curl_easy_setopt(h->c, CURLOPT_NOSIGNAL, 1L) ||
-	    curl_easy_setopt(h->c, CURLOPT_HTTPHEADER, h->headers) ||
 	    curl_easy_setopt(h->c, CURLOPT_USERAGENT, user_agent) ||
 	    curl_easy_setopt(h->c, CURLOPT_PROTOCOLS_STR, "http,https") ||
 	    /* redirects are followed by rhttp_send(), 307 and 308 only */
@@ -242,9 +265,15 @@ static enum rhttp_outcome classify(long status)
 	return RHTTP_REJECT;
 }
 
-/* One POST of rec to url, at most timeout_ms; the answer in h. */
-static CURLcode post(struct rhttp *h, const char *url, const struct sink_profile *rec,
-		     long timeout_ms)
+/* What one POST sends: headers and body. */
+struct post_body {
+	struct curl_slist *headers;
+	const uint8_t *data;
+	size_t len;
+};
+
+/* One POST of body to url, at most timeout_ms; the answer in h. */
+static CURLcode post(struct rhttp *h, const char *url, const struct post_body *b, long timeout_ms)
 {
 	h->resp_len = 0;
 	h->resp[0] = '\0';
@@ -253,11 +282,41 @@ static CURLcode post(struct rhttp *h, const char *url, const struct sink_profile
 	h->retry_after = -1;
 	h->head_done = false;
 	curl_easy_setopt(h->c, CURLOPT_URL, url);
-	curl_easy_setopt(h->c, CURLOPT_POSTFIELDS, rec->data ? (const char *)rec->data : "");
-	curl_easy_setopt(h->c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rec->len);
+	curl_easy_setopt(h->c, CURLOPT_HTTPHEADER, b->headers);
+	curl_easy_setopt(h->c, CURLOPT_POSTFIELDS, b->data ? (const char *)b->data : "");
+	curl_easy_setopt(h->c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)b->len);
 	curl_easy_setopt(h->c, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h->c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 10000 ? timeout_ms : 10000L);
 	return curl_easy_perform(h->c);
+}
+
+/* The URL and body of rec's POST; 0, or -1 with res filled. *owned: a
+ * body made here, freed by the caller. */
+static int request_of(struct rhttp *h, const struct sink_profile *rec, char **url,
+		      struct post_body *b, uint8_t **owned, struct rhttp_result *res)
+{
+	int err = 0;
+
+	*owned = NULL;
+	*b = (struct post_body){ h->headers, rec->data, rec->len };
+	if (h->kind == REMOTE_PROFEFE) {
+		*url = rhttp_profefe_url(h->base, rec);
+	} else if (!rhttp_push_wanted(rec)) {
+		*url = rhttp_pyroscope_url(h->base, rec);
+	} else {
+		*url = rhttp_push_url(h->base);
+		err = *url ? rhttp_push_body(rec, owned, &b->len) : -ENOMEM;
+		b->headers = h->push_headers;
+		b->data = *owned;
+	}
+	if (*url && !err)
+		return 0;
+	free(*url);
+	*url = NULL;
+	res->outcome = err == -EINVAL ? RHTTP_REJECT : RHTTP_RETRY;
+	snprintf(res->msg, sizeof(res->msg), "%s",
+		 err == -EINVAL ? "no profile to push" : "out of memory");
+	return -1;
 }
 
 /*
@@ -301,19 +360,16 @@ static int redirect(struct rhttp *h, const char *url, int hops, struct rhttp_res
 void rhttp_send(struct rhttp *h, const struct sink_profile *rec, struct rhttp_result *res)
 {
 	long timeout = h->timeout_ms;
+	struct post_body body;
+	uint8_t *owned;
 	int64_t deadline;
 	char *url, *next;
 	CURLcode rc;
 
 	memset(res, 0, sizeof(*res));
 	res->retry_after = -1;
-	url = h->kind == REMOTE_PROFEFE ? rhttp_profefe_url(h->base, rec)
-					: rhttp_pyroscope_url(h->base, rec);
-	if (!url) {
-		res->outcome = RHTTP_RETRY;
-		snprintf(res->msg, sizeof(res->msg), "out of memory");
+	if (request_of(h, rec, &url, &body, &owned, res))
 		return;
-	}
 	if (h->time_left) {
 		double left = h->time_left(h->arg);
 
@@ -323,7 +379,7 @@ void rhttp_send(struct rhttp *h, const struct sink_profile *rec, struct rhttp_re
 	/* the redirects followed share the one timeout */
 	deadline = mono_ns() + (int64_t)timeout * 1000000;
 	for (;;) {
-		rc = post(h, url, rec, timeout);
+		rc = post(h, url, &body, timeout);
 		if (rc != CURLE_OK) {
 			bool aborted = rc == CURLE_ABORTED_BY_CALLBACK ||
 				       (h->should_abort && h->should_abort(h->arg));
@@ -366,6 +422,7 @@ void rhttp_send(struct rhttp *h, const struct sink_profile *rec, struct rhttp_re
 		break;
 	}
 	free(url);
+	free(owned);
 }
 
 void rhttp_free(struct rhttp *h)
@@ -375,6 +432,7 @@ void rhttp_free(struct rhttp *h)
 	if (h->c)
 		curl_easy_cleanup(h->c);
 	curl_slist_free_all(h->headers);
+	curl_slist_free_all(h->push_headers);
 	free(h->base);
 	free(h);
 }

@@ -23,10 +23,10 @@ static void describe(struct sink *s, char *buf, size_t len)
 
 static size_t metrics(struct sink *s, struct sink_metric *out)
 {
-	static const char *const states[] = { "pushed",	  "queued",  "retried",
-					      "rejected", "dropped", "skipped" };
+	static const char *const states[] = { "pushed", "queued", "retried", "rejected",
+					      "dropped" };
 	struct remote_stats st;
-	uint64_t v[6];
+	uint64_t v[5];
 
 	remote_get_stats((struct remote *)s, &st);
 	v[0] = st.pushed;
@@ -34,15 +34,14 @@ static size_t metrics(struct sink *s, struct sink_metric *out)
 	v[2] = st.retries;
 	v[3] = st.rejected;
 	v[4] = st.dropped;
-	v[5] = st.skipped;
-	for (size_t i = 0; i < 6; i++) {
+	for (size_t i = 0; i < 5; i++) {
 		out[i] = (struct sink_metric){ "ebprof_remote_profiles", "gauge",
 					       "Remote push, by remote and state." };
 		snprintf(out[i].labels, sizeof(out[i].labels), "remote=\"%s\",state=\"%s\"",
 			 remote_name((struct remote *)s), states[i]);
 		out[i].value = v[i];
 	}
-	return 6;
+	return 5;
 }
 
 static void close_sink(struct sink *s, double drain_s)

@@ -265,6 +265,35 @@ static bool value_char(unsigned char c, size_t i)
 	return c >= 0x20 && c != 0x7f && !strchr(",{}=\"\\", c);
 }
 
+/* A label key as Pyroscope takes it. */
+static void sb_key(struct sbuf *b, const char *k)
+{
+	if (isdigit((unsigned char)k[0]))
+		sb_add(b, "_");
+	sb_sanitized(b, k, key_char);
+}
+
+bool rhttp_pyroscope_label(const char *key)
+{
+	return key && *key && strcmp(key, "service") && strcmp(key, "__name__");
+}
+
+char *rhttp_pyroscope_key(const char *key)
+{
+	struct sbuf b = { 0 };
+
+	sb_key(&b, key);
+	return sb_take(&b);
+}
+
+char *rhttp_pyroscope_app(const struct sink_profile *rec)
+{
+	struct sbuf b = { 0 };
+
+	sb_sanitized(&b, service_of(rec), app_char);
+	return sb_take(&b);
+}
+
 char *rhttp_pyroscope_name(const struct sink_profile *rec)
 {
 	struct sbuf b = { 0 };
@@ -275,14 +304,12 @@ char *rhttp_pyroscope_name(const struct sink_profile *rec)
 	for (size_t i = 0; i < rec->nlabels; i++) {
 		const char *k = rec->labels[i].key, *v = rec->labels[i].value;
 
-		if (!k || !*k || !strcmp(k, "service") || !strcmp(k, "__name__"))
+		if (!rhttp_pyroscope_label(k))
 			continue;
 		if (!first)
 			sb_add(&b, ",");
 		first = false;
-		if (isdigit((unsigned char)k[0]))
-			sb_add(&b, "_");
-		sb_sanitized(&b, k, key_char);
+		sb_key(&b, k);
 		sb_add(&b, "=");
 		sb_sanitized(&b, v ? v : "", value_char);
 	}

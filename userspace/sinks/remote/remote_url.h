@@ -42,6 +42,11 @@ char *rhttp_profefe_url(const char *base, const struct sink_profile *rec);
 char *rhttp_pyroscope_url(const char *base, const struct sink_profile *rec);
 /* The unescaped Pyroscope name APP{k=v,...}. */
 char *rhttp_pyroscope_name(const struct sink_profile *rec);
+/* Its parts: APP; whether a label of the profile is sent (not service,
+ * __name__ or an empty key); a label key as sent. */
+char *rhttp_pyroscope_app(const struct sink_profile *rec);
+bool rhttp_pyroscope_label(const char *key);
+char *rhttp_pyroscope_key(const char *key);
 
 /*
  * May a profile POSTed to from and answered 307 or 308 be POSTed again to
