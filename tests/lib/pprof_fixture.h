@@ -13,16 +13,7 @@
 #include <stdint.h>
 
 #include "profile/profile.h"
-#include "proto/profile.pb-c.h"
-
-typedef Perftools__Profiles__Profile PbProfile;
-typedef Perftools__Profiles__ValueType PbValueType;
-typedef Perftools__Profiles__Sample PbSample;
-typedef Perftools__Profiles__Label PbLabel;
-typedef Perftools__Profiles__Mapping PbMapping;
-typedef Perftools__Profiles__Location PbLocation;
-typedef Perftools__Profiles__Line PbLine;
-typedef Perftools__Profiles__Function PbFunction;
+#include "formats/pprof_wire.h" /* the Pb* message types */
 
 #define PERIOD 10000000LL
 #define TIME_NS 1700000000123456789LL
