@@ -11,93 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "formats/flamegraph.h"
 #include "formats/render.h"
-#include "util/fileio.h"
+#include "flamegraph_svg.h"
 #include "testlib.h"
 
 #define S 1000000000LL /* ns */
-
-static char *render_ok(const struct profile *p, const struct flamegraph_opts *o)
-{
-	char *text = NULL, err[512];
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	int ret;
-
-	cr_assert_not_null(f);
-	ret = flamegraph_write(p, o, f, err, sizeof(err));
-	cr_assert_eq(fclose(f), 0);
-	cr_assert_eq(ret, 0, "flamegraph_write: %d %s", ret, err);
-	return text;
-}
-
-/* xmllint (libxml2-utils) parses it: well-formed XML, valid UTF-8. */
-static void xmllint_ok(const char *svg)
-{
-	char path[] = "/tmp/ebprof-fgoff-XXXXXX", cmd[256];
-	char *out = NULL;
-	int fd = mkstemp(path), rc;
-	FILE *f;
-
-	cr_assert_geq(fd, 0);
-	f = fdopen(fd, "w");
-	cr_assert_not_null(f);
-	fputs(svg, f);
-	cr_assert_eq(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
-	rc = tl_sh(cmd, &out);
-	unlink(path);
-	cr_assert_eq(rc, 0, "xmllint (%d): %s", rc, out ? out : "");
-	free(out);
-}
-
-struct frame {
-	char cls[96];
-	long long v;
-	int l;
-	unsigned r, g, b;
-	char title[256];
-};
-
-/* The nth frame named name (under any parent); -1 when there is none. */
-static int nth_frame(const char *svg, const char *name, int nth, struct frame *fr)
-{
-	char key[256];
-	const char *s = svg, *g;
-
-	snprintf(key, sizeof(key), "data-name=\"%s\"", name);
-	for (;;) {
-		s = strstr(s, key);
-		if (!s)
-			return -1;
-		if (nth-- == 0)
-			break;
-		s++;
-	}
-	for (g = s; g > svg && strncmp(g, "<g ", 3); g--)
-		;
-	memset(fr, 0, sizeof(*fr));
-	cr_assert_eq(sscanf(g, "<g class=\"frame %95[^\"]\"", fr->cls), 1);
-	cr_assert_eq(sscanf(s + strlen(key), " data-o=\"%*d\" data-v=\"%lld\" data-l=\"%d\"",
-			    &fr->v, &fr->l),
-		     2);
-	cr_assert_eq(sscanf(strstr(s, "<title>"), "<title>%255[^<]", fr->title), 1);
-	cr_assert_eq(sscanf(strstr(s, "fill="), "fill=\"rgb(%u,%u,%u)\"", &fr->r, &fr->g, &fr->b),
-		     3);
-	return 0;
-}
-
-static struct frame frame_of(const char *svg, const char *name)
-{
-	struct frame fr;
-
-	cr_assert_eq(nth_frame(svg, name, 0, &fr), 0, "no frame %s", name);
-	return fr;
-}
 
 /* The frame named name whose class list has cls. */
 static struct frame frame_in(const char *svg, const char *name, const char *cls)
@@ -371,18 +292,6 @@ Test(flamegraph_offcpu, cpu_profiles_unchanged)
 }
 
 /* ---- through `ebprof flamegraph` ----------------------------------- */
-
-static char *slurp(const char *path)
-{
-	uint8_t *buf = NULL;
-	size_t len = 0;
-
-	cr_assert_eq(read_file(path, &buf, &len), 0, "read %s", path);
-	buf = realloc(buf, len + 1);
-	cr_assert_not_null(buf);
-	buf[len] = '\0';
-	return (char *)buf;
-}
 
 Test(flamegraph_offcpu, the_command_takes_offcpu_profiles)
 {

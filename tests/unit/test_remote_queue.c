@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 
 #include "util/fileio.h"
 #include "sinks/remote/remote_queue.h"
+#include "remote_fixture.h"
 #include "testlib.h"
 
 TestSuite(remote_queue, .timeout = 30);
@@ -76,23 +76,6 @@ static void check_same(const struct sink_profile *a, const struct sink_profile *
 	cr_assert(!memcmp(a->data, b->data, a->len), "body differs");
 }
 
-static int count_files(const char *dir, const char *suffix)
-{
-	struct dirent *de;
-	int n = 0;
-	DIR *d = opendir(dir);
-
-	cr_assert(d);
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name), s = strlen(suffix);
-
-		if (de->d_name[0] != '.' && l >= s && !strcmp(de->d_name + l - s, suffix))
-			n++;
-	}
-	closedir(d);
-	return n;
-}
-
 static char *file_of(const char *dir, uint64_t seq)
 {
 	char name[32], *p;
@@ -122,13 +105,6 @@ static void check_empty(struct rqueue *q)
 	cr_assert_eq(rq_peek(q, &it), -ENOENT);
 	cr_assert_eq(rq_count(q), 0);
 	cr_assert_eq(rq_bytes(q), 0);
-}
-
-/* Remove a test directory and free its name. */
-static void rm_rf(char *dir)
-{
-	tl_rm_tree(dir);
-	free(dir);
 }
 
 static void free_recs(struct rec_buf *recs, int n)

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbolizer_env.h"
+#include "symfix.h"
+
+const char *debug_dir(void)
+{
+	return fx("debug");
+}
+
+struct symbolizer *new_sym(const char *debug_dirs, size_t max_bytes, bool no_demangle)
+{
+	struct sym_opts o = { .max_cache_bytes = max_bytes,
+			      .debug_dirs = debug_dirs,
+			      .no_demangle = no_demangle };
+	struct symbolizer *sym = NULL;
+
+	cr_assert_eq(sym_new(&o, &sym), 0);
+	cr_assert_not_null(sym);
+	return sym;
+}
+
+struct sym_elf *get_path(struct symbolizer *sym, const char *path)
+{
+	struct sym_binary b = { .path = path };
+	struct sym_elf *e = NULL;
+	int err = sym_elf_get(sym, &b, &e);
+
+	cr_assert_eq(err, 0, "sym_elf_get(%s) = %d (%s)", path, err, strerror(-err));
+	cr_assert_not_null(e);
+	return e;
+}
+
+void *read_all(const char *path, size_t *len)
+{
+	struct stat st;
+	void *buf;
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0, "%s", path);
+	cr_assert_eq(fstat(fd, &st), 0);
+	buf = malloc(st.st_size);
+	cr_assert_not_null(buf);
+	cr_assert_eq(read(fd, buf, st.st_size), st.st_size);
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Symbolizer tests against the fixtures of tests/fixtures/symbolizer.mk
+ * (build them with `make symbolizer-fixtures`): its cache (entries shared, a
+ * modified file reopened, eviction keeps what is pinned), a deleted binary
+ * read through /proc/PID/map_files, no descriptor leak, warm resolution.
+ * Expected addresses come from the fixtures' own symbol tables (read with
+ * libelf), source lines from SYM_LINE markers in the fixture sources. Run
+ * from the repository root; BUILD names the build directory (default
+ * "build").
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ebprof/symbolizer.h>
+
+#include "symbolizer_env.h"
+#include "symfix.h"
+
+static void copy_file(const char *from, const char *to)
+{
+	size_t len;
+	void *data = read_all(from, &len);
+	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+
+	cr_assert_geq(fd, 0, "%s", to);
+	cr_assert_eq(write(fd, data, len), (ssize_t)len);
+	close(fd);
+	free(data);
+}
+
+Test(symbolizer, cache_shares_entries)
+{
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
+	const char *bin = fx("sym_prog_pie");
+	char abs[4096], copy[] = "/tmp/ebprof-copy-XXXXXX";
+	struct sym_binary by_path = { .path = bin };
+	struct sym_binary by_root = { .path = abs, .pid = getpid() };
+	struct sym_binary by_copy = { .path = copy };
+	struct sym_elf *a, *b, *c, *d;
+	struct sym_stats st;
+	int fd;
+
+	cr_assert_not_null(realpath(bin, abs));
+	fd = mkstemp(copy);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	copy_file(bin, copy);
+
+	cr_assert_eq(sym_elf_get(sym, &by_path, &a), 0);
+	cr_assert_eq(sym_elf_get(sym, &by_root, &b), 0, "through /proc/PID/root");
+	cr_expect_eq(a, b);
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.binaries_opened, 1);
+	cr_expect_eq(st.binaries_cached, 1);
+	cr_expect_eq(st.cache_hits, 1);
+	cr_expect_gt(st.cache_bytes, 0);
+
+	/* another file with the same build-id: same entry */
+	cr_assert_eq(sym_elf_get(sym, &by_copy, &c), 0);
+	cr_expect_eq(c, a);
+	/* warm: answered from the alias */
+	cr_assert_eq(sym_elf_get(sym, &by_copy, &d), 0);
+	cr_expect_eq(d, a);
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.binaries_opened, 1);
+	cr_expect_eq(st.binaries_cached, 1);
+	cr_expect_eq(st.cache_hits, 3);
+	sym_elf_put(sym, a);
+	sym_elf_put(sym, b);
+	sym_elf_put(sym, c);
+	sym_elf_put(sym, d);
+	unlink(copy);
+	sym_free(sym);
+}
+
+Test(symbolizer, modified_file_is_reopened)
+{
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
+	char copy[] = "/tmp/ebprof-mod-XXXXXX";
+	struct sym_binary b = { .path = copy };
+	struct sym_elf *e1, *e2;
+	struct sym_stats st;
+	struct timespec ts[2] = { { .tv_sec = 1000000 }, { .tv_sec = 1000000 } };
+	int fd = mkstemp(copy);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	copy_file(fx("sym_prog"), copy);
+	cr_assert_eq(sym_elf_get(sym, &b, &e1), 0);
+	sym_elf_put(sym, e1);
+	/* replaced in place by another build */
+	copy_file(fx("sym_prog_pie"), copy);
+	cr_assert_eq(utimensat(AT_FDCWD, copy, ts, 0), 0);
+	cr_assert_eq(sym_elf_get(sym, &b, &e2), 0);
+	cr_expect_neq(e1, e2);
+	cr_expect_str_neq(sym_elf_build_id(e2), "");
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.binaries_opened, 2);
+	sym_elf_put(sym, e2);
+	unlink(copy);
+	sym_free(sym);
+}
+
+Test(symbolizer, eviction_keeps_pinned)
+{
+	struct symbolizer *sym = new_sym("/nonexistent", 1, false);
+	struct sym_elf *a, *b, *c;
+	struct sym_frame f[MAXF];
+	struct sym_stats st;
+	const char *pb = fx("sym_prog_pie");
+	uint64_t off = sym_offset(pb, pb, "sym_prog_work");
+
+	a = get_path(sym, fx("sym_prog"));
+	sym_elf_put(sym, a);
+	b = get_path(sym, pb); /* a is unpinned: evicted */
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.evictions, 1);
+	cr_expect_eq(st.binaries_cached, 1);
+
+	c = get_path(sym, fx("libsym_lib.so")); /* b is pinned: survives */
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.evictions, 1);
+	cr_expect_eq(st.binaries_cached, 2);
+	cr_assert_eq(sym_elf_resolve(sym, b, off, f, MAXF), 1);
+	cr_expect_str_eq(f[0].function, "sym_prog_work");
+
+	sym_elf_put(sym, b);
+	sym_elf_put(sym, c);
+	a = get_path(sym, fx("sym_prog")); /* both evicted now */
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.evictions, 3);
+	cr_expect_eq(st.binaries_cached, 1);
+	cr_expect_eq(st.binaries_opened, 4);
+	sym_elf_put(sym, a);
+	sym_free(sym);
+}
+
+struct mapping {
+	uint64_t start, end, offset, dev, inode;
+};
+
+/* The /proc/self/maps line of path that contains addr. */
+static bool find_mapping(const char *path, uint64_t addr, struct mapping *m)
+{
+	char line[4096], p[4096];
+	bool ok = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	cr_assert_not_null(f);
+	while (!ok && fgets(line, sizeof(line), f)) {
+		unsigned int maj, min;
+		unsigned long long s, e, o, ino;
+
+		p[0] = '\0';
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %4095s", &s, &e, &o, &maj, &min,
+			   &ino, p) < 6)
+			continue;
+		if (strcmp(p, path) || addr < s || addr >= e)
+			continue;
+		*m = (struct mapping){ s, e, o, makedev(maj, min), ino };
+		ok = true;
+	}
+	fclose(f);
+	return ok;
+}
+
+Test(symbolizer, map_files_resolves_deleted_binary)
+{
+	char dir[] = "/tmp/ebprof-mf-XXXXXX", lib[4200];
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false), *sym2;
+	struct sym_binary b = { 0 }, b2;
+	struct sym_frame f[MAXF];
+	struct sym_stats st;
+	struct sym_elf *e, *e2;
+	struct mapping m;
+	void *h, *fn;
+	uint64_t addr;
+	pid_t child;
+	int n, status;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(lib, sizeof(lib), "%s/libsym_lib.so", dir);
+	copy_file(fx("libsym_lib.so"), lib);
+	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	cr_assert_not_null(h, "%s", dlerror());
+	fn = dlsym(h, "sym_lib_func");
+	cr_assert_not_null(fn);
+	addr = (uint64_t)(uintptr_t)fn;
+	cr_assert(find_mapping(lib, addr, &m));
+	/* deleted (and the directory too): only map_files still has it */
+	cr_assert_eq(unlink(lib), 0);
+	cr_assert_eq(rmdir(dir), 0);
+
+	b = (struct sym_binary){ .path = lib,
+				 .pid = getpid(),
+				 .map_start = m.start,
+				 .map_end = m.end,
+				 .dev = m.dev,
+				 .inode = m.inode };
+	cr_assert_eq(sym_elf_get(sym, &b, &e), 0);
+	n = sym_elf_resolve(sym, e, addr - m.start + m.offset, f, MAXF);
+	cr_assert_eq(n, 1);
+	cr_expect_str_eq(f[0].function, "sym_lib_func");
+	cr_expect(ends_with(f[0].file, "sym_lib.c"));
+	sym_elf_put(sym, e);
+
+	/* map_files alone, no path, in a fresh symbolizer */
+	sym2 = new_sym("/nonexistent", 0, false);
+	b2 = (struct sym_binary){ .pid = getpid(), .map_start = m.start, .map_end = m.end };
+	cr_assert_eq(sym_elf_get(sym2, &b2, &e2), 0);
+	cr_expect_eq(sym_elf_resolve(sym2, e2, addr - m.start + m.offset, f, MAXF), 1);
+	cr_expect_str_eq(f[0].function, "sym_lib_func");
+	sym_elf_put(sym2, e2);
+	sym_free(sym2);
+
+	/* the process is gone: the maps (dev, inode) still finds the entry */
+	child = fork();
+	if (!child)
+		_exit(0); /* no Criterion call in the child */
+	cr_assert_gt(child, 0);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	b.pid = child;
+	cr_assert_eq(sym_elf_get(sym, &b, &e2), 0);
+	cr_expect_eq(e2, e);
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.binaries_opened, 1);
+	cr_expect_eq(st.cache_hits, 1);
+	sym_elf_put(sym, e2);
+	sym_free(sym);
+
+	/* without map_files nor a cache, a deleted path is gone */
+	sym2 = new_sym("/nonexistent", 0, false);
+	b = (struct sym_binary){ .path = lib };
+	cr_expect_eq(sym_elf_get(sym2, &b, &e), -ENOENT);
+	b.pid = child;
+	cr_expect_eq(sym_elf_get(sym2, &b, &e), -ENOENT);
+	sym_free(sym2);
+	dlclose(h);
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+Test(symbolizer, no_fd_leak)
+{
+	int before = count_fds();
+	struct symbolizer *sym = new_sym(debug_dir(), 0, false);
+	const char *names[] = { "sym_prog",	    "sym_prog_pie",    "sym_prog_stripped",
+				"sym_prog_dbglink", "sym_prog_dynsym", "libsym_lib.so",
+				"sym_inline",	    "sym_cxx" };
+	struct sym_frame f[MAXF];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct sym_elf *e = get_path(sym, fx(names[i]));
+
+		for (uint64_t off = 0x1000; off < 0x1400; off += 7)
+			cr_expect_geq(sym_elf_resolve(sym, e, off, f, MAXF), 0);
+		sym_elf_put(sym, e);
+	}
+	sym_free(sym);
+	cr_expect_eq(count_fds(), before);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+Test(symbolizer, warm_resolution_is_fast)
+{
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
+	struct sym_binary b = { .path = "/proc/self/exe" };
+	struct sym_frame f[MAXF];
+	uint64_t lo, off, base;
+	struct sym_elf *e;
+	int found = 0, warm_found = 0, errors = 0;
+	double t0, warm;
+
+	/* this test binary (DWARF): 5000 offsets over its code */
+	cr_assert(elf_sym("/proc/self/exe", "sym_elf_resolve", false, &lo, NULL, 0));
+	cr_assert(elf_off("/proc/self/exe", lo, &off));
+	base = off > 20000 ? off - 20000 : 0;
+	cr_assert_eq(sym_elf_get(sym, &b, &e), 0);
+	sym_elf_put(sym, e);
+	/* no Criterion assertion inside the loops: with --full-stats each
+	 * one is a message to the runner */
+	for (int i = 0; i < 5000; i++) {
+		if (sym_elf_get(sym, &b, &e)) {
+			errors++;
+			continue;
+		}
+		found += sym_elf_resolve(sym, e, base + i * 8, f, MAXF) > 0;
+		sym_elf_put(sym, e);
+	}
+	cr_expect_gt(found, 1000);
+	t0 = now_ms();
+	for (int i = 0; i < 5000; i++) {
+		if (sym_elf_get(sym, &b, &e)) {
+			errors++;
+			continue;
+		}
+		warm_found += sym_elf_resolve(sym, e, base + i * 8, f, MAXF) > 0;
+		sym_elf_put(sym, e);
+	}
+	warm = now_ms() - t0;
+	cr_expect_eq(errors, 0);
+	cr_expect_eq(warm_found, found);
+	cr_expect_lt(warm, 200.0, "warm: %.1f ms for 5000 addresses", warm);
+	sym_free(sym);
+}
