@@ -121,9 +121,8 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # --- protobuf ------------------------------------------------------------
-# (a pattern rule with two targets makes both in one run; kept, not
-# removed as intermediate files)
-.SECONDARY: $(PROTO_C) $(PROTO_H)
+# (a pattern rule with two targets makes both in one run; .SECONDARY
+# above keeps them)
 $(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/proto
 	protoc-c --proto_path=proto --c_out=$(BUILD)/proto $<
