@@ -34,6 +34,46 @@ static long get(const char *base, const char *path, struct httpc_resp *r)
 	return r->status;
 }
 
+/* The agent on conf, sampling pids every second, pushing only (no
+ * store, no HTTP API). */
+static void start_agent(struct tl_proc *ag, const char *conf, const char *queue, const char *pids)
+{
+	char *argv[] = { (char *)tl_path("ebprof"),
+			 "agent",
+			 "--config",
+			 (char *)conf,
+			 "-F",
+			 "99",
+			 "--interval",
+			 "1",
+			 "--output-dir",
+			 "",
+			 "--queue-dir",
+			 (char *)queue,
+			 "--comm",
+			 "x-none",
+			 "--pid",
+			 (char *)pids,
+			 "--http-listen",
+			 "",
+			 NULL };
+
+	cr_assert_eq(tl_start_until(ag, argv, "sampling at", 30), 0);
+}
+
+/* The one service the collector has (the agent names every profile after
+ * the host) into service[128]. */
+static void host_service(const char *base, char *service)
+{
+	struct httpc_resp r;
+	const char *s;
+
+	cr_assert_eq(get(base, "/api/0/services", &r), 200, "%s", r.body);
+	s = strstr(r.body, "[\"");
+	cr_assert(s && sscanf(s + 2, "%127[^\"]", service) == 1, "%s", r.body);
+	httpc_free(&r);
+}
+
 Test(serve_agent, agent_pushes_to_serve, .timeout = 180)
 {
 	char *dir = tl_tmpdir("serve-agent"), store[512], conf[512], queue[512], tok[512];
@@ -43,7 +83,6 @@ Test(serve_agent, agent_pushes_to_serve, .timeout = 180)
 	struct tl_log srv_log;
 	struct httpc_resp r;
 	struct gp_profile *p;
-	const char *s;
 	FILE *f;
 
 	cr_assert_eq(geteuid(), 0, "run integration tests as root");
@@ -68,26 +107,7 @@ Test(serve_agent, agent_pushes_to_serve, .timeout = 180)
 	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
 	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
 	sscanf(line, "pid=%15s", pidarg);
-	char *argv[] = { (char *)tl_path("ebprof"),
-			 "agent",
-			 "--config",
-			 conf,
-			 "-F",
-			 "99",
-			 "--interval",
-			 "1",
-			 "--output-dir",
-			 "",
-			 "--queue-dir",
-			 queue,
-			 "--comm",
-			 "x-none",
-			 "--pid",
-			 pidarg,
-			 "--http-listen",
-			 "",
-			 NULL };
-	cr_assert_eq(tl_start_until(&ag, argv, "sampling at", 30), 0);
+	start_agent(&ag, conf, queue, pidarg);
 	fputs("go\n", fx.in);
 	fflush(fx.in);
 	cr_assert_eq(tl_wait(&fx, 30), 0);
@@ -96,10 +116,7 @@ Test(serve_agent, agent_pushes_to_serve, .timeout = 180)
 
 	/* the profefe push and the Pyroscope push: one service each? the
 	 * agent names both the same, so one service with both pushes */
-	cr_assert_eq(get(base, "/api/0/services", &r), 200, "%s", r.body);
-	s = strstr(r.body, "[\"");
-	cr_assert(s && sscanf(s + 2, "%127[^\"]", service) == 1, "%s", r.body);
-	httpc_free(&r);
+	host_service(base, service);
 	snprintf(path, sizeof(path), "/api/0/profiles?service=%s&type=cpu&" ALL_TIME, service);
 	cr_assert_eq(get(base, path, &r), 200, "%s", r.body);
 	cr_expect(strstr(r.body, "\"key\":\"pid\""), "%s", r.body);
@@ -138,7 +155,6 @@ Test(serve_agent, offcpu_pushed_to_pyroscope_push_api, .timeout = 180)
 	char *dir = tl_tmpdir("serve-agent-offcpu"), store[512], conf[512], queue[512];
 	char base[64], pids[64], path[512], exe[512], service[128];
 	struct tl_proc srv, fx, burner, ag;
-	const char *s;
 	struct tl_log srv_log;
 	struct httpc_resp r;
 	struct gp_profile *p;
@@ -158,26 +174,7 @@ Test(serve_agent, offcpu_pushed_to_pyroscope_push_api, .timeout = 180)
 	fpid = rec_start_fixture(&fx, (char *[]){ exe, "3", NULL });
 	bpid = rec_start_work_split(&burner, tl_path("fixtures/work_split"), "3");
 	snprintf(pids, sizeof(pids), "%d,%d", fpid, bpid);
-	char *argv[] = { (char *)tl_path("ebprof"),
-			 "agent",
-			 "--config",
-			 conf,
-			 "-F",
-			 "99",
-			 "--interval",
-			 "1",
-			 "--output-dir",
-			 "",
-			 "--queue-dir",
-			 queue,
-			 "--comm",
-			 "x-none",
-			 "--pid",
-			 pids,
-			 "--http-listen",
-			 "",
-			 NULL };
-	cr_assert_eq(tl_start_until(&ag, argv, "sampling at", 30), 0);
+	start_agent(&ag, conf, queue, pids);
 	fputs("go\n", fx.in);
 	fflush(fx.in);
 	fputs("go\n", burner.in);
@@ -188,10 +185,7 @@ Test(serve_agent, offcpu_pushed_to_pyroscope_push_api, .timeout = 180)
 	cr_assert_eq(tl_finish(&ag, SIGTERM, 60), 0);
 
 	/* one service, the host's */
-	cr_assert_eq(get(base, "/api/0/services", &r), 200, "%s", r.body);
-	s = strstr(r.body, "[\"");
-	cr_assert(s && sscanf(s + 2, "%127[^\"]", service) == 1, "%s", r.body);
-	httpc_free(&r);
+	host_service(base, service);
 	/* off-CPU: filed as block, the fixture's two waits in it */
 	snprintf(path, sizeof(path),
 		 "/api/0/profiles/merge?service=%s&type=block&labels=pid=%d&" ALL_TIME, service,
