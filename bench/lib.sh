@@ -55,3 +55,22 @@ import json, sys
 for p in json.load(sys.stdin):
     print(p["id"], p.get("type", "-"), p.get("name") or "-", p.get("run_time_ns", 0), p.get("run_cnt", 0))'
 }
+
+# offcpu_record_start SECS OUT LOG: `ebprof record --type offcpu
+# $OFFCPU_OPTS -d SECS -v -o OUT 2>LOG` ($BUILD's) in the background as
+# $agent_pid, then WARM seconds (default 8): loaded, attached, and past
+# the start (symbolizer prewarm).
+offcpu_record_start() {
+	# shellcheck disable=SC2086
+	"$BUILD/ebprof" record --type offcpu ${OFFCPU_OPTS:-} -d "$1" -v -o "$2" 2>"$3" &
+	agent_pid=$!
+	sleep "${WARM:-8}"
+}
+
+# offcpu_record_stop: SIGINT to $agent_pid (it writes its profile and
+# exits), waited for.
+offcpu_record_stop() {
+	kill -INT "$agent_pid"
+	wait "$agent_pid" || true
+	agent_pid=""
+}

@@ -52,11 +52,7 @@ echo "| round | TPS | ns/run at sched_switch: ebprof, empty, added | where the s
 echo "|---|---|---|---|---|---|---|---|"
 : >"$work/rows"
 for r in $(seq 1 "$ROUNDS"); do
-	# shellcheck disable=SC2086
-	"$BUILD/ebprof" record --type offcpu $OFFCPU_OPTS -d $((PHASE * 3)) -v \
-		-o "$work/o$r.pb.gz" 2>"$work/rec$r.log" &
-	agent_pid=$!
-	sleep "${WARM:-8}"
+	offcpu_record_start $((PHASE * 3)) "$work/o$r.pb.gz" "$work/rec$r.log"
 	read -r -a a < <(stats)
 	k1=$(cpu_ticks "$agent_pid")
 	t1=$(date +%s.%N)
@@ -64,9 +60,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	read -r -a b < <(stats)
 	k2=$(cpu_ticks "$agent_pid")
 	t2=$(date +%s.%N)
-	kill -INT "$agent_pid"
-	wait "$agent_pid" || true
-	agent_pid=""
+	offcpu_record_stop
 	waits=$(rec_waits "$work/rec$r.log")
 	row=$(awk -v tps="$tps" -v t1="$t1" -v t2="$t2" -v k1="$k1" -v k2="$k2" -v hz="$hz" \
 		-v a="${a[*]}" -v b="${b[*]}" 'BEGIN {

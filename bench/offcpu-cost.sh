@@ -38,10 +38,7 @@ prev_off=$(tps_of "$PHASE")
 echo "| off | $prev_off | | | | | |"
 : >"$work/rows"
 for i in $(seq 1 "$PAIRS"); do
-	"$BUILD/ebprof" record --type offcpu $OFFCPU_OPTS -d $((PHASE * 3)) -v \
-		-o "$work/off$i.pb.gz" 2>"$work/rec$i.log" &
-	agent_pid=$!
-	sleep "${WARM:-8}" # loaded, attached, and past the start (symbolizer prewarm)
+	offcpu_record_start $((PHASE * 3)) "$work/off$i.pb.gz" "$work/rec$i.log"
 	read -r ns1 cnt1 < <(switch_stats)
 	c1=$(cpu_ticks "$agent_pid")
 	t1=$(date +%s.%N)
@@ -49,9 +46,7 @@ for i in $(seq 1 "$PAIRS"); do
 	read -r ns2 cnt2 < <(switch_stats)
 	c2=$(cpu_ticks "$agent_pid")
 	t2=$(date +%s.%N)
-	kill -INT "$agent_pid" # writes its profile and exits
-	wait "$agent_pid" || true
-	agent_pid=""
+	offcpu_record_stop
 	off=$(tps_of "$PHASE")
 	waits=$(rec_waits "$work/rec$i.log")
 	row=$(awk -v on="$on" -v a="$prev_off" -v b="$off" -v ns1="$ns1" -v ns2="$ns2" \

@@ -48,19 +48,13 @@ read -r tps prev sw < <(phase)
 echo "| off | $tps | $prev | $sw | | | |"
 : >"$work/rows"
 for i in $(seq 1 "$PAIRS"); do
-	# shellcheck disable=SC2086
-	"$BUILD/ebprof" record --type offcpu $OFFCPU_OPTS -d $((PHASE * 4)) -v \
-		-o "$work/off$i.pb.gz" 2>"$work/rec$i.log" &
-	agent_pid=$!
-	sleep "${WARM:-8}" # loaded, attached, and past the start (symbolizer prewarm)
+	offcpu_record_start $((PHASE * 4)) "$work/off$i.pb.gz" "$work/rec$i.log"
 	k1=$(cpu_ticks "$agent_pid")
 	t1=$(date +%s.%N)
 	read -r tps on sw < <(phase)
 	k2=$(cpu_ticks "$agent_pid")
 	t2=$(date +%s.%N)
-	kill -INT "$agent_pid"
-	wait "$agent_pid" || true
-	agent_pid=""
+	offcpu_record_stop
 	read -r tps_off off sw_off < <(phase)
 	waits=$(rec_waits "$work/rec$i.log")
 	row=$(awk -v on="$on" -v a="$prev" -v b="$off" -v k1="$k1" -v k2="$k2" -v t1="$t1" \
