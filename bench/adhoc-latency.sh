@@ -14,16 +14,9 @@ SCALE=${SCALE:-10}
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 command -v curl >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null
 
-work=$(mktemp -d /tmp/ebprof-bench-XXXXXX)
-chmod 755 "$work" # the postgres user must reach the cluster inside
-pgdir="$work/pg"
-agent_pid=""
-cleanup() { [ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null; kill "${bench_pid:-0}" 2>/dev/null; tools/pgcluster.sh stop "$pgdir" || true; }
-trap cleanup EXIT
-
-info=$(tools/pgcluster.sh start "$pgdir")
-port=$(echo "$info" | sed -n 's/port=\([0-9]*\).*/\1/p')
-tools/pgcluster.sh init-bench "$pgdir" "$SCALE"
+. bench/lib.sh
+bench_cluster bench "$SCALE"
+trap 'kill "${bench_pid:-0}" 2>/dev/null; bench_cleanup' EXIT
 total=$(( (SECS + 2) * RUNS * 2 + 30 ))
 pgbench -n -S -c 2 -j 2 -T "$total" -h "$pgdir" -p "$port" -U postgres postgres >/dev/null 2>&1 &
 bench_pid=$!
@@ -42,7 +35,6 @@ for i in $(seq 1 "$RUNS"); do
 	done
 done
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 range() { sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%.0f–%.0f", lo, hi}'; }
 out="bench/results/adhoc-latency-$(date +%Y%m%d-%H%M).md"
 {

@@ -26,8 +26,7 @@ bench_cluster bench "$SCALE"
 hz=$(getconf CLK_TCK)
 
 bench_phase() { # -> tps
-	pgbench -n -S -c "$CLIENTS" -j "$CLIENTS" -T "$PHASE" -h "$pgdir" -p "$port" -U postgres postgres 2>/dev/null |
-		sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+	run_pgbench_tps -S -c "$CLIENTS" -j "$CLIENTS" -T "$PHASE"
 }
 
 : >"$work/off.txt"; : >"$work/on.txt"
@@ -70,7 +69,6 @@ cont_cpu=$(echo "($c_end - $c_sampling) / $hz / ($t_end - $t_sampling) * 100" | 
 startup_s=$(echo "$c_sampling / $hz" | bc -l)
 startup_wall=$(echo "$t_sampling - $t_start" | bc -l)
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 # ratio of each on phase to the mean of its neighbours
 paste <(head -n "$PAIRS" "$work/off.txt") "$work/on.txt" <(tail -n "$PAIRS" "$work/off.txt") |
 	awk '{printf "%.4f\n", $2 / (($1 + $3) / 2)}' >"$work/ratios.txt"

@@ -11,6 +11,7 @@
 #      build/fixtures/stacks/deep_recurse; bench/bpf-ab.sh /tmp/old/build build
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 A=${1:?build directory A}
 B=${2:?build directory B}
 ROUNDS=${3:-5}
@@ -18,17 +19,12 @@ DEPTH=${4:-30}
 MODE=${5:-dwarf}
 FIX=$B/fixtures/stacks/deep_recurse
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
-old=$(sysctl -n kernel.bpf_stats_enabled)
 tmp=$(mktemp -d)
-trap 'sysctl -qw kernel.bpf_stats_enabled=$old; rm -rf "$tmp"' EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+trap 'bpf_stats_restore; rm -rf "$tmp"' EXIT
+bpf_stats_on
 
 stats() { # "ID NS CNT" of each sampling program loaded
-	bpftool -j prog show | python3 -c '
-import json, sys
-for p in json.load(sys.stdin):
-    if p.get("type") == "perf_event" and p.get("name", "").startswith("do_sample"):
-        print(p["id"], p.get("run_time_ns", 0), p.get("run_cnt", 0))'
+	bpf_progs | awk '$2 == "perf_event" && $3 ~ /^do_sample/ { print $1, $4, $5 }'
 }
 
 echo "| round | A ns/run | B ns/run | B/A |"

@@ -23,3 +23,54 @@ bench_cleanup() {
 
 # CPU ticks (user + system, in CLK_TCK units) of process $1.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# Median of the numbers on stdin, one a line (the mean of the middle two
+# when there is an even count of them).
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+# TPS of `pgbench -n ARGS` on the bench_cluster ($pgdir, $port).
+run_pgbench_tps() {
+	pgbench -n "$@" -h "$pgdir" -p "$port" -U postgres postgres 2>/dev/null |
+		sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+}
+
+# The waits `ebprof record --type offcpu -v` counted, from its log $1.
+rec_waits() { sed -n 's/.*: \([0-9]*\) waits (.*/\1/p' "$1" | head -1; }
+
+# bpf_stats_on: kernel.bpf_stats_enabled=1 (programs' run_time_ns and
+# run_cnt), its value before kept for bpf_stats_restore (call it on exit).
+bpf_stats_on() {
+	bpf_stats_old=${bpf_stats_old:-$(sysctl -n kernel.bpf_stats_enabled)}
+	sysctl -qw kernel.bpf_stats_enabled=1
+}
+bpf_stats_restore() { [ -z "${bpf_stats_old:-}" ] || sysctl -qw kernel.bpf_stats_enabled="$bpf_stats_old"; }
+
+# "ID TYPE NAME RUN_TIME_NS RUN_CNT" of every loaded BPF program, one a
+# line in bpftool's order (by id); NAME "-" when it has none, the counts 0
+# without bpf_stats. Callers add them up with awk (printf "%.0f": exact to
+# 2^53 ns).
+bpf_progs() {
+	bpftool -j prog show | python3 -c '
+import json, sys
+for p in json.load(sys.stdin):
+    print(p["id"], p.get("type", "-"), p.get("name") or "-", p.get("run_time_ns", 0), p.get("run_cnt", 0))'
+}
+
+# offcpu_record_start SECS OUT LOG: `ebprof record --type offcpu
+# $OFFCPU_OPTS -d SECS -v -o OUT 2>LOG` ($BUILD's) in the background as
+# $agent_pid, then WARM seconds (default 8): loaded, attached, and past
+# the start (symbolizer prewarm).
+offcpu_record_start() {
+	# shellcheck disable=SC2086
+	"$BUILD/ebprof" record --type offcpu ${OFFCPU_OPTS:-} -d "$1" -v -o "$2" 2>"$3" &
+	agent_pid=$!
+	sleep "${WARM:-8}"
+}
+
+# offcpu_record_stop: SIGINT to $agent_pid (it writes its profile and
+# exits), waited for.
+offcpu_record_stop() {
+	kill -INT "$agent_pid"
+	wait "$agent_pid" || true
+	agent_pid=""
+}

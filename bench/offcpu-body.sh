@@ -25,9 +25,8 @@ make -s BUILD="$BUILD" "$BUILD/bench/switch-floor" "$BUILD/bench/switch-floor.bp
 . bench/lib.sh
 bench_cluster offcpu-body 10
 hz=$(getconf CLK_TCK)
-old=$(sysctl -n kernel.bpf_stats_enabled)
 floor=""
-trap '[ -n "$floor" ] && kill "$floor" 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled=$old; bench_cleanup' EXIT
+trap '[ -n "$floor" ] && kill "$floor" 2>/dev/null; bpf_stats_restore; bench_cleanup' EXIT
 
 "$BUILD/bench/switch-floor" "$BUILD/bench/switch-floor.bpf.o" >"$work/floor.out" &
 floor=$!
@@ -36,46 +35,33 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 grep -q attached "$work/floor.out" || { echo "bench: the empty programs did not attach" >&2; exit 1; }
-sysctl -qw kernel.bpf_stats_enabled=1
+bpf_stats_on
 
 # "SW_NS SW_CNT EX_NS EX_CNT FSW_NS FSW_CNT FEX_NS FEX_CNT": run time and
 # runs of ours at sched_switch and where the switch ends (tail-called
 # programs' time is their caller's), then of the empty ones.
 stats() {
-	bpftool -j prog show | python3 -c '
-import json, sys
-t = {"sw": [0, 0], "ex": [0, 0], "fsw": [0, 0], "fex": [0, 0]}
-for p in json.load(sys.stdin):
-    n = p.get("name", "")
-    k = ("sw" if n.startswith("on_switch") else "ex" if n.startswith("offcpu_")
-         else "fsw" if n == "floor_switch" else "fex" if n == "floor_exit" else None)
-    if k:
-        t[k][0] += p.get("run_time_ns", 0)
-        t[k][1] = max(t[k][1], p.get("run_cnt", 0))
-print(" ".join("%d %d" % tuple(t[k]) for k in ("sw", "ex", "fsw", "fex")))'
+	bpf_progs | awk '{
+		k = ($3 ~ /^on_switch/) ? 1 : ($3 ~ /^offcpu_/) ? 2 : ($3 == "floor_switch") ? 3 : ($3 == "floor_exit") ? 4 : 0 }
+		k { ns[k] += $4; if ($5 + 0 > cnt[k] + 0) cnt[k] = $5 }
+		END { printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f\n",
+			ns[1], cnt[1], ns[2], cnt[2], ns[3], cnt[3], ns[4], cnt[4] }'
 }
 
 echo "| round | TPS | ns/run at sched_switch: ebprof, empty, added | where the switch ends: ebprof, empty, added | runs/s (switch, end) | programs, % of a core | recorder, % of a core | waits taken |"
 echo "|---|---|---|---|---|---|---|---|"
 : >"$work/rows"
 for r in $(seq 1 "$ROUNDS"); do
-	# shellcheck disable=SC2086
-	"$BUILD/ebprof" record --type offcpu $OFFCPU_OPTS -d $((PHASE * 3)) -v \
-		-o "$work/o$r.pb.gz" 2>"$work/rec$r.log" &
-	agent_pid=$!
-	sleep "${WARM:-8}"
+	offcpu_record_start $((PHASE * 3)) "$work/o$r.pb.gz" "$work/rec$r.log"
 	read -r -a a < <(stats)
 	k1=$(cpu_ticks "$agent_pid")
 	t1=$(date +%s.%N)
-	tps=$(pgbench -n -S -c "$CLIENTS" -j 2 -T "$PHASE" -h "$pgdir" -p "$port" -U postgres postgres \
-		2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+	tps=$(run_pgbench_tps -S -c "$CLIENTS" -j 2 -T "$PHASE")
 	read -r -a b < <(stats)
 	k2=$(cpu_ticks "$agent_pid")
 	t2=$(date +%s.%N)
-	kill -INT "$agent_pid"
-	wait "$agent_pid" || true
-	agent_pid=""
-	waits=$(sed -n 's/.*: \([0-9]*\) waits (.*/\1/p' "$work/rec$r.log" | head -1)
+	offcpu_record_stop
+	waits=$(rec_waits "$work/rec$r.log")
 	row=$(awk -v tps="$tps" -v t1="$t1" -v t2="$t2" -v k1="$k1" -v k2="$k2" -v hz="$hz" \
 		-v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); w = t2 - t1
@@ -91,7 +77,6 @@ for r in $(seq 1 "$ROUNDS"); do
 	set -- $row
 	echo "| $r | $1 | $2, $3, **$4** | $5, $6, **$7** | $8, $9 | ${10} | ${11} | ${waits:-?} |"
 done
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 col() { cut -d' ' -f"$1" "$work/rows" | median; }
 echo "| **median** | $(col 1) | $(col 2), $(col 3), **$(col 4)** | $(col 5), $(col 6), **$(col 7)** |" \
 	"$(col 8), $(col 9) | $(col 10) | $(col 11) | |"

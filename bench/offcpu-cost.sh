@@ -23,25 +23,13 @@ OFFCPU_OPTS=${OFFCPU_OPTS:-}
 . bench/lib.sh
 bench_cluster offcpu 10
 hz=$(getconf CLK_TCK)
-old=$(sysctl -n kernel.bpf_stats_enabled)
-trap 'sysctl -qw kernel.bpf_stats_enabled=$old; bench_cleanup' EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+trap 'bpf_stats_restore; bench_cleanup' EXIT
+bpf_stats_on
 
-tps_of() { # seconds -> TPS of pgbench -S
-	pgbench -n -S -c "$CLIENTS" -j 2 -T "$1" -h "$pgdir" -p "$port" -U postgres postgres 2>/dev/null |
-		sed -n 's/^tps = \([0-9.]*\).*/\1/p'
-}
+tps_of() { run_pgbench_tps -S -c "$CLIENTS" -j 2 -T "$1"; } # seconds -> TPS of pgbench -S
 switch_stats() { # "NS CNT": ns of every off-CPU program, runs of sched_switch's
-	bpftool -j prog show | python3 -c '
-import json, sys
-ns = cnt = 0
-for p in json.load(sys.stdin):
-    name = p.get("name", "")
-    if name.startswith("on_switch") or name.startswith("offcpu_"):
-        ns += p.get("run_time_ns", 0)
-        if name.startswith("on_switch"):
-            cnt += p.get("run_cnt", 0)
-print(ns, cnt)'
+	bpf_progs | awk '$3 ~ /^(on_switch|offcpu_)/ { ns += $4; if ($3 ~ /^on_switch/) cnt += $5 }
+		END { printf "%.0f %.0f\n", ns, cnt }'
 }
 
 echo "| phase | TPS | TPS / off around | ns per switch event | events/s | recorder CPU, % of a core | waits counted |"
@@ -50,10 +38,7 @@ prev_off=$(tps_of "$PHASE")
 echo "| off | $prev_off | | | | | |"
 : >"$work/rows"
 for i in $(seq 1 "$PAIRS"); do
-	"$BUILD/ebprof" record --type offcpu $OFFCPU_OPTS -d $((PHASE * 3)) -v \
-		-o "$work/off$i.pb.gz" 2>"$work/rec$i.log" &
-	agent_pid=$!
-	sleep "${WARM:-8}" # loaded, attached, and past the start (symbolizer prewarm)
+	offcpu_record_start $((PHASE * 3)) "$work/off$i.pb.gz" "$work/rec$i.log"
 	read -r ns1 cnt1 < <(switch_stats)
 	c1=$(cpu_ticks "$agent_pid")
 	t1=$(date +%s.%N)
@@ -61,11 +46,9 @@ for i in $(seq 1 "$PAIRS"); do
 	read -r ns2 cnt2 < <(switch_stats)
 	c2=$(cpu_ticks "$agent_pid")
 	t2=$(date +%s.%N)
-	kill -INT "$agent_pid" # writes its profile and exits
-	wait "$agent_pid" || true
-	agent_pid=""
+	offcpu_record_stop
 	off=$(tps_of "$PHASE")
-	waits=$(sed -n 's/.*: \([0-9]*\) waits (.*/\1/p' "$work/rec$i.log" | head -1)
+	waits=$(rec_waits "$work/rec$i.log")
 	row=$(awk -v on="$on" -v a="$prev_off" -v b="$off" -v ns1="$ns1" -v ns2="$ns2" \
 		-v c1="$cnt1" -v c2="$cnt2" -v k1="$c1" -v k2="$c2" -v t1="$t1" -v t2="$t2" \
 		-v hz="$hz" 'BEGIN {
@@ -78,6 +61,5 @@ for i in $(seq 1 "$PAIRS"); do
 	echo "| off | $off | | | | | |"
 	prev_off=$off
 done
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 echo "| **median** | | $(cut -d' ' -f2 "$work/rows" | median) | $(cut -d' ' -f3 "$work/rows" | median) |" \
 	"$(cut -d' ' -f4 "$work/rows" | median) | $(cut -d' ' -f5 "$work/rows" | median) | |"

@@ -34,8 +34,7 @@ phase() { # -> "TPS BUSY_PCT_OF_A_CORE SWITCHES_PER_S" over PHASE seconds
 	local b1 c1 b2 c2 t1 t2 tps
 	read -r b1 c1 < <(busy)
 	t1=$(date +%s.%N)
-	tps=$(pgbench -n -S -c "$CLIENTS" -j 2 -R "$RATE" -T "$PHASE" -h "$pgdir" -p "$port" \
-		-U postgres postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+	tps=$(run_pgbench_tps -S -c "$CLIENTS" -j 2 -R "$RATE" -T "$PHASE")
 	read -r b2 c2 < <(busy)
 	t2=$(date +%s.%N)
 	awk -v tps="$tps" -v b1="$b1" -v b2="$b2" -v c1="$c1" -v c2="$c2" -v t1="$t1" \
@@ -49,21 +48,15 @@ read -r tps prev sw < <(phase)
 echo "| off | $tps | $prev | $sw | | | |"
 : >"$work/rows"
 for i in $(seq 1 "$PAIRS"); do
-	# shellcheck disable=SC2086
-	"$BUILD/ebprof" record --type offcpu $OFFCPU_OPTS -d $((PHASE * 4)) -v \
-		-o "$work/off$i.pb.gz" 2>"$work/rec$i.log" &
-	agent_pid=$!
-	sleep "${WARM:-8}" # loaded, attached, and past the start (symbolizer prewarm)
+	offcpu_record_start $((PHASE * 4)) "$work/off$i.pb.gz" "$work/rec$i.log"
 	k1=$(cpu_ticks "$agent_pid")
 	t1=$(date +%s.%N)
 	read -r tps on sw < <(phase)
 	k2=$(cpu_ticks "$agent_pid")
 	t2=$(date +%s.%N)
-	kill -INT "$agent_pid"
-	wait "$agent_pid" || true
-	agent_pid=""
+	offcpu_record_stop
 	read -r tps_off off sw_off < <(phase)
-	waits=$(sed -n 's/.*: \([0-9]*\) waits (.*/\1/p' "$work/rec$i.log" | head -1)
+	waits=$(rec_waits "$work/rec$i.log")
 	row=$(awk -v on="$on" -v a="$prev" -v b="$off" -v k1="$k1" -v k2="$k2" -v t1="$t1" \
 		-v t2="$t2" -v hz="$hz" 'BEGIN {
 		printf "%.2f %.2f", on - (a + b) / 2, 100 * (k2 - k1) / hz / (t2 - t1) }')
@@ -73,7 +66,6 @@ for i in $(seq 1 "$PAIRS"); do
 	echo "| off | $tps_off | $off | $sw_off | | | |"
 	prev=$off
 done
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 echo "| **median** | | | | $(cut -d' ' -f1 "$work/rows" | median) | $(cut -d' ' -f2 "$work/rows" | median) | |"
 echo
 echo "added: spread $(cut -d' ' -f1 "$work/rows" | sort -g | tr '\n' ' ')"

@@ -11,6 +11,7 @@
 # switch against the medians of the "off" rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 ROUNDS=${1:-5}
 LOOPS=${2:-200000}
@@ -49,7 +50,7 @@ with_record() { # OPTS -> us per round trip under the recorder
 	kill -INT "$rec"
 	wait "$rec" || true
 	rec=""
-	sed -n 's/.*: \([0-9]*\) waits (.*/\1/p' "$work/rec.log" | head -1 >"$work/waits"
+	rec_waits "$work/rec.log" >"$work/waits"
 	sed -n 's/^ *\([0-9.]*\) usecs\/op.*/\1/p' "$work/bench.out"
 }
 
@@ -67,7 +68,6 @@ for r in $(seq 1 "$ROUNDS"); do
 		echo "set$i $t" >>"$work/rows"
 	done
 done
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 off=$(awk '$1 == "off" {print $2}' "$work/rows" | median)
 echo
 echo "| set | median us per round trip | added ns per switch |"

@@ -27,11 +27,8 @@ sleep 2
 sysctl -qw kernel.bpf_stats_enabled=1
 out=bench/results/query-capture-$(date +%Y%m%d-%H%M).md
 ns_per_run() { # the do_sample program's run_time_ns / run_cnt, while $1 runs
-	local id
 	sleep $((RECORD - 2))
-	id=$(bpftool prog show | awk '/perf_event/ && /name do_sample/ {sub(":","",$1); print $1}' | tail -1)
-	bpftool prog show id "$id" | awk '{for (i = 1; i < NF; i++) {
-		if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }}
+	bpf_progs | awk '$2 == "perf_event" && $3 ~ /^do_sample/ { t = $4; c = $5 }
 		END { if (c) printf "%.0f %d\n", t / c, c; else print "0 0" }'
 }
 {

@@ -23,22 +23,15 @@ command -v perf >/dev/null || need="$need linux-perf"
 command -v bc >/dev/null || need="$need bc"
 [ -n "$need" ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
 
-work=$(mktemp -d /tmp/ebprof-bench-XXXXXX)
-chmod 755 "$work" # the postgres user must reach the cluster inside
-pgdir="$work/pg"
-cleanup() { kill "${bench_pid:-0}" 2>/dev/null || true; tools/pgcluster.sh stop "$pgdir" || true; }
-trap cleanup EXIT
-
-info=$(tools/pgcluster.sh start "$pgdir")
-port=$(echo "$info" | sed -n 's/port=\([0-9]*\).*/\1/p')
-tools/pgcluster.sh init-bench "$pgdir" "$SCALE"
+. bench/lib.sh
+bench_cluster bench "$SCALE"
+trap 'kill "${bench_pid:-0}" 2>/dev/null || true; bench_cleanup' EXIT
 total=$(( (DUR + 15) * RUNS * 2 + 30 ))
 pgbench -n -S -c 2 -j 2 -T "$total" -h "$pgdir" -p "$port" -U postgres postgres >"$work/pgbench.log" 2>&1 &
 bench_pid=$!
 sleep 3
 
 hz=$(getconf CLK_TCK)
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 range() { sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%s–%s", lo, hi}'; }
 
 : >"$work/ebprof.tsv"; : >"$work/perf.tsv"
@@ -52,9 +45,9 @@ for i in $(seq 1 "$RUNS"); do
 	tpid=$!
 	until grep -q 'sampling at' "$work/e$i.log" 2>/dev/null; do sleep 0.05; done
 	epid=$(pgrep -P "$tpid" -x ebprof)
-	c0=$(awk '{print $14 + $15}' "/proc/$epid/stat"); t0=$(date +%s.%N)
+	c0=$(cpu_ticks "$epid"); t0=$(date +%s.%N)
 	sleep $((DUR - 1))
-	c1=$(awk '{print $14 + $15}' "/proc/$epid/stat"); t1=$(date +%s.%N)
+	c1=$(cpu_ticks "$epid"); t1=$(date +%s.%N)
 	wait "$tpid"
 	read -r u s rss <"$work/time.txt"
 	during=$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l)

@@ -71,7 +71,6 @@ EOF
 stop_serve
 mapfile -t stored < <(find "$store/profiles/pghost" -name '*.pb.gz')
 all="from=2025-12-31T00:00:00&to=2026-01-02T00:00:00"
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 {
 	echo "# ebprof serve, $(date -u +%FT%TZ)"

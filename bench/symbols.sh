@@ -35,7 +35,6 @@ dbgd_pid=""
 trap 'kill $hole_pid $dbgd_pid 2>/dev/null; bench_cleanup' EXIT
 
 flush_ms() { sed -n 's/.*profile written \([0-9]*\) ms after sampling ended.*/\1/p' "$1"; }
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 {
 	echo "# Symbolization, $(date -u +%FT%TZ)"

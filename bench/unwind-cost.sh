@@ -11,32 +11,25 @@
 #   UNWIND_MODES="fp dwarf dwarf-tail" DEPTHS="10 30 100 1000"
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${1:-3}
 SECS=${2:-4}
 MODES=${UNWIND_MODES:-"fp dwarf dwarf-tail"}
 DEPTHS=${DEPTHS:-"10 30 100 1000"}
 BUILD=${BUILD:-build}
 FIX=$BUILD/fixtures/stacks/deep_recurse
-old=$(sysctl -n kernel.bpf_stats_enabled)
-trap 'sysctl -qw kernel.bpf_stats_enabled=$old' EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+trap bpf_stats_restore EXIT
+bpf_stats_on
 tmp=$(mktemp -d)
 
 # run_time_ns and run_cnt summed over ebprof's perf_event programs (one
 # set loaded: this run's), "NS CNT" with CNT the attached program's.
 prog_stats() {
-	bpftool -j prog show | python3 -c '
-import json, sys
-ns = cnt = 0
-for p in json.load(sys.stdin):
-    if p.get("type") == "perf_event" and p.get("name", "").startswith(("do_sample", "unwind_tail")):
-        ns += p.get("run_time_ns", 0)
-        if p.get("name", "").startswith("do_sample"):
-            cnt = max(cnt, p.get("run_cnt", 0))
-print(ns, cnt)'
+	bpf_progs | awk '$2 == "perf_event" && $3 ~ /^(do_sample|unwind_tail)/ {
+		ns += $4; if ($3 ~ /^do_sample/ && $5 + 0 > cnt + 0) cnt = $5 }
+		END { printf "%.0f %.0f\n", ns, cnt }'
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 echo "| unwinder | depth | ns per run (median) | ns per sample of the target (median) |"
 echo "| --- | --- | --- | --- |"

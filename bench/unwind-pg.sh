@@ -50,17 +50,14 @@ for round in $(seq 1 "$ROUNDS"); do
 	done
 done
 
-median() {
-	tr ' ' '\n' | grep . | sort -g |
-		awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'
-}
+words_median() { tr ' ' '\n' | grep . | median; }
 
 summary() {
 	echo "| unwinder | rounds | wrong caller, leaves perf knows (median) | runs | every named pair (median) |"
 	echo "| --- | --- | --- | --- | --- |"
 	for mode in $MODES; do
-		echo "| $mode | $ROUNDS | $(echo "${results[$mode]}" | median)% |${results[$mode]} |" \
-			"$(echo "${raw[$mode]}" | median)% |"
+		echo "| $mode | $ROUNDS | $(echo "${results[$mode]}" | words_median)% |${results[$mode]} |" \
+			"$(echo "${raw[$mode]}" | words_median)% |"
 	done
 }
 summary

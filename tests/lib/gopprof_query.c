@@ -18,6 +18,14 @@ int gp_type(const struct gp_profile *p, const char *type_unit)
 	return -1;
 }
 
+const struct gp_mapping *gp_mapping(const struct gp_profile *p, uint64_t id)
+{
+	for (size_t i = 0; id && i < p->nmappings; i++)
+		if (p->mappings[i].id == id)
+			return &p->mappings[i];
+	return NULL;
+}
+
 static bool numeric(const char *v)
 {
 	char *end;
