@@ -74,6 +74,24 @@ static void host_service(const char *base, char *service)
 	httpc_free(&r);
 }
 
+/* The merge of service's profiles of type with label pid=PID, read back
+ * by go tool pprof. */
+static struct gp_profile *merged(const char *base, const char *service, const char *type, long pid)
+{
+	struct httpc_resp r;
+	struct gp_profile *p;
+	char path[512];
+
+	snprintf(path, sizeof(path),
+		 "/api/0/profiles/merge?service=%s&type=%s&labels=pid=%ld&" ALL_TIME, service, type,
+		 pid);
+	cr_assert_eq(get(base, path, &r), 200, "%s", r.body);
+	p = gp_read_mem(r.body, r.len);
+	cr_assert_not_null(p, "go tool pprof cannot read the %s merge", type);
+	httpc_free(&r);
+	return p;
+}
+
 Test(serve_agent, agent_pushes_to_serve, .timeout = 180)
 {
 	char *dir = tl_tmpdir("serve-agent"), store[512], conf[512], queue[512], tok[512];
@@ -122,13 +140,7 @@ Test(serve_agent, agent_pushes_to_serve, .timeout = 180)
 	cr_expect(strstr(r.body, "\"key\":\"pid\""), "%s", r.body);
 	httpc_free(&r);
 
-	snprintf(path, sizeof(path),
-		 "/api/0/profiles/merge?service=%s&type=cpu&labels=pid=%s&" ALL_TIME, service,
-		 pidarg);
-	cr_assert_eq(get(base, path, &r), 200, "%s", r.body);
-	p = gp_read_mem(r.body, r.len);
-	cr_assert_not_null(p, "go tool pprof cannot read the merge");
-	httpc_free(&r);
+	p = merged(base, service, "cpu", strtol(pidarg, NULL, 10));
 	/* both pushes carry every profile: burn_three is there, from both */
 	cr_expect_gt(gp_with(p, "burn_three", -1, 0), 100);
 	cr_expect_gt(gp_with(p, "burn_one", -1, 0), 30);
@@ -156,7 +168,6 @@ Test(serve_agent, offcpu_pushed_to_pyroscope_push_api, .timeout = 180)
 	char base[64], pids[64], path[512], exe[512], service[128];
 	struct tl_proc srv, fx, burner, ag;
 	struct tl_log srv_log;
-	struct httpc_resp r;
 	struct gp_profile *p;
 	pid_t fpid, bpid;
 	FILE *f;
@@ -187,25 +198,13 @@ Test(serve_agent, offcpu_pushed_to_pyroscope_push_api, .timeout = 180)
 	/* one service, the host's */
 	host_service(base, service);
 	/* off-CPU: filed as block, the fixture's two waits in it */
-	snprintf(path, sizeof(path),
-		 "/api/0/profiles/merge?service=%s&type=block&labels=pid=%d&" ALL_TIME, service,
-		 fpid);
-	cr_assert_eq(get(base, path, &r), 200, "%s", r.body);
-	p = gp_read_mem(r.body, r.len);
-	cr_assert_not_null(p, "go tool pprof cannot read the off-CPU merge");
-	httpc_free(&r);
+	p = merged(base, service, "block", fpid);
 	cr_assert_eq(gp_type(p, "offcpu/nanoseconds"), 1, "not an off-CPU profile");
 	cr_expect_gt(gp_with(p, "wait_sleeping", -1, 1), 0);
 	cr_expect_gt(gp_with(p, "wait_reading", -1, 1), 0);
 	gp_free(p);
 	/* CPU: through /ingest, as before */
-	snprintf(path, sizeof(path),
-		 "/api/0/profiles/merge?service=%s&type=cpu&labels=pid=%d&" ALL_TIME, service,
-		 bpid);
-	cr_assert_eq(get(base, path, &r), 200, "%s", r.body);
-	p = gp_read_mem(r.body, r.len);
-	cr_assert_not_null(p, "go tool pprof cannot read the CPU merge");
-	httpc_free(&r);
+	p = merged(base, service, "cpu", bpid);
 	cr_expect_lt(gp_type(p, "offcpu/nanoseconds"), 0, "an off-CPU profile filed as cpu");
 	cr_expect_gt(gp_with(p, "burn_three", -1, 0), 30);
 	gp_free(p);
