@@ -23,6 +23,24 @@ __attribute__((noinline)) int builder_caller_fn(int x)
 	return builder_leaf_fn(x) + 2;
 }
 
+/* Two functions back to back, without padding between them: the first
+ * byte of the second is also a return address into the first (a call
+ * that is its last instruction). */
+__asm__(".text\n"
+	".globl builder_adjacent_a\n"
+	".type builder_adjacent_a, @function\n"
+	"builder_adjacent_a:\n"
+	"	nop\n"
+	"	ret\n"
+	".size builder_adjacent_a, . - builder_adjacent_a\n"
+	".globl builder_adjacent_b\n"
+	".type builder_adjacent_b, @function\n"
+	"builder_adjacent_b:\n"
+	"	ret\n"
+	".size builder_adjacent_b, . - builder_adjacent_b\n");
+void builder_adjacent_a(void);
+void builder_adjacent_b(void);
+
 static uint64_t kallsyms_addr(const char *name)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
@@ -186,6 +204,58 @@ Test(builder, unresolved_frames_keep_their_address)
 	profile_free(p);
 	teardown(&fx);
 	munmap(anon, 4096);
+}
+
+/* One address as a leaf (looked up as itself) and as a return address
+ * (looked up at the byte before): two locations, whichever came first. */
+static void check_leaf_and_return_address(bool leaf_first)
+{
+	uint64_t b_addr = (uint64_t)(uintptr_t)&builder_adjacent_b;
+	uint64_t leaf[1] = { b_addr };
+	uint64_t caller[2] = { (uint64_t)(uintptr_t)&builder_leaf_fn + 1, b_addr };
+	struct raw_sample s1 = { 0 }, s2 = { 0 };
+	const struct pf_sample *as_leaf = NULL, *as_caller = NULL;
+	struct fixture fx;
+	struct profile *p;
+
+	cr_assert_eq((uint64_t)(uintptr_t)&builder_adjacent_a + 2, b_addr);
+	setup(&fx);
+	s1.pid = s1.tid = s2.pid = s2.tid = (uint32_t)getpid();
+	strcpy(s1.comm, "x");
+	strcpy(s2.comm, "x");
+	s1.count = s2.count = 1;
+	s1.user = leaf;
+	s1.nuser = 1;
+	s2.user = caller;
+	s2.nuser = 2;
+	cr_assert_eq(builder_add(leaf_first ? &s1 : &s2, fx.b), 0);
+	cr_assert_eq(builder_add(leaf_first ? &s2 : &s1, fx.b), 0);
+	cr_assert_eq(builder_finish(fx.b, 1, &p), 0);
+	cr_assert_eq(p->nsamples, 2);
+	for (size_t i = 0; i < 2; i++) {
+		if (p->samples[i].nlocations == 1)
+			as_leaf = &p->samples[i];
+		else
+			as_caller = &p->samples[i];
+	}
+	cr_assert(as_leaf && as_caller);
+	cr_assert_eq(as_caller->nlocations, 2);
+	cr_assert_gt(p->locations[as_leaf->location_ids[0] - 1].nlines, 0);
+	cr_expect_str_eq(fn_name(p, &p->locations[as_leaf->location_ids[0] - 1], 0),
+			 "builder_adjacent_b");
+	cr_assert_gt(p->locations[as_caller->location_ids[1] - 1].nlines, 0);
+	cr_expect_str_eq(fn_name(p, &p->locations[as_caller->location_ids[1] - 1], 0),
+			 "builder_adjacent_a", "the return address is the caller's, leaf first: %d",
+			 leaf_first);
+	cr_expect_eq(p->locations[as_caller->location_ids[1] - 1].address, b_addr);
+	profile_free(p);
+	teardown(&fx);
+}
+
+Test(builder, an_address_as_leaf_and_as_return_address)
+{
+	check_leaf_and_return_address(true);
+	check_leaf_and_return_address(false);
 }
 
 Test(symreport, rows_are_bounded)

@@ -38,9 +38,13 @@ struct bmap {
 };
 
 /* (mapping id, address) -> location id */
+/* An address is looked up as itself when it is the interrupted PC (a leaf)
+ * and as address - 1 when it is a return address: one address can be both
+ * (a call whose return address starts a loop), so the two are kept apart. */
 struct loc_key {
 	uint64_t mapping_id;
 	uint64_t address;
+	uint64_t leaf;
 };
 
 struct loc_entry {
@@ -237,7 +241,8 @@ static int64_t add_location(struct builder *b, uint64_t mapping_id, uint64_t add
 }
 
 static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t address,
-			       const struct sym_frame *frames, int nframes, bool *resolved)
+			       bool leaf, const struct sym_frame *frames, int nframes,
+			       bool *resolved)
 {
 	struct loc_entry *le;
 	int64_t id = add_location(b, mapping_id, address, frames, nframes);
@@ -249,6 +254,7 @@ static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t 
 		return -ENOMEM;
 	le->key.mapping_id = mapping_id;
 	le->key.address = address;
+	le->key.leaf = leaf;
 	le->location_id = (uint64_t)id;
 	le->resolved = nframes > 0;
 	if (hm_set(b->locs, &le->key, le, NULL)) {
@@ -260,9 +266,9 @@ static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t 
 }
 
 static int64_t cached_location(struct builder *b, uint64_t mapping_id, uint64_t address,
-			       bool *resolved)
+			       bool leaf, bool *resolved)
 {
-	struct loc_key key = { mapping_id, address };
+	struct loc_key key = { mapping_id, address, leaf };
 	void *v;
 
 	if (hm_find(b->locs, &key, &v))
@@ -304,7 +310,7 @@ static int64_t kernel_location(struct builder *b, uint64_t addr, bool leaf, bool
 
 	if (mid < 0)
 		return mid;
-	id = cached_location(b, (uint64_t)mid, addr, resolved);
+	id = cached_location(b, (uint64_t)mid, addr, leaf, resolved);
 	if (id)
 		return id;
 	if (b->opts.sym && !b->kallsyms_failed) {
@@ -320,7 +326,7 @@ static int64_t kernel_location(struct builder *b, uint64_t addr, bool leaf, bool
 			f.line = 0;
 		}
 	}
-	return intern_location(b, (uint64_t)mid, addr, &f, n > 0 ? 1 : 0, resolved);
+	return intern_location(b, (uint64_t)mid, addr, leaf, &f, n > 0 ? 1 : 0, resolved);
 }
 
 /* JIT code: a name from the process's perf map or jitdump. */
@@ -358,14 +364,15 @@ static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, boo
 			*resolved = true;
 			return add_location(b, 0, addr, frames, n);
 		}
-		id = cached_location(b, 0, addr, resolved);
-		return id ? id : intern_location(b, 0, addr, NULL, 0, resolved);
+		/* nothing to look up: one location either way */
+		id = cached_location(b, 0, addr, false, resolved);
+		return id ? id : intern_location(b, 0, addr, false, NULL, 0, resolved);
 	}
 	bm = user_mapping(b, pid, procs_open_via(b->opts.procs, pid), e);
 	if (!bm)
 		return -ENOMEM;
 	*row = bm->row;
-	id = cached_location(b, bm->mapping_id, addr, resolved);
+	id = cached_location(b, bm->mapping_id, addr, leaf, resolved);
 	if (id)
 		return id;
 	if (bm->elf) {
@@ -381,7 +388,7 @@ static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, boo
 	} else if (e->kind == MAPPING_ANON) {
 		n = jit_frame(b, pid, leaf ? addr : addr - 1, frames);
 	}
-	return intern_location(b, bm->mapping_id, addr, frames, n, resolved);
+	return intern_location(b, bm->mapping_id, addr, leaf, frames, n, resolved);
 }
 
 /* One sample's frame in the report. */
