@@ -79,8 +79,8 @@ static __always_inline __u8 offcpu_state_of(long state, bool preempt)
 	return OFFCPU_SLEEPING;
 }
 
-/* The wait event a PostgreSQL backend set before it waited (its
- * my_wait_event_info points to where it keeps it). */
+/* The wait event a PostgreSQL backend set before it waited: at
+ * *my_wait_event_info (14+) or in *MyProc (12, 13), wait_event_off in. */
 static __always_inline void read_wait_event(const struct seen_state *seen, struct offcpu_key *k)
 {
 	__u64 where = 0;
@@ -90,7 +90,8 @@ static __always_inline void read_wait_event(const struct seen_state *seen, struc
 	k->has_wait = 1;
 	k->pg_major = (__u16)seen->stmt.pg.major;
 	if (!bpf_probe_read_user(&where, sizeof(where), (void *)seen->stmt.pg.wait_event) && where)
-		bpf_probe_read_user(&k->wait_event, sizeof(k->wait_event), (void *)where);
+		bpf_probe_read_user(&k->wait_event, sizeof(k->wait_event),
+				    (void *)(where + seen->stmt.pg.wait_event_off));
 }
 
 /* The thread leaving the CPU (current, prev): since when and how, if

@@ -8,7 +8,13 @@
 #   pgcluster.sh stop DIR           stop and remove DIR
 set -eu
 
+# EBPROF_PG_BINDIR: another PostgreSQL's bin directory (a version Debian
+# does not ship, built by hand) instead of the newest installed.
 bindir() {
+	if [ -n "${EBPROF_PG_BINDIR:-}" ]; then
+		echo "$EBPROF_PG_BINDIR"
+		return
+	fi
 	v=$(ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -1)
 	[ -n "$v" ] || { echo "pgcluster: PostgreSQL server not installed (apt-get install postgresql)" >&2; exit 1; }
 	echo "/usr/lib/postgresql/$v/bin"

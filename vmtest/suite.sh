@@ -55,6 +55,8 @@ export BUILD
 #    not (5.10): a 3:1 split of time away from the CPU; and PostgreSQL's
 #    wait events read from the resumed backends: a row lock wait
 #    (Lock/transactionid under the UPDATE) and an idle client.
+#  - offcpu_pgproc/*: a PostgreSQL 13 backend's wait event, read from its
+#    PGPROC at an offset (the fixture stands in for the version).
 # Left out: agent/sighup_reloads_without_losing_samples asserts that the
 # profiles account for the workload's CPU time across a reload; under TCG
 # the reload (a new load, verification and attach, ~10-30x slower) leaves a
@@ -82,6 +84,7 @@ test_stacks:stacks/signal_handler_over_its_interrupted_code
 test_stacks:stacks/plt_call_into_a_library_without_frame_pointers
 test_offcpu:offcpu/time_away_splits_3_to_1_under_complete_stacks
 test_offcpu:offcpu/postgres_lock_wait_and_idle_client
+test_offcpu_pgproc:offcpu_pgproc/postgres_13_wait_event_read_from_pgproc
 "
 
 features=$("$BUILD/ebprof" record -a -d 1 -v --format folded -o - 2>&1 >/dev/null |

@@ -39,13 +39,15 @@ struct sample_key {
  * copied to forked children. Addresses are in the process; 0: absent
  * (query_string 0: not a PostgreSQL process). */
 struct ebprof_pg_proc {
-	__u64 query_string;  /* &debug_query_string (const char *) */
-	__u64 be_entry;	     /* &MyBEEntry (PgBackendStatus *), PostgreSQL 14+ */
-	__u16 state_off;     /* offsetof(PgBackendStatus, st_state) */
-	__u16 query_id_off;  /* offsetof(PgBackendStatus, st_query_id), 0: none */
-	__s32 state_running; /* value of STATE_RUNNING in that version */
-	__u32 major;	     /* major version, 0: unknown (wait event names) */
-	__u64 wait_event;    /* &my_wait_event_info (uint32 *), PostgreSQL 14+; 0: none */
+	__u64 query_string;   /* &debug_query_string (const char *) */
+	__u64 be_entry;	      /* &MyBEEntry (PgBackendStatus *), PostgreSQL 14+ */
+	__u16 state_off;      /* offsetof(PgBackendStatus, st_state) */
+	__u16 query_id_off;   /* offsetof(PgBackendStatus, st_query_id), 0: none */
+	__s32 state_running;  /* value of STATE_RUNNING in that version */
+	__u32 major;	      /* major version, 0: unknown (wait event names) */
+	__u32 wait_event_off; /* where the wait event is in what *wait_event points to */
+	__u64 wait_event;     /* &my_wait_event_info (uint32 *, offset 0), PostgreSQL 14+;
+			       * &MyProc (PGPROC *, offset of wait_event_info) before; 0: none */
 };
 
 /*

@@ -27,6 +27,20 @@ static const struct pg_layout {
 	{ 18, 18, 232, 424, 3 },
 };
 
+/*
+ * Before 14 a backend keeps its wait event in its PGPROC (MyProc), in
+ * storage/proc.h's wait_event_info, set only while track_activities is
+ * on. x86-64 offsets: offsetof with 12.5's and 13.1's headers, the same in
+ * the stores of 12.22's and 13.23's code. DWARF's offset wins.
+ */
+static const struct pgproc_layout {
+	int major;
+	uint32_t wait_event_off;
+} pgproc_layouts[] = {
+	{ 12, 676 },
+	{ 13, 684 },
+};
+
 struct bin_key {
 	uint64_t dev, inode;
 	const char *path; /* owned by struct pg_binary */
@@ -102,6 +116,35 @@ void pg_attach_free(struct pg_attach *pa)
 	free(pa);
 }
 
+/* Where a PostgreSQL 12 or 13 backend keeps its wait event: in its
+ * PGPROC, at DWARF's offset where it has one, the version's otherwise. */
+static void pgproc_wait_event(struct pg_binary *b, int major, const char *path)
+{
+	uint64_t myproc, off;
+	bool known = false;
+
+	if (sym_elf_symbol(b->elf, "MyProc", &myproc))
+		return;
+	if (!sym_elf_member_offset(b->elf, "PGPROC", "wait_event_info", &off) && off < 4096) {
+		known = true;
+	} else {
+		for (size_t i = 0; i < sizeof(pgproc_layouts) / sizeof(pgproc_layouts[0]); i++) {
+			if (pgproc_layouts[i].major == major) {
+				off = pgproc_layouts[i].wait_event_off;
+				known = true;
+			}
+		}
+	}
+	if (!known) {
+		log_info("%s: PostgreSQL %d: no known PGPROC layout, no wait events", path, major);
+		return;
+	}
+	b->proc.wait_event = myproc;
+	b->proc.wait_event_off = (uint32_t)off;
+	log_debug("%s: PostgreSQL %d, wait events in PGPROC at %u", path, major,
+		  b->proc.wait_event_off);
+}
+
 /* The PgBackendStatus layout of a PostgreSQL binary: DWARF's offsets
  * where it has them, the version's otherwise. */
 static void layout_of(struct pg_binary *b, const char *path)
@@ -112,6 +155,7 @@ static void layout_of(struct pg_binary *b, const char *path)
 	int major = 0;
 
 	if (!sym_elf_find_string(b->elf, "postgres (PostgreSQL) ", version, sizeof(version))) {
+		version[strcspn(version, "\r\n")] = '\0'; /* "postgres --version" ends in one */
 		v = version + strlen("postgres (PostgreSQL) ");
 		major = atoi(v);
 	}
@@ -119,8 +163,11 @@ static void layout_of(struct pg_binary *b, const char *path)
 	/* where a backend keeps its wait event (14+; before, in PGPROC) */
 	if (!sym_elf_symbol(b->elf, "my_wait_event_info", &wait))
 		b->proc.wait_event = wait;
-	if (sym_elf_symbol(b->elf, "MyBEEntry", &be))
-		return; /* before 14: statements only */
+	else if (major > 0 && major < 14)
+		pgproc_wait_event(b, major, path);
+	/* before 14 (where MyBEEntry is static, seen in .symtab): statements only */
+	if (sym_elf_symbol(b->elf, "MyBEEntry", &be) || (major > 0 && major < 14))
+		return;
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 		const struct pg_layout *l = &layouts[i];
 
