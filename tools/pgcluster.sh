@@ -12,6 +12,10 @@ set -eu
 # does not ship, built by hand) instead of the newest installed.
 bindir() {
 	if [ -n "${EBPROF_PG_BINDIR:-}" ]; then
+		[ -x "$EBPROF_PG_BINDIR/initdb" ] && [ -x "$EBPROF_PG_BINDIR/pg_ctl" ] || {
+			echo "pgcluster: EBPROF_PG_BINDIR=$EBPROF_PG_BINDIR: no initdb and pg_ctl there" >&2
+			exit 1
+		}
 		echo "$EBPROF_PG_BINDIR"
 		return
 	fi

@@ -240,9 +240,8 @@ static int64_t add_location(struct builder *b, uint64_t mapping_id, uint64_t add
 	return profile_add_location(b->p, mapping_id, address, lines, (size_t)nframes);
 }
 
-static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t address,
-			       bool leaf, const struct sym_frame *frames, int nframes,
-			       bool *resolved)
+static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t address, bool leaf,
+			       const struct sym_frame *frames, int nframes, bool *resolved)
 {
 	struct loc_entry *le;
 	int64_t id = add_location(b, mapping_id, address, frames, nframes);
@@ -265,8 +264,8 @@ static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t 
 	return id;
 }
 
-static int64_t cached_location(struct builder *b, uint64_t mapping_id, uint64_t address,
-			       bool leaf, bool *resolved)
+static int64_t cached_location(struct builder *b, uint64_t mapping_id, uint64_t address, bool leaf,
+			       bool *resolved)
 {
 	struct loc_key key = { mapping_id, address, leaf };
 	void *v;

@@ -120,22 +120,16 @@ void pg_attach_free(struct pg_attach *pa)
  * PGPROC, at DWARF's offset where it has one, the version's otherwise. */
 static void pgproc_wait_event(struct pg_binary *b, int major, const char *path)
 {
-	uint64_t myproc, off;
-	bool known = false;
+	uint64_t myproc, off = 0; /* 0: unknown (PGPROC starts with other members) */
 
 	if (sym_elf_symbol(b->elf, "MyProc", &myproc))
 		return;
-	if (!sym_elf_member_offset(b->elf, "PGPROC", "wait_event_info", &off) && off < 4096) {
-		known = true;
-	} else {
-		for (size_t i = 0; i < sizeof(pgproc_layouts) / sizeof(pgproc_layouts[0]); i++) {
-			if (pgproc_layouts[i].major == major) {
-				off = pgproc_layouts[i].wait_event_off;
-				known = true;
-			}
-		}
-	}
-	if (!known) {
+	if (sym_elf_member_offset(b->elf, "PGPROC", "wait_event_info", &off) || off >= 4096)
+		off = 0;
+	for (size_t i = 0; !off && i < sizeof(pgproc_layouts) / sizeof(pgproc_layouts[0]); i++)
+		if (pgproc_layouts[i].major == major)
+			off = pgproc_layouts[i].wait_event_off;
+	if (!off) {
 		log_info("%s: PostgreSQL %d: no known PGPROC layout, no wait events", path, major);
 		return;
 	}
