@@ -25,16 +25,6 @@
 #include "testlib.h"
 
 /* Does s hold fn, and main below it, with nothing cut short? */
-static bool from_main(const struct gp_sample *s, const char *fn)
-{
-	int f = gp_frame_pos(s, fn), m = gp_frame_pos(s, "main");
-
-	for (size_t i = 0; i < s->nframes; i++)
-		if (s->frames[i].fn && !strncmp(s->frames[i].fn, "[truncated", 10))
-			return false;
-	return f >= 0 && m > f;
-}
-
 /* The fixture's main thread under `--unwind mode` with waits under
  * `period` microseconds taken by chance (NULL: the default). With a
  * period of 20 ms, the 30 ms sleeps are all taken whole and about half
@@ -75,10 +65,10 @@ static void check_split(const char *mode, const char *period)
 			continue;
 		main_ns += s->values[vi];
 		cr_expect_not_null(gp_label(s, "state"));
-		if (from_main(s, "wait_sleeping")) {
+		if (gp_from_main(s, "wait_sleeping")) {
 			sleeping += s->values[vi];
 			nsleeps += s->values[0];
-		} else if (from_main(s, "wait_reading")) {
+		} else if (gp_from_main(s, "wait_reading")) {
 			reading += s->values[vi];
 			nreads += s->values[0];
 		} else

@@ -17,13 +17,6 @@
 #include "record_env.h"
 #include "testlib.h"
 
-static bool under(const struct gp_sample *s, const char *fn)
-{
-	int f = gp_frame_pos(s, fn), m = gp_frame_pos(s, "main");
-
-	return f >= 0 && m > f;
-}
-
 static bool labelled(const struct gp_sample *s, const char *type, const char *event)
 {
 	const char *t = gp_label(s, "wait_event_type"), *e = gp_label(s, "wait_event");
@@ -61,12 +54,12 @@ Test(offcpu_pgproc, postgres_13_wait_event_read_from_pgproc, .timeout = 120)
 
 		if (gp_label_num(s, "pid") != pid)
 			continue;
-		if (under(s, "lock_wait")) {
+		if (gp_from_main(s, "lock_wait")) {
 			if (labelled(s, "Lock", "transactionid"))
 				locked += ns;
 			else
 				locked_other += ns;
-		} else if (under(s, "no_wait")) {
+		} else if (gp_from_main(s, "no_wait")) {
 			if (labelled(s, "uninstrumented", "uninstrumented"))
 				unset += ns;
 			else

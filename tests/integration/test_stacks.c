@@ -29,9 +29,8 @@ static bool holds(const struct gp_sample *s, const struct chain *c)
 {
 	size_t i, k = 0;
 
-	for (i = 0; i < s->nframes; i++)
-		if (s->frames[i].fn && !strncmp(s->frames[i].fn, "[truncated", 10))
-			return false;
+	if (gp_truncated(s))
+		return false;
 	for (i = 0; i < s->nframes; i++)
 		if (s->frames[i].fn && !strcmp(s->frames[i].fn, c->frames[0]))
 			break;

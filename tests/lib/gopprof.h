@@ -112,6 +112,10 @@ int64_t gp_total(const struct gp_profile *p, int64_t pid, size_t vi);
 int64_t gp_with(const struct gp_profile *p, const char *fn, int64_t pid, size_t vi);
 /* Position (0 = leaf) of the first frame named fn, or -1. */
 int gp_frame_pos(const struct gp_sample *s, const char *fn);
+/* Does a frame mark a truncated stack ("[truncated: ...]")? */
+bool gp_truncated(const struct gp_sample *s);
+/* A whole stack with a frame named fn and main below it? */
+bool gp_from_main(const struct gp_sample *s, const char *fn);
 /* A string label's value (GP_STR or GP_UNSURE), or NULL. */
 const char *gp_label(const struct gp_sample *s, const char *key);
 /* A numeric label's value (GP_NUM, or GP_UNSURE and numeric), or -1. */

@@ -79,6 +79,21 @@ int gp_frame_pos(const struct gp_sample *s, const char *fn)
 	return -1;
 }
 
+bool gp_truncated(const struct gp_sample *s)
+{
+	for (size_t i = 0; i < s->nframes; i++)
+		if (s->frames[i].fn && !strncmp(s->frames[i].fn, "[truncated", 10))
+			return true;
+	return false;
+}
+
+bool gp_from_main(const struct gp_sample *s, const char *fn)
+{
+	int f = gp_frame_pos(s, fn), m = gp_frame_pos(s, "main");
+
+	return f >= 0 && m > f && !gp_truncated(s);
+}
+
 int64_t gp_total(const struct gp_profile *p, int64_t pid, size_t vi)
 {
 	int64_t sum = 0;
