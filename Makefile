@@ -182,6 +182,11 @@ $(BUILD)/bench/switch-floor.bpf.o: bench/switch-floor.bpf.c $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -I$(BUILD) -c $< -o $@
 
+# Per-thread storage kinds at sched_switch (bench/switch-maps.sh).
+$(BUILD)/bench/switch-maps.bpf.o: bench/switch-maps.bpf.c $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -I$(BUILD) -c $< -o $@
+
 $(BUILD)/bench/switch-floor: bench/switch-floor.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -lbpf

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * bench/switch-floor OBJECT: loads the BPF object (bench/switch-floor.bpf.c),
- * attaches each of its programs by its section name, says "attached" on
+ * bench/switch-floor OBJECT [PROGRAM...]: loads the BPF object
+ * (bench/switch-floor.bpf.c, bench/switch-maps.bpf.c), attaches each of its
+ * programs (or only those named) by its section name, says "attached" on
  * stdout and holds them until SIGINT or SIGTERM.
  */
 #include <errno.h>
@@ -10,6 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+
+/* Is p among the names given (or were none given)? */
+static int wanted(struct bpf_program *p, int argc, char **argv)
+{
+	if (argc <= 2)
+		return 1;
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], bpf_program__name(p)))
+			return 1;
+	return 0;
+}
 
 static volatile sig_atomic_t done;
 
@@ -25,17 +37,22 @@ int main(int argc, char **argv)
 	struct bpf_program *p;
 	int n = 0;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: switch-floor OBJECT\n");
+	if (argc < 2) {
+		fprintf(stderr, "usage: switch-floor OBJECT [PROGRAM...]\n");
 		return 2;
 	}
 	obj = bpf_object__open_file(argv[1], NULL);
+	if (obj)
+		bpf_object__for_each_program(p, obj)
+			bpf_program__set_autoload(p, wanted(p, argc, argv));
 	if (!obj || bpf_object__load(obj)) {
 		fprintf(stderr, "switch-floor: cannot load %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
 	bpf_object__for_each_program(p, obj)
 	{
+		if (!bpf_program__autoload(p))
+			continue;
 		if (!bpf_program__attach(p)) {
 			fprintf(stderr, "switch-floor: cannot attach %s: %s\n",
 				bpf_program__name(p), strerror(errno));
