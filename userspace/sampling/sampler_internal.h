@@ -45,6 +45,9 @@ struct sampler {
 	struct offcpu_value *ovalues;
 };
 
+/* Counts read from a counts map at once (sampler_drain.c). */
+#define DRAIN_CHUNK 4096
+
 /* Remember a stack key as referenced by what was drained or is pending. */
 void sampler_mark_stack(struct sampler *s, uint64_t key);
 
