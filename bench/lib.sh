@@ -74,3 +74,19 @@ offcpu_record_stop() {
 	wait "$agent_pid" || true
 	agent_pid=""
 }
+
+# loader_start OUT OBJECT [PROGRAM...]: $BUILD/bench/switch-floor holding
+# OBJECT's programs (or only those named) in the background as
+# $loader_pid, its output in OUT; back once they are attached, else exit 1.
+loader_start() {
+	local out=$1
+	shift
+	"$BUILD/bench/switch-floor" "$@" >"$out" &
+	loader_pid=$!
+	for _ in $(seq 50); do
+		grep -q attached "$out" && return 0
+		sleep 0.1
+	done
+	echo "bench: the programs of $1 did not attach" >&2
+	exit 1
+}

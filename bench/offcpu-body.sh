@@ -25,16 +25,10 @@ make -s BUILD="$BUILD" "$BUILD/bench/switch-floor" "$BUILD/bench/switch-floor.bp
 . bench/lib.sh
 bench_cluster offcpu-body 10
 hz=$(getconf CLK_TCK)
-floor=""
-trap '[ -n "$floor" ] && kill "$floor" 2>/dev/null; bpf_stats_restore; bench_cleanup' EXIT
+loader_pid=""
+trap '[ -n "$loader_pid" ] && kill "$loader_pid" 2>/dev/null; bpf_stats_restore; bench_cleanup' EXIT
 
-"$BUILD/bench/switch-floor" "$BUILD/bench/switch-floor.bpf.o" >"$work/floor.out" &
-floor=$!
-for _ in $(seq 50); do
-	grep -q attached "$work/floor.out" && break
-	sleep 0.1
-done
-grep -q attached "$work/floor.out" || { echo "bench: the empty programs did not attach" >&2; exit 1; }
+loader_start "$work/floor.out" "$BUILD/bench/switch-floor.bpf.o"
 bpf_stats_on
 
 # "SW_NS SW_CNT EX_NS EX_CNT FSW_NS FSW_CNT FEX_NS FEX_CNT": run time and

@@ -20,8 +20,8 @@ kinds="clock lru array task"
 make -s BUILD="$BUILD" "$BUILD/bench/switch-floor" "$BUILD/bench/switch-maps.bpf.o"
 . bench/lib.sh
 bench_cluster switch-maps 10
-loader=""
-trap '[ -n "$loader" ] && kill "$loader" 2>/dev/null; bpf_stats_restore; bench_cleanup' EXIT
+loader_pid=""
+trap '[ -n "$loader_pid" ] && kill "$loader_pid" 2>/dev/null; bpf_stats_restore; bench_cleanup' EXIT
 bpf_stats_on
 
 # "NS CNT NS CNT" of maps_empty and maps_$1.
@@ -33,22 +33,15 @@ stats() {
 
 # One phase of kind $1: "TPS SWITCHES_PER_S EMPTY_NS ADDED_NS".
 phase() {
-	"$BUILD/bench/switch-floor" "$BUILD/bench/switch-maps.bpf.o" maps_empty "maps_$1" \
-		>"$work/loader.out" &
-	loader=$!
-	for _ in $(seq 50); do
-		grep -q attached "$work/loader.out" && break
-		sleep 0.1
-	done
-	grep -q attached "$work/loader.out" || { echo "bench: maps_$1 did not attach" >&2; exit 1; }
+	loader_start "$work/loader.out" "$BUILD/bench/switch-maps.bpf.o" maps_empty "maps_$1"
 	read -r -a a < <(stats "$1")
 	t1=$(date +%s.%N)
 	tps=$(run_pgbench_tps -S -c "$CLIENTS" -j 2 -T "$PHASE")
 	t2=$(date +%s.%N)
 	read -r -a b < <(stats "$1")
-	kill "$loader"
-	wait "$loader" || true
-	loader=""
+	kill "$loader_pid"
+	wait "$loader_pid" || true
+	loader_pid=""
 	awk -v tps="$tps" -v t1="$t1" -v t2="$t2" -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
 		e = (y[2] - x[2]) ? (y[1] - x[1]) / (y[2] - x[2]) : 0
