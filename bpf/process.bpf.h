@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Processes coming and going (included by profile.bpf.c last): a fork of a
- * target is a target, an exec that matches --comm or --cgroup becomes one,
- * an exiting sampled process sends its title and its exit, and every
- * exiting thread's off-CPU entry is cleared.
+ * target, or in a --cgroup, is a target; an exec whose name matches --comm,
+ * or in a --cgroup, makes one; a sampled process sends its title as it
+ * exits and its exit after; every exiting thread's off-CPU entry is cleared.
  */
 #ifndef EBPROF_PROCESS_BPF_H
 #define EBPROF_PROCESS_BPF_H

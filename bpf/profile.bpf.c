@@ -2,8 +2,9 @@
 /*
  * ebprof sampler: a perf_event program run on every CPU at F Hz (cpu-clock,
  * frequency mode) that counts {tgid, tid, comm, kernel stack, user stack}
- * for targeted processes, plus BTF tracepoints that follow targets through
- * fork, exec and exit so a process is targeted from its first instruction.
+ * for targeted processes, plus raw tracepoints (process.bpf.h) that follow
+ * targets through fork, exec and exit so a process is targeted from its
+ * first instruction.
  *
  * Configuration is in const volatile globals set by userspace before load
  * (libbpf-tools habit); the target set lives in the `targets` map, seeded
