@@ -42,6 +42,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	obj = bpf_object__open_file(argv[1], NULL);
+	for (int i = 2; obj && i < argc; i++)
+		if (!bpf_object__find_program_by_name(obj, argv[i])) {
+			fprintf(stderr, "switch-floor: %s has no program %s\n", argv[1], argv[i]);
+			bpf_object__close(obj);
+			return 2;
+		}
 	if (obj)
 		bpf_object__for_each_program(p, obj)
 			bpf_program__set_autoload(p, wanted(p, argc, argv));
