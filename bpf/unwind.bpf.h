@@ -87,8 +87,9 @@ struct uw_state {
 	__u64 pc, sp, bp;
 	__u64 hash;
 	__u32 tgid;
-	__u32 calls; /* tail calls so far */
-	bool exact;  /* pc is not a return address (leaf, after a signal frame) */
+	__u32 calls;	  /* tail calls so far */
+	bool exact;	  /* pc is not a return address (leaf, after a signal frame) */
+	bool first_exact; /* the first pc is the interrupted instruction */
 	bool done;
 	/* The mapping of the last frame: consecutive frames are mostly in
 	 * one binary, so most frames need no lookup of the process's
@@ -113,6 +114,7 @@ struct {
 
 /* Registers of the UAPI struct pt_regs by slot (its layout is ABI). */
 #define REG_RBP 4
+#define REG_ORIG_AX 15
 #define REG_IP 16
 #define REG_SP 19
 
@@ -127,7 +129,10 @@ static __always_inline struct uw_state *uw_state_get(void)
  * The user registers of the sample: the context's when it interrupted
  * user mode, else those the kernel saved at the top of the task's kernel
  * stack on entry (task_pt_regs(); bpf_task_pt_regs() is 5.15+ only).
- * False when there are none to read.
+ * False when there are none to read. The first pc is the interrupted
+ * instruction itself unless the kernel was entered by a system call
+ * (orig_ax holds its number; exceptions and interrupts leave -1), after
+ * which it is the instruction after the call.
  */
 static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, bool user_mode,
 				      struct uw_state *st)
@@ -138,6 +143,7 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, bool user
 		st->pc = *(volatile __u64 *)((char *)ctx + REG_IP * 8);
 		st->sp = *(volatile __u64 *)((char *)ctx + REG_SP * 8);
 		st->bp = *(volatile __u64 *)((char *)ctx + REG_RBP * 8);
+		st->first_exact = true;
 		return true;
 	}
 	{
@@ -151,6 +157,7 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, bool user
 	st->pc = regs[REG_IP];
 	st->sp = regs[REG_SP];
 	st->bp = regs[REG_RBP];
+	st->first_exact = (__s64)regs[REG_ORIG_AX] < 0;
 	return st->pc != 0;
 }
 
@@ -263,16 +270,20 @@ static __always_inline int unwind_step(struct uw_state *st)
 {
 	const struct unwind_mapping *m = &st->last;
 	struct unwind_row *r;
-	__u64 cfa, ra, addr, sp = st->sp;
+	__u64 cfa, ra, addr, ip, sp = st->sp;
 	__u32 n = st->rec.n;
 
 	if (n >= EBPROF_MAX_UNWIND_DEPTH) {
 		st->rec.end = UNWIND_END_DEPTH;
 		return 1;
 	}
-	st->rec.ips[n & (EBPROF_MAX_UNWIND_DEPTH - 1)] = st->pc;
+	/* an interrupted instruction (not a return address) is marked, for
+	 * userspace to look it up as itself: the first pc but after a system
+	 * call, a pc under a signal frame */
+	ip = st->pc | ((n ? st->exact : st->first_exact) ? EBPROF_IP_EXACT : 0);
+	st->rec.ips[n & (EBPROF_MAX_UNWIND_DEPTH - 1)] = ip;
 	st->rec.n = n + 1;
-	st->hash ^= st->pc;
+	st->hash ^= ip;
 	st->hash *= 1099511628211ULL; /* FNV prime */
 	st->hash ^= st->hash >> 32;
 

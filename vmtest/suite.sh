@@ -47,7 +47,8 @@ export BUILD
 #  - stacks/*: DWARF unwinding in BPF, by bpf_loop() where the kernel has it
 #    (5.17+) and by tail calls where it does not (5.10): true callers of
 #    -O2 leaves without frame pointers, 1500 frames deep, through a signal
-#    frame, through a PLT call into a library without frame pointers.
+#    frame (also one taken at a function's first byte), through a PLT call
+#    into a library without frame pointers.
 #  - offcpu/*: off-CPU time timed at sched_switch (raw tracepoint), its
 #    stacks taken where the thread resumes (a kprobe on finish_task_switch
 #    in these kernels, sched_exit_tp on 6.16+ hosts), user stacks unwound
@@ -81,6 +82,7 @@ test_postgres:postgres/pgbench_select_profile_has_backend_frames
 test_stacks:stacks/chain_without_frame_pointers
 test_stacks:stacks/recursion_1500_frames_deep
 test_stacks:stacks/signal_handler_over_its_interrupted_code
+test_stacks:stacks/signal_at_a_functions_first_byte_names_that_function
 test_stacks:stacks/plt_call_into_a_library_without_frame_pointers
 test_offcpu:offcpu/time_away_splits_3_to_1_under_complete_stacks
 test_offcpu:offcpu/postgres_lock_wait_and_idle_client

@@ -15,7 +15,7 @@ VMTEST_BINS := $(BUILD)/ebprof $(BUILD)/tests/integration/test_record \
 # browser test's need npm).
 VMTEST_FIXTURES := $(BUILD)/fixtures/work_split $(BUILD)/fixtures/fork_tree \
 	$(BUILD)/fixtures/forker $(addprefix $(BUILD)/fixtures/stacks/,chain_nofp deep_recurse \
-	sig_busy plt_main libstacks_nofp.so offcpu_split offcpu_pgproc)
+	sig_busy sig_entry plt_main libstacks_nofp.so offcpu_split offcpu_pgproc)
 VMTEST_KERNELS := 5.10 6.1 6.12
 
 SHELL_TESTS += tests/vmtest/test_matrix.sh

@@ -129,7 +129,12 @@ struct unwind_row {
 	__u32 pad;     /* array maps store values 8-byte aligned anyway */
 };
 
-#define EBPROF_MAX_UNWIND_DEPTH 2048	 /* user frames of a DWARF-unwound stack */
+#define EBPROF_MAX_UNWIND_DEPTH 2048 /* user frames of a DWARF-unwound stack */
+/* Set in a DWARF-unwound user frame (struct ebprof_ustack's ips) that is
+ * the instruction itself rather than a return address: the first frame
+ * unless the kernel was entered by a system call, a frame under a signal
+ * frame. User addresses never have bit 63 set. */
+#define EBPROF_IP_EXACT (1ULL << 63)
 #define EBPROF_MAX_UNWIND_MAPPINGS 128	 /* executable mappings of a process */
 #define EBPROF_MAX_TABLE_ROWS (1u << 22) /* rows of one table: 22 search steps */
 #define EBPROF_MAX_UNWIND_TABLES 4096	 /* tables loaded at once */

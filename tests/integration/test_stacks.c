@@ -267,6 +267,37 @@ Test(stacks, signal_handler_over_its_interrupted_code, .timeout = 120)
 	gp_free(p);
 }
 
+/* The frame under a signal frame is the interrupted instruction, not a
+ * return address: at a function's first byte, PC - 1 is its neighbour's. */
+Test(stacks, signal_at_a_functions_first_byte_names_that_function, .timeout = 120)
+{
+	static const struct chain c[] = { { { "handler_leaf", "on_sigill", "__restore_rt",
+					      "trapped_at_entry", "main", NULL },
+					    true } };
+	int64_t in_handler, neighbour;
+	struct gp_profile *p;
+	pid_t pid;
+	double pct;
+
+	rec_require_root();
+	p = record("sig_entry", "dwarf", "3", &pid);
+	in_handler = gp_with(p, "handler_leaf", pid, 0);
+	neighbour = gp_with(p, "before_trap", pid, 0);
+	pct = share(p, pid, c, 1, NULL, NULL, NULL, NULL);
+	report("sig_entry", "dwarf", pct);
+	cr_assert_gt(in_handler, 0);
+	pct = pct * gp_total(p, pid, 0) / in_handler; /* of the handler's samples */
+	if (pct < 95.0 || neighbour)
+		show_misses(p, pid, c, 1, "handler_leaf");
+	cr_expect_eq(neighbour, 0, "%lld samples name before_trap, the function before the trap",
+		     (long long)neighbour);
+	cr_expect_geq(pct, 95.0,
+		      "of the handler's samples, %.1f%% hold main -> trapped_at_entry -> "
+		      "__restore_rt -> on_sigill -> handler_leaf",
+		      pct);
+	gp_free(p);
+}
+
 Test(stacks, plt_call_into_a_library_without_frame_pointers, .timeout = 120)
 {
 	/* the loop's work, a sample in lib_entry around its call, and the

@@ -496,13 +496,13 @@ int builder_add(const struct raw_sample *s, void *ctx)
 		locs[n++] = (uint64_t)id;
 	}
 	for (uint32_t i = 0; i < s->nuser && n < MAX_FRAMES; i++) {
-		/* The first user frame is the interrupted PC only when the
-		 * sample hit user mode (no kernel frames). */
-		bool leaf = i == 0 && s->nkernel == 0;
-
+		/* The interrupted PC, looked up as itself: the first user
+		 * frame when the sample hit user mode (no kernel frames), one
+		 * the unwinder marked (an exception's, under a signal frame). */
+		bool leaf = (i == 0 && s->nkernel == 0) || (s->user[i] & EBPROF_IP_EXACT);
 		size_t row;
 
-		id = user_location(b, s->pid, s->user[i], leaf, &resolved, &row);
+		id = user_location(b, s->pid, s->user[i] & ~EBPROF_IP_EXACT, leaf, &resolved, &row);
 		if (id < 0)
 			return (int)id;
 		report_frame(b, row, i == 0, resolved, s->count);

@@ -23,7 +23,8 @@ struct raw_sample {
 	uint64_t count;
 	uint32_t nkernel, nuser;
 	const uint64_t *kernel; /* leaf first */
-	const uint64_t *user;	/* leaf first */
+	const uint64_t *user;	/* leaf first; EBPROF_IP_EXACT marks an
+				 * interrupted instruction (bpf_shared.h) */
 	bool kernel_lost;	/* a kernel stack was taken but is lost */
 	bool user_lost;		/* a user stack was taken but is lost */
 	uint16_t user_end;	/* enum unwind_end: why the user stack ends */
