@@ -246,6 +246,8 @@ static __always_inline void offcpu_stacks_fp(void *ctx)
 	if (user) {
 		o->key.s.ustack = store_stack(ctx, true, &lost);
 		o->key.s.flags |= lost ? SAMPLE_USTACK_LOST : 0;
+		if (o->key.s.ustack && user_pc_exact())
+			o->key.s.flags |= SAMPLE_USER_EXACT;
 	}
 	offcpu_count(o);
 }

@@ -147,6 +147,26 @@ struct {
 	__type(value, struct seen_state);
 } seen SEC(".maps");
 
+#define THREAD_SIZE_X86 16384 /* x86-64 kernel stack (without KASAN) */
+#define REG_ORIG_AX 15	      /* slots of the UAPI struct pt_regs (ABI) */
+#define PT_REGS_SLOTS 21
+
+/* In the kernel, at a user pc saved on entry: is it the interrupted
+ * instruction itself (an exception or interrupt leaves orig_ax -1) rather
+ * than the one after a system call (orig_ax holds its number)? */
+static __always_inline bool user_pc_exact(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	void *stack = BPF_CORE_READ(task, stack);
+	__s64 orig_ax;
+
+	if (!stack || bpf_probe_read_kernel(&orig_ax, sizeof(orig_ax),
+					    (char *)stack + THREAD_SIZE_X86 -
+						    (PT_REGS_SLOTS - REG_ORIG_AX) * 8))
+		return false;
+	return orig_ax < 0;
+}
+
 /*
  * Take the current kernel or user stack, store it under the hash of its
  * frames and return that key; 0 when there is no stack, with *lost set
@@ -394,6 +414,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (want_user && has_mm) {
 		key.ustack = store_stack(ctx, true, &lost);
 		key.flags |= lost ? SAMPLE_USTACK_LOST : 0;
+		if (key.ustack && !user_mode && user_pc_exact())
+			key.flags |= SAMPLE_USER_EXACT;
 	}
 	count_sample(&key);
 	return 0;

@@ -18,8 +18,7 @@
 #ifndef EBPROF_UNWIND_BPF_H
 #define EBPROF_UNWIND_BPF_H
 
-#define UNWIND_PER_CALL 64    /* frames per tail call: 32 calls reach 2048 */
-#define THREAD_SIZE_X86 16384 /* x86-64 kernel stack (without KASAN) */
+#define UNWIND_PER_CALL 64 /* frames per tail call: 32 calls reach 2048 */
 
 /* One table per binary, an array of exactly its rows that userspace
  * creates and fills (through mmap) before it puts it here. */
@@ -114,7 +113,6 @@ struct {
 
 /* Registers of the UAPI struct pt_regs by slot (its layout is ABI). */
 #define REG_RBP 4
-#define REG_ORIG_AX 15
 #define REG_IP 16
 #define REG_SP 19
 
@@ -137,7 +135,7 @@ static __always_inline struct uw_state *uw_state_get(void)
 static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, bool user_mode,
 				      struct uw_state *st)
 {
-	__u64 regs[21];
+	__u64 regs[PT_REGS_SLOTS];
 
 	if (user_mode) {
 		st->pc = *(volatile __u64 *)((char *)ctx + REG_IP * 8);

@@ -33,6 +33,7 @@ struct sample_key {
 #define SAMPLE_QUERY_GAP 4u	/* running, between two statements (no text) */
 #define SAMPLE_QUERY_LOST 8u	/* running a statement whose text was not kept */
 #define SAMPLE_USTACK_DWARF 16u /* ustack is a DWARF-unwound stack (`ustacks`) */
+#define SAMPLE_USER_EXACT 32u	/* ustack (frame pointers) starts at an interrupted instruction */
 
 /* Value of the `pg_procs` map, keyed by tgid: where a PostgreSQL process
  * keeps what it runs, set by userspace from the executable's symbols and

@@ -58,6 +58,8 @@ static int fp_resolve(struct stack_source *src, const struct sample_key *key, ui
 	/* bpf_get_stack() stops at its depth without saying so */
 	if (s.nuser == EBPROF_MAX_STACK_DEPTH)
 		s.user_end = UNWIND_END_DEPTH;
+	if (s.nuser && (key->flags & SAMPLE_USER_EXACT))
+		fp->ubuf[0] |= EBPROF_IP_EXACT; /* not a return address */
 	s.kernel = fp->kbuf;
 	s.user = fp->ubuf;
 	return fn(&s, ctx);
