@@ -148,8 +148,8 @@ int sym_unwind_cache_save(const char *dir, const char *build_id, const struct sy
 	return ret;
 }
 
-int sym_binary_ident(const struct sym_binary *bin, uint64_t file_offset, char *build_id,
-		     size_t len, uint64_t *vaddr)
+int sym_binary_ident(const struct sym_binary *bin, uint64_t file_offset, char *build_id, size_t len,
+		     uint64_t *vaddr)
 {
 	struct elf_ident id;
 	struct stat st;
