@@ -148,23 +148,41 @@ struct {
 } seen SEC(".maps");
 
 #define THREAD_SIZE_X86 16384 /* x86-64 kernel stack (without KASAN) */
-#define REG_ORIG_AX 15	      /* slots of the UAPI struct pt_regs (ABI) */
+
+/* Registers of the UAPI struct pt_regs by slot (its layout is ABI). */
+#define REG_RBP 4
+#define REG_ORIG_AX 15
+#define REG_IP 16
+#define REG_SP 19
 #define PT_REGS_SLOTS 21
 
-/* In the kernel, at a user pc saved on entry: is it the interrupted
- * instruction itself (an exception or interrupt leaves orig_ax -1) rather
- * than the one after a system call (orig_ax holds its number)? */
-static __always_inline bool user_pc_exact(void)
+/* Where the kernel saved the current task's user registers on entry, at
+ * the top of its kernel stack (task_pt_regs(); bpf_task_pt_regs() is
+ * 5.15+ only); NULL when unknown. */
+static __always_inline const __u64 *saved_user_regs(void)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	void *stack = BPF_CORE_READ(task, stack);
+	char *stack = BPF_CORE_READ(task, stack);
+
+	return stack ? (const __u64 *)(stack + THREAD_SIZE_X86) - PT_REGS_SLOTS : NULL;
+}
+
+/* Is a user pc saved on entry the interrupted instruction itself (an
+ * exception or interrupt leaves orig_ax -1) rather than the one after a
+ * system call (orig_ax holds its number)? */
+static __always_inline bool entry_pc_exact(__s64 orig_ax)
+{
+	return orig_ax < 0;
+}
+
+/* ... for the current task, in the kernel. */
+static __always_inline bool user_pc_exact(void)
+{
+	const __u64 *regs = saved_user_regs();
 	__s64 orig_ax;
 
-	if (!stack || bpf_probe_read_kernel(&orig_ax, sizeof(orig_ax),
-					    (char *)stack + THREAD_SIZE_X86 -
-						    (PT_REGS_SLOTS - REG_ORIG_AX) * 8))
-		return false;
-	return orig_ax < 0;
+	return regs && !bpf_probe_read_kernel(&orig_ax, sizeof(orig_ax), regs + REG_ORIG_AX) &&
+	       entry_pc_exact(orig_ax);
 }
 
 /*

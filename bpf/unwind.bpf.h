@@ -86,9 +86,8 @@ struct uw_state {
 	__u64 pc, sp, bp;
 	__u64 hash;
 	__u32 tgid;
-	__u32 calls;	  /* tail calls so far */
-	bool exact;	  /* pc is not a return address (leaf, after a signal frame) */
-	bool first_exact; /* the first pc is the interrupted instruction */
+	__u32 calls; /* tail calls so far */
+	bool exact;  /* pc is the interrupted instruction, not a return address */
 	bool done;
 	/* The mapping of the last frame: consecutive frames are mostly in
 	 * one binary, so most frames need no lookup of the process's
@@ -111,11 +110,6 @@ struct {
 	__type(value, __u32);
 } unwind_prog SEC(".maps");
 
-/* Registers of the UAPI struct pt_regs by slot (its layout is ABI). */
-#define REG_RBP 4
-#define REG_IP 16
-#define REG_SP 19
-
 static __always_inline struct uw_state *uw_state_get(void)
 {
 	__u32 zero = 0;
@@ -125,37 +119,31 @@ static __always_inline struct uw_state *uw_state_get(void)
 
 /*
  * The user registers of the sample: the context's when it interrupted
- * user mode, else those the kernel saved at the top of the task's kernel
- * stack on entry (task_pt_regs(); bpf_task_pt_regs() is 5.15+ only).
- * False when there are none to read. The first pc is the interrupted
- * instruction itself unless the kernel was entered by a system call
- * (orig_ax holds its number; exceptions and interrupts leave -1), after
- * which it is the instruction after the call.
+ * user mode, else those the kernel saved on entry (saved_user_regs()).
+ * False when there are none to read. The pc is the interrupted instruction
+ * itself (exact) unless the kernel was entered by a system call, after
+ * which it follows the call, as a return address does.
  */
 static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, bool user_mode,
 				      struct uw_state *st)
 {
 	__u64 regs[PT_REGS_SLOTS];
+	const __u64 *saved;
 
 	if (user_mode) {
 		st->pc = *(volatile __u64 *)((char *)ctx + REG_IP * 8);
 		st->sp = *(volatile __u64 *)((char *)ctx + REG_SP * 8);
 		st->bp = *(volatile __u64 *)((char *)ctx + REG_RBP * 8);
-		st->first_exact = true;
+		st->exact = true;
 		return true;
 	}
-	{
-		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-		void *stack = BPF_CORE_READ(task, stack);
-
-		if (!stack || bpf_probe_read_kernel(regs, sizeof(regs),
-						    (char *)stack + THREAD_SIZE_X86 - sizeof(regs)))
-			return false;
-	}
+	saved = saved_user_regs();
+	if (!saved || bpf_probe_read_kernel(regs, sizeof(regs), saved))
+		return false;
 	st->pc = regs[REG_IP];
 	st->sp = regs[REG_SP];
 	st->bp = regs[REG_RBP];
-	st->first_exact = (__s64)regs[REG_ORIG_AX] < 0;
+	st->exact = entry_pc_exact((__s64)regs[REG_ORIG_AX]);
 	return st->pc != 0;
 }
 
@@ -276,9 +264,8 @@ static __always_inline int unwind_step(struct uw_state *st)
 		return 1;
 	}
 	/* an interrupted instruction (not a return address) is marked, for
-	 * userspace to look it up as itself: the first pc but after a system
-	 * call, a pc under a signal frame */
-	ip = st->pc | ((n ? st->exact : st->first_exact) ? EBPROF_IP_EXACT : 0);
+	 * userspace to look it up as itself */
+	ip = st->pc | (st->exact ? EBPROF_IP_EXACT : 0);
 	st->rec.ips[n & (EBPROF_MAX_UNWIND_DEPTH - 1)] = ip;
 	st->rec.n = n + 1;
 	st->hash ^= ip;
@@ -375,7 +362,6 @@ static __always_inline bool unwind_begin(struct bpf_perf_event_data *ctx, bool u
 	st->hash = 14695981039346656037ULL; /* FNV-1a offset basis */
 	st->tgid = tgid;
 	st->calls = 0;
-	st->exact = true;
 	st->done = false;
 	st->rec.n = 0;
 	st->rec.end = UNWIND_END_OK;
