@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Stack sources turn what the BPF sampler counted into raw samples: plain
- * addresses, leaf first. The profile builder and the symbolizer only ever
+ * Stack sources turn what the BPF sampler counted into raw samples:
+ * addresses, leaf first (a user address may carry EBPROF_IP_EXACT, which
+ * the profile builder strips). The profile builder and the symbolizer only ever
  * see struct raw_sample, so a DWARF/.eh_frame unwinder for binaries built
  * without frame pointers can replace the frame-pointer source (stack_fp.c)
  * without touching them.
