@@ -138,7 +138,7 @@ Test(query_labels, statements_query_ids_and_no_literals, .timeout = 400, .fini =
 	char script[512], out[512], svg[512], args[2048], pm[16], agent_dir[512], cfg_dir[512];
 	char *ids = NULL, *top = NULL, *cmd_out = NULL;
 	int64_t heavy = 0, light = 0, longs = 0, other_pg = 0, total = 0, idle_labelled = 0;
-	int64_t unidentified = 0;
+	int64_t unidentified = 0, numeric_ids = 0;
 	const char *long_fp = NULL, *heavy_id = NULL;
 	bool long_one_fp = true, heavy_id_matches = false;
 	struct gp_profile *p;
@@ -199,6 +199,8 @@ Test(query_labels, statements_query_ids_and_no_literals, .timeout = 400, .fini =
 				heavy_id = id;
 			if (id && !strcmp(id, ids))
 				heavy_id_matches = true;
+			if (id && gp_label_kind(s, "query_id") != GP_STR)
+				numeric_ids++;
 		} else if (!strcmp(q, LIGHT)) {
 			light += v;
 		} else if (!strncmp(q, LONG_START, strlen(LONG_START))) {
@@ -229,7 +231,18 @@ Test(query_labels, statements_query_ids_and_no_literals, .timeout = 400, .fini =
 	cr_expect_eq(unidentified, 0, "client backend samples carry backend_type and database");
 	cr_expect(heavy_id_matches, "query_id %s of pg_stat_activity is in the profile (first: %s)",
 		  ids, heavy_id ? heavy_id : "none");
+	cr_expect_eq(numeric_ids, 0, "query_id is a string label (%lld samples had a number)",
+		     (long long)numeric_ids);
 	gp_free(p);
+
+	/* What a user pastes into pg_stat_statements: -tags prints a numeric
+	 * label through a float64, a string label as it is. */
+	snprintf(args, sizeof(args), "go tool pprof -tags -symbolize=none '%s' 2>&1", out);
+	cr_expect_eq(tl_sh(args, &cmd_out), 0, "go tool pprof -tags failed");
+	cr_expect(cmd_out && strstr(cmd_out, ids), "go tool pprof -tags shows query_id %s exactly",
+		  ids);
+	free(cmd_out);
+	cmd_out = NULL;
 
 	/* One flamegraph with the statements side by side. */
 	snprintf(svg, sizeof(svg), "%s/q.svg", dir);

@@ -276,3 +276,35 @@ Test(pprof, truncated_and_garbage_input)
 	free(gz);
 	profile_free(p);
 }
+
+/* A profile written before query_id became a string label: its number is
+ * read back as PostgreSQL's decimal text, to the last digit (a float64
+ * would print -3340583883576247296); other numeric labels stay numbers. */
+Test(pprof, numeric_query_id_reads_as_its_decimal_text)
+{
+	struct mini x;
+	struct profile *p;
+	const struct pf_sample *s;
+	const struct pf_label *l = NULL;
+
+	mini_init(&x);
+	x.strings[7] = "query_id"; /* in place of thread_name, unused */
+	x.lab[0].key = 7;
+	x.lab[0].num = -3340583883576247156LL;
+	cr_assert_eq(mini_decode(&x, &p), 0);
+	check_invariants(p);
+	s = &p->samples[0];
+	for (size_t i = 0; i < s->nlabels; i++)
+		if (!strcmp(S(p, s->labels[i].key), "query_id"))
+			l = &s->labels[i];
+	cr_assert_not_null(l);
+	cr_expect_neq(l->str, 0, "a string label");
+	cr_expect_str_eq(S(p, l->str), "-3340583883576247156");
+	cr_expect_eq(l->num, 0);
+	profile_free(p);
+
+	mini_init(&x); /* pid stays a number */
+	cr_assert_eq(mini_decode(&x, &p), 0);
+	cr_expect_eq(label_num(p, &p->samples[0], "pid"), 1234);
+	profile_free(p);
+}

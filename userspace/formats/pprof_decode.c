@@ -6,6 +6,7 @@
  * every reference and renumbers ids 1..N in the process.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,7 @@ struct dec {
 	size_t cap_locs;
 	struct pf_label *labels;
 	size_t cap_labels;
+	int64_t query_id_key; /* "query_id" in the profile's strings, or -1 */
 };
 
 static int dec_str(const struct dec *d, int64_t i, int64_t *out)
@@ -170,6 +172,8 @@ static int dec_strings(struct dec *d)
 		if (s < 0)
 			return (int)s;
 		d->strmap[i] = s;
+		if (!strcmp(m->string_table[i], "query_id"))
+			d->query_id_key = s;
 	}
 	return 0;
 }
@@ -311,6 +315,27 @@ static int dec_locations(struct dec *d)
 	return 0;
 }
 
+/*
+ * Profiles written before query_id became a string label carry it as a
+ * number: it becomes PostgreSQL's decimal text here, so every reader
+ * (merge, the collector, top) sees one kind of label, and the text is
+ * exact (the stored int64 is; only float64 printing rounded it).
+ */
+static int legacy_query_id(struct dec *d, struct pf_label *l)
+{
+	char id[24];
+	int64_t s;
+
+	snprintf(id, sizeof(id), "%" PRId64, l->num);
+	s = profile_str(d->p, id);
+	if (s < 0)
+		return (int)s;
+	l->str = s;
+	l->num = 0;
+	l->num_unit = 0;
+	return 0;
+}
+
 static int dec_samples(struct dec *d)
 {
 	struct profile *p = d->p;
@@ -340,6 +365,11 @@ static int dec_samples(struct dec *d)
 			    dec_str(d, pl->num_unit, &l->num_unit))
 				return -EBADMSG;
 			l->num = pl->num;
+			if (!l->str && l->key == d->query_id_key) {
+				err = legacy_query_id(d, l);
+				if (err)
+					return err;
+			}
 		}
 		err = profile_add_sample(p, d->locs, ps->n_location_id, ps->value, d->labels,
 					 ps->n_label);
@@ -355,7 +385,7 @@ static int (*const parts[])(struct dec *d) = {
 
 static int dec_profile(const PbProfile *m, struct profile **out)
 {
-	struct dec d = { .m = m };
+	struct dec d = { .m = m, .query_id_key = -1 };
 	int err = -ENOMEM;
 
 	d.p = profile_new();

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,8 +442,15 @@ static size_t query_labels(struct builder *b, const struct raw_sample *s, struct
 		labels[n++] = profile_label_str(b->p, "query", "(between statements)");
 		b->stats.query_gap += s->count;
 	}
-	if (s->query_id)
-		labels[n++] = profile_label_num(b->p, "query_id", s->query_id, NULL);
+	if (s->query_id) {
+		/* PostgreSQL's decimal text (pg_stat_statements.queryid): a
+		 * string label, since pprof readers print numeric labels
+		 * through a float64 and would round the id */
+		char id[24];
+
+		snprintf(id, sizeof(id), "%" PRId64, s->query_id);
+		labels[n++] = profile_label_str(b->p, "query_id", id);
+	}
 	return n;
 }
 
