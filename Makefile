@@ -27,6 +27,17 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
+# Quiet: no command is echoed (make V=1 shows them all); the main rules
+# print one short line each (STEP), and none under make -s, which `make
+# run` and `make test` use so that their first lines are their own.
+ifneq ($(V),1)
+.SILENT:
+ifeq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+STEP = @printf '  %-5s %s\n'
+endif
+endif
+STEP ?= @:
+
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP $(SAN_FLAGS)
@@ -95,6 +106,7 @@ TEST_PREREQS := $(filter $(BUILD)/bench/%,$(TEST_PREREQS))
 endif
 
 $(BUILD)/ebprof: $(BUILD)/layers.ok $(BUILD)/userspace/cli/main.o $(LIB_OBJS)
+	$(STEP) LD $@
 	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
 # The layer check: a file includes headers of its own folder and of the
@@ -110,14 +122,17 @@ $(BUILD)/layers.ok: tools/check-layers.sh $(LAYERED_SRCS)
 $(BUILD)/vmlinux.h:
 	@mkdir -p $(@D)
 	@test -r /sys/kernel/btf/vmlinux || { echo "error: /sys/kernel/btf/vmlinux missing: this kernel has no BTF (CONFIG_DEBUG_INFO_BTF)" >&2; exit 1; }
+	$(STEP) GEN $@
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/ebprof/bpf_shared.h $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
+	$(STEP) BPF $<
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(BPF_DEFINES) -Iinclude -I$(BUILD) -c $< -o $@.tmp
 	llvm-strip -g $@.tmp && mv $@.tmp $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(STEP) GEN $@
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # --- protobuf ------------------------------------------------------------
@@ -125,9 +140,11 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 # above keeps them)
 $(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/proto
+	$(STEP) GEN $<
 	protoc-c --proto_path=proto --c_out=$(BUILD)/proto $<
 
 $(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c
+	$(STEP) CC $<
 	$(CC) $(filter-out -Wextra,$(CFLAGS)) -I$(BUILD) -c $< -o $@
 
 # --- version: only version.o knows it, rebuilt when VERSION or git moves --
@@ -137,6 +154,7 @@ $(BUILD)/version.stamp: FORCE
 
 $(BUILD)/userspace/util/version.o: userspace/util/version.c $(BUILD)/version.stamp
 	@mkdir -p $(@D)
+	$(STEP) CC $<
 	$(CC) $(CFLAGS) $(US_INC) -DEBPROF_VERSION='"$(VERSION)"' -DEBPROF_GIT_REV='"$(GIT_REV)"' -c $< -o $@
 
 .PHONY: FORCE
@@ -145,10 +163,12 @@ FORCE:
 # --- C objects -----------------------------------------------------------
 $(BUILD)/symbolizer/%.o: symbolizer/%.c
 	@mkdir -p $(@D)
+	$(STEP) CC $<
 	$(CC) $(CFLAGS) $(SYM_INC) -c $< -o $@
 
 $(BUILD)/userspace/%.o: userspace/%.c | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
+	$(STEP) CC $<
 	$(CC) $(CFLAGS) $(US_INC) -c $< -o $@
 
 # The web UI's files are embedded (.incbin) in this object.
@@ -156,15 +176,18 @@ $(BUILD)/userspace/serve/ui_assets.o: $(wildcard userspace/serve/ui/*)
 
 $(BUILD)/tests/%.o: tests/%.c | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
+	$(STEP) CC $<
 	$(CC) $(CFLAGS) $(TEST_INC) -c $< -o $@
 
 # --- tests ---------------------------------------------------------------
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
+	$(STEP) LD $@
 	$(CC) $(CFLAGS) $(TEST_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
 
 $(BUILD)/tests/integration/%: tests/integration/%.c $(LIB_OBJS) $(TEST_HELPER_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
+	$(STEP) LD $@
 	$(CC) $(CFLAGS) $(TEST_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS) -lcriterion
 
 # Benchmark helpers, linked against the project's own objects.
@@ -196,7 +219,8 @@ $(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
 	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
 
 test: deps
-	$(MAKE) --no-print-directory all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES) $(TEST_PREREQS)
+	@echo "building the program, its tests and fixtures into $(BUILD)/ (make V=1 shows the commands)"
+	$(MAKE) --no-print-directory -s all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES) $(TEST_PREREQS)
 	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS) $(INTEG_BINS) $(SHELL_TESTS)
 
 unit-test: all $(UNIT_BINS) $(FIXTURES)
@@ -206,7 +230,7 @@ integration-test: all $(INTEG_BINS) $(FIXTURES)
 	BUILD=$(BUILD) tests/run.sh $(INTEG_BINS)
 
 run: deps
-	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory -s all
 	BUILD=$(BUILD) ARGS='$(ARGS)' ./tools/run-default.sh
 
 # The side-by-side comparison with perf, bpftrace and bcc (< 15 minutes).
