@@ -344,7 +344,7 @@ int pgmem_walk(struct memread *r, const struct pgmem_layout *l, uint64_t top_var
 	if (lim)
 		w.lim = *lim;
 	w.lim.max_contexts = w.lim.max_contexts ?: 20000;
-	w.lim.max_depth = w.lim.max_depth ?: 64;
+	w.lim.max_depth = w.lim.max_depth && w.lim.max_depth < 64 ? w.lim.max_depth : 64;
 	w.lim.max_ns = w.lim.max_ns ?: 200000000ULL;
 	w.lim.used_max_reads = w.lim.used_max_reads ?: 2000;
 	/* used bytes may take up to twice the reads of the nodes themselves */
