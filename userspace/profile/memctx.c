@@ -92,7 +92,8 @@ int memctx_add(struct profile *p, const struct pgmem_snapshot *s, const struct p
 		err = nlabels > MAX_LABELS ? -EINVAL : -ENOMEM;
 		goto out;
 	}
-	memcpy(lab, labels, nlabels * sizeof(*labels));
+	if (nlabels)
+		memcpy(lab, labels, nlabels * sizeof(*labels));
 	lab[nlabels] = profile_label_str(p, "used", "unmeasured");
 	for (size_t i = 0; i < s->n && !err; i++) {
 		const struct pgmem_context *c = &s->ctx[i];
