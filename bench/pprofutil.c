@@ -7,7 +7,10 @@
  *       every sample as one line "COUNT<TAB>frame;frame;...", root first,
  *       one frame per location (a physical frame: a return address or the
  *       sampled ip), named by the outermost function of its inline chain,
- *       "0xADDR" when unresolved; kernel and user frames alike.
+ *       "0xADDR" when unresolved, "[NAME]" when named after its
+ *       function's start only (postgres+0x47c3a0, profile/unnamed.h: a
+ *       bracketed frame is no name to stackstats.py); kernel and user
+ *       frames alike.
  *   pprofutil ustacks FILE...
  *       the same with user frames only (no kernel frame, no marker), each
  *       line prefixed by the sample's pid: "COUNT<TAB>PID<TAB>frames".
@@ -20,8 +23,9 @@
  *       numeric pid label > 0) files=N.
  *   pprofutil leafshare FILE...
  *       of the samples whose stack has a user frame, how many have that
- *       leaf (the first user frame) named: user_leaf=N named=N share=P,
- *       then the same per mapping file, most samples first.
+ *       leaf (the first user frame) named by a symbol (not by its
+ *       function's start only): user_leaf=N named=N share=P, then the
+ *       same per mapping file, most samples first.
  *   pprofutil encode FILE SECONDS
  *       decode FILE once, then encode it (gzip and raw) again and again
  *       for about SECONDS each; prints one line of key=value figures.
@@ -36,6 +40,7 @@
 #include "formats/pprof.h"
 #include "util/fileio.h"
 #include "profile/profile.h"
+#include "profile/unnamed.h"
 
 static struct profile *load(const char *path)
 {
@@ -67,7 +72,9 @@ static void print_frame(const struct profile *p, uint64_t loc_id)
 		if (!*name)
 			name = profile_string(p, f->system_name);
 	}
-	if (name && *name) {
+	if (name && *name && unnamed_location(p, l)) {
+		printf("[%s]", name);
+	} else if (name && *name) {
 		for (; *name; name++)
 			putchar(*name == ';' ? ':' : *name == '\n' ? ' ' : *name);
 	} else {
@@ -220,10 +227,10 @@ static int cmd_leafshare(int argc, char **argv)
 			if (r == nrows && nrows < 64)
 				snprintf(rows[nrows++].file, sizeof(rows[0].file), "%s", file);
 			n += s->values[0];
-			named += l->nlines ? s->values[0] : 0;
+			named += unnamed_location(p, l) ? 0 : s->values[0];
 			if (r < nrows) {
 				rows[r].n += s->values[0];
-				rows[r].named += l->nlines ? s->values[0] : 0;
+				rows[r].named += unnamed_location(p, l) ? 0 : s->values[0];
 			}
 		}
 		profile_free(p);
