@@ -44,7 +44,7 @@ static int64_t with_postgres_frames(const struct gp_profile *p)
 		bool pg = false;
 
 		for (size_t j = 0; j < s->nframes && !pg; j++)
-			pg = s->frames[j].fn && s->frames[j].mapping &&
+			pg = gp_named(&s->frames[j]) && s->frames[j].mapping &&
 			     strstr(s->frames[j].mapping->file, "/bin/postgres");
 		n += pg ? s->values[0] : 0;
 	}

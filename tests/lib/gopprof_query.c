@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gopprof.h"
+#include "profile/unnamed.h"
 
 int gp_type(const struct gp_profile *p, const char *type_unit)
 {
@@ -77,6 +78,11 @@ int gp_frame_pos(const struct gp_sample *s, const char *fn)
 		if (s->frames[i].fn && !strcmp(s->frames[i].fn, fn))
 			return (int)i;
 	return -1;
+}
+
+bool gp_named(const struct gp_frame *f)
+{
+	return f->fn && !unnamed_name(f->fn);
 }
 
 bool gp_truncated(const struct gp_sample *s)
