@@ -60,22 +60,11 @@ static void expect_named(const struct gp_profile *p, int64_t total)
 	cr_expect_gt(gp_with(p, "main", -1, 0), total * 9 / 10, "main is not named");
 }
 
-/* Samples with a frame of the stripped fixture named after its
- * function's start ("work_split_stripped+0x...", profile/unnamed.h). */
-static int64_t with_function_starts(const struct gp_profile *p)
+/* A frame of the stripped fixture named after its function's start
+ * ("work_split_stripped+0x...", profile/unnamed.h). */
+static bool function_start(const struct gp_frame *f)
 {
-	int64_t n = 0;
-
-	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct gp_sample *s = &p->samples[i];
-		bool found = false;
-
-		for (size_t j = 0; j < s->nframes && !found; j++)
-			found = s->frames[j].fn && unnamed_name(s->frames[j].fn) &&
-				!strncmp(s->frames[j].fn, "work_split_stripped+0x", 22);
-		n += found ? s->values[0] : 0;
-	}
-	return n;
+	return f->fn && unnamed_name(f->fn) && !strncmp(f->fn, "work_split_stripped+0x", 22);
 }
 
 static char *symbolize(const char *args)
@@ -107,7 +96,7 @@ Test(symbolize, stored_profile_gets_names_later, .timeout = 120)
 	cr_assert_gt(total, 50);
 	cr_expect_eq(gp_with(before, "burn_three", -1, 0), 0, "named without debug info?");
 	/* its functions by their starts, until a debug file names them */
-	cr_expect_geq(with_function_starts(before), total * 9 / 10,
+	cr_expect_geq(gp_with_frame(before, function_start), total * 9 / 10,
 		      "the stripped functions are not named after their start");
 
 	/* 1. a debug directory by build-id */
@@ -123,7 +112,8 @@ Test(symbolize, stored_profile_gets_names_later, .timeout = 120)
 	free(out);
 	after = rec_read_back(named);
 	expect_named(after, total);
-	cr_expect_eq(with_function_starts(after), 0, "function starts left after symbolize");
+	cr_expect_eq(gp_with_frame(after, function_start), 0,
+		     "function starts left after symbolize");
 	rec_expect_sample_labels(after);
 	gp_free(after);
 

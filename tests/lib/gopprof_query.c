@@ -85,6 +85,21 @@ bool gp_named(const struct gp_frame *f)
 	return f->fn && !unnamed_name(f->fn);
 }
 
+int64_t gp_with_frame(const struct gp_profile *p, bool (*pred)(const struct gp_frame *f))
+{
+	int64_t n = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct gp_sample *s = &p->samples[i];
+		bool found = false;
+
+		for (size_t j = 0; j < s->nframes && !found; j++)
+			found = pred(&s->frames[j]);
+		n += found ? s->values[0] : 0;
+	}
+	return n;
+}
+
 bool gp_truncated(const struct gp_sample *s)
 {
 	for (size_t i = 0; i < s->nframes; i++)
