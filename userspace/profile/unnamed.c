@@ -37,6 +37,8 @@ int64_t unnamed_function(struct profile *p, struct symbolizer *sym, struct sym_e
 	if (err)
 		return 0; /* no FDE covers it, or no .eh_frame: its address names it */
 	unnamed_label(name, sizeof(name), path, start);
+	if (!unnamed_name(name))
+		return 0; /* a path without a file name: no name to give */
 	return profile_add_function(p, name, name, NULL, 0);
 }
 
