@@ -218,6 +218,11 @@ $(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
 
+# The cost of function starts from .eh_frame per binary (bench/fde-names.sh).
+$(BUILD)/bench/fdebench: bench/fdebench.c $(SYM_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
+
 test: deps
 	@echo "building the program, its tests and fixtures into $(BUILD)/ (make V=1 shows the commands)"
 	$(MAKE) --no-print-directory -s all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES) $(TEST_PREREQS)
