@@ -80,7 +80,7 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols bench-serve bench-http bench-scale clean format
+.PHONY: all run test test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols bench-serve bench-http bench-scale clean format
 all: $(BUILD)/ebprof
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
@@ -227,6 +227,10 @@ test: deps
 	@echo "building the program, its tests and fixtures into $(BUILD)/ (make V=1 shows the commands)"
 	$(MAKE) --no-print-directory -s all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES) $(TEST_PREREQS)
 	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS) $(INTEG_BINS) $(SHELL_TESTS)
+
+# The program, its unit and integration tests and their fixtures, built
+# (nothing run).
+test-bins: all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES)
 
 unit-test: all $(UNIT_BINS) $(FIXTURES)
 	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS)
