@@ -170,6 +170,13 @@ Test(pgmem, sibling_cycle_is_dropped_and_counted, .fini = fini)
 	img_put64(&m, b + 48, a); /* B's next sibling is A again */
 	cr_assert_eq(walk(NULL), 0);
 	cr_expect_eq(snap.n, 3);
+	/* A names no previous sibling: its links do not hold */
+	cr_expect_eq(snap.drops[PGMEM_DROP_LINKS], 1);
+	pgmem_snapshot_free(&snap);
+
+	img_put64(&m, b + 48, b); /* B's next sibling is B */
+	cr_assert_eq(walk(NULL), 0);
+	cr_expect_eq(snap.n, 3);
 	cr_expect_eq(snap.drops[PGMEM_DROP_CYCLE], 1);
 	cr_expect_not(snap.complete);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Reading another process's memory (memread.h): aligned pieces fetched
- * once each with process_vm_readv(2), held by address until the reader is
- * freed, an unreadable piece held as unreadable.
+ * with process_vm_readv(2) into a direct-mapped cache of SLOTS pieces (a
+ * piece's slot is its address's piece number modulo SLOTS: a walk mostly
+ * reads near where it just read), an unreadable piece cached as such.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,36 +11,55 @@
 #include <sys/uio.h>
 
 #include "memread.h"
-#include "util/hashmap.h"
 
-#define FAULT ((void *)1) /* a piece that cannot be read */
-/* Pieces held at most (512 KiB): past that, all are let go and fetched
- * again as needed; a walk mostly reads near where it just read. */
-#define MAX_HELD 128
+#define SLOTS 256 /* 1 MiB of pieces at most */
+/* Pieces fetched at once: the piece asked for and the ones after it, one
+ * system call (a walk's next node is often a few pages on). */
+#define AHEAD 4
+
+enum slot_state { EMPTY, DATA, FAULT };
+
+struct slot {
+	uint64_t addr; /* the piece held */
+	enum slot_state state;
+	uint8_t *buf; /* MEMREAD_PIECE bytes once used, kept */
+};
 
 struct memread {
 	memread_fetch_fn fetch;
 	void *ctx;
 	pid_t pid;
-	size_t budget;		/* bytes that may still be fetched */
-	struct hashmap *pieces; /* piece address -> malloc'ed piece or FAULT */
-	size_t held;		/* entries in pieces */
-	uint64_t last_addr;	/* the piece of the last read, for runs of reads */
-	const uint8_t *last;
+	size_t budget; /* bytes that may still be fetched */
+	struct slot slots[SLOTS];
 	struct memread_stats st;
 };
 
-static int fetch_pid(void *ctx, uint64_t addr, void *buf, size_t len)
+/* n pieces from addr into bufs[]: how many were read (a read stops at the
+ * first that cannot be), or a negative errno (-EFAULT: not even the
+ * first). */
+static ssize_t fetch_pid(struct memread *r, uint64_t addr, uint8_t *const *bufs, int n)
 {
-	const struct memread *r = ctx;
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(r->pid, &local, 1, &remote, 1, 0);
+	struct iovec local[AHEAD], remote[AHEAD];
+	ssize_t got;
 
-	if (n == (ssize_t)len)
-		return 0;
-	if (n >= 0 || errno == EFAULT || errno == ENOMEM || errno == EINVAL)
+	for (int i = 0; i < n; i++) {
+		local[i] = (struct iovec){ bufs[i], MEMREAD_PIECE };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)(addr + (uint64_t)i * MEMREAD_PIECE),
+					    MEMREAD_PIECE };
+	}
+	got = process_vm_readv(r->pid, local, (unsigned long)n, remote, (unsigned long)n, 0);
+	if (got >= 0)
+		return got / MEMREAD_PIECE ? got / MEMREAD_PIECE : -EFAULT;
+	if (errno == EFAULT || errno == ENOMEM || errno == EINVAL)
 		return -EFAULT; /* ENOMEM: the range is not mapped */
 	return -errno;
+}
+
+/* The caller's fetch, one piece at a time. */
+static ssize_t fetch_fn(struct memread *r, uint64_t addr, uint8_t *const *bufs, int n)
+{
+	(void)n;
+	return r->fetch(r->ctx, addr, bufs[0], MEMREAD_PIECE) ?: 1;
 }
 
 int memread_new_fn(memread_fetch_fn fetch, void *ctx, size_t max_bytes, struct memread **out)
@@ -48,105 +68,88 @@ int memread_new_fn(memread_fetch_fn fetch, void *ctx, size_t max_bytes, struct m
 
 	if (!r)
 		return -ENOMEM;
-	r->pieces = hm_new_u64();
-	if (!r->pieces) {
-		free(r);
-		return -ENOMEM;
-	}
 	r->fetch = fetch;
 	r->ctx = ctx;
 	r->budget = max_bytes;
-	r->last_addr = UINT64_MAX;
 	*out = r;
 	return 0;
 }
 
 int memread_new_pid(pid_t pid, size_t max_bytes, struct memread **out)
 {
-	int err = memread_new_fn(fetch_pid, NULL, max_bytes, out);
+	int err = memread_new_fn(NULL, NULL, max_bytes, out);
 
-	if (!err) {
-		(*out)->ctx = *out;
+	if (!err)
 		(*out)->pid = pid;
-	}
 	return err;
-}
-
-static void let_go(struct memread *r)
-{
-	const void *k;
-	void *v;
-
-	for (size_t it = 0; hm_next(r->pieces, &it, &k, &v);)
-		if (v != FAULT)
-			free(v);
-	hm_clear(r->pieces);
-	r->held = 0;
-	r->last_addr = UINT64_MAX;
 }
 
 void memread_free(struct memread *r)
 {
 	if (!r)
 		return;
-	let_go(r);
-	hm_free(r->pieces);
+	for (int i = 0; i < SLOTS; i++)
+		free(r->slots[i].buf);
 	free(r);
 }
 
-/* Hold v (a piece or FAULT) as the piece at addr. 0 or -ENOMEM. */
-static int hold(struct memread *r, uint64_t addr, void *v)
+static struct slot *slot_of(struct memread *r, uint64_t addr)
 {
-	if (r->held >= MAX_HELD)
-		let_go(r);
-	if (hm_set_u64(r->pieces, addr, v))
-		return -ENOMEM;
-	r->held++;
-	return 0;
+	return &r->slots[(addr / MEMREAD_PIECE) % SLOTS];
 }
 
-/* The piece at addr (aligned): held, or fetched now. */
+/* The piece at addr (aligned): held, or fetched now into its slot with
+ * those after it that are not held. */
 static int piece(struct memread *r, uint64_t addr, const uint8_t **out)
 {
-	void *v;
-	uint8_t *p;
-	int err;
+	struct slot *sl = slot_of(r, addr);
+	uint8_t *bufs[AHEAD];
+	ssize_t got;
+	int n = 0;
 
-	if (addr == r->last_addr) {
+	if (sl->state != EMPTY && sl->addr == addr) {
 		r->st.hits++;
-		*out = r->last;
+		if (sl->state == FAULT)
+			return -EFAULT;
+		*out = sl->buf;
 		return 0;
 	}
-	if (!hm_find_u64(r->pieces, addr, &v)) {
-		if (v == FAULT)
-			return -EFAULT;
-		r->st.hits++;
-	} else {
-		if (r->budget < MEMREAD_PIECE)
-			return -E2BIG;
-		r->budget -= MEMREAD_PIECE;
-		p = malloc(MEMREAD_PIECE);
-		if (!p)
+	/* the pieces of its group of AHEAD from this one, up to one already
+	 * held (a process's reader; a caller's fetch reads one) */
+	for (; n < (r->pid ? AHEAD : 1); n++) {
+		uint64_t a = addr + (uint64_t)n * MEMREAD_PIECE;
+		struct slot *s = slot_of(r, a);
+
+		if ((n && !(a / MEMREAD_PIECE % AHEAD)) || (n && s->state != EMPTY && s->addr == a) ||
+		    r->budget < (size_t)(n + 1) * MEMREAD_PIECE)
+			break;
+		if (!s->buf && !(s->buf = malloc(MEMREAD_PIECE)))
 			return -ENOMEM;
-		r->st.fetches++;
-		err = r->fetch(r->ctx, addr, p, MEMREAD_PIECE);
-		if (err) {
-			free(p);
-			if (err != -EFAULT)
-				return err; /* gone, refused: nothing to remember */
-			r->st.faults++;
-			return hold(r, addr, FAULT) ?: -EFAULT;
-		}
-		r->st.bytes += MEMREAD_PIECE;
-		if (hold(r, addr, p)) {
-			free(p);
-			return -ENOMEM;
-		}
-		v = p;
+		s->state = EMPTY;
+		bufs[n] = s->buf;
 	}
-	r->last_addr = addr;
-	r->last = v;
-	*out = v;
+	if (!n)
+		return -E2BIG;
+	r->st.fetches++;
+	got = r->pid ? fetch_pid(r, addr, bufs, n) : fetch_fn(r, addr, bufs, n);
+	if (got < 0 && got != -EFAULT)
+		return (int)got; /* gone, refused: nothing to remember */
+	sl->addr = addr;
+	if (got < 0) {
+		r->st.faults++;
+		r->budget -= MEMREAD_PIECE;
+		sl->state = FAULT;
+		return -EFAULT;
+	}
+	for (ssize_t i = 0; i < got; i++) {
+		struct slot *s = slot_of(r, addr + (uint64_t)i * MEMREAD_PIECE);
+
+		s->addr = addr + (uint64_t)i * MEMREAD_PIECE;
+		s->state = DATA;
+	}
+	r->budget -= (size_t)got * MEMREAD_PIECE;
+	r->st.bytes += (uint64_t)got * MEMREAD_PIECE;
+	*out = sl->buf;
 	return 0;
 }
 

@@ -3,8 +3,8 @@
  * Reading another process's memory: read-only and bounded. A reader
  * fetches aligned pieces (MEMREAD_PIECE bytes) of the target with
  * process_vm_readv(2), never stopping, signalling or writing to it, and
- * serves reads of any length from the pieces it holds (at most 512 KiB:
- * past that it lets them all go); an unreadable piece is remembered as
+ * serves reads of any length from the pieces it holds (a direct-mapped
+ * cache of 256 pieces, 1 MiB); an unreadable piece is remembered as
  * such. Every piece fetched counts against the reader's byte budget.
  *
  * The target keeps running while it is read: what comes back may be torn

@@ -10,7 +10,6 @@
 
 #include "pgmem.h"
 #include "util/array.h"
-#include "util/hashmap.h"
 #include "util/timeutil.h"
 
 /*
@@ -106,7 +105,8 @@ struct walk {
 	const struct pgmem_layout *l;
 	struct pgmem_limits lim;
 	struct pgmem_snapshot *out;
-	struct hashmap *seen; /* node addresses read */
+	const struct frame *stack; /* the lists being walked, outermost first */
+	uint32_t sp;
 	uint64_t methods[PGMEM_NKINDS];
 	uint32_t used_budget; /* reads left for used bytes in this walk */
 	int64_t deadline;
@@ -219,8 +219,8 @@ static bool visit(struct walk *w, struct frame *f, uint64_t *firstchild)
 	bool cut;
 	int err;
 
-	if ((addr & 7) || !hm_find_u64(w->seen, addr, NULL)) {
-		drop(w, addr & 7 ? PGMEM_DROP_UNREADABLE : PGMEM_DROP_CYCLE);
+	if (addr & 7) {
+		drop(w, PGMEM_DROP_UNREADABLE);
 		return false;
 	}
 	err = memread_read(w->r, addr, hdr, HDR_SIZE);
@@ -234,8 +234,16 @@ static bool visit(struct walk *w, struct frame *f, uint64_t *firstchild)
 		drop(w, PGMEM_DROP_METHODS);
 		return false;
 	}
+	/* Every node names the parent and the previous sibling it was
+	 * reached from, so none is reached twice: a walk cannot loop (a node
+	 * that names them is at one place in the tree). A node that is an
+	 * ancestor or the sibling just read is a cycle; else, links. */
 	if (u64_at(hdr, OFF_PARENT) != f->parent || u64_at(hdr, OFF_PREVCHILD) != f->prev) {
-		drop(w, PGMEM_DROP_LINKS);
+		bool cycle = addr == f->prev;
+
+		for (uint32_t i = 0; i < w->sp && !cycle; i++)
+			cycle = addr == w->stack[i].parent || addr == w->stack[i].prev;
+		drop(w, cycle ? PGMEM_DROP_CYCLE : PGMEM_DROP_LINKS);
 		return false;
 	}
 	total = u64_at(hdr, OFF_MEM_ALLOCATED);
@@ -248,8 +256,7 @@ static bool visit(struct walk *w, struct frame *f, uint64_t *firstchild)
 		w->stop = PGMEM_DROP_CONTEXTS + 1;
 		return false;
 	}
-	if (ARRAY_RESERVE(w->out->ctx, &w->out->cap, w->out->n + 1) ||
-	    hm_set_u64(w->seen, addr, NULL)) {
+	if (ARRAY_RESERVE(w->out->ctx, &w->out->cap, w->out->n + 1)) {
 		w->err = -ENOMEM;
 		return false;
 	}
@@ -302,6 +309,7 @@ static void walk(struct walk *w, uint64_t top)
 		w->err = -ENOMEM;
 		return;
 	}
+	w->stack = stack;
 	stack[sp++] = (struct frame){ top, 0, 0, PGMEM_ROOT, 0 };
 	while (sp && !w->stop && !w->err) {
 		struct frame *f = &stack[sp - 1];
@@ -317,6 +325,7 @@ static void walk(struct walk *w, uint64_t top)
 			w->stop = PGMEM_DROP_TIME + 1;
 			break;
 		}
+		w->sp = sp;
 		if (!visit(w, f, &child)) {
 			f->next = 0; /* its siblings are reached through it: gone too */
 			continue;
@@ -355,11 +364,7 @@ int pgmem_walk(struct memread *r, const struct pgmem_layout *l, uint64_t top_var
 		return err == -E2BIG ? -EFAULT : err;
 	if (!top)
 		return -ENOENT;
-	w.seen = hm_new_u64();
-	if (!w.seen)
-		return -ENOMEM;
 	walk(&w, top);
-	hm_free(w.seen);
 	memread_get_stats(r, &out->read);
 	out->walk_ns = (uint64_t)(mono_ns() - t0);
 	if (w.err || !out->n) {

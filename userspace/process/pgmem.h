@@ -52,7 +52,7 @@ enum pgmem_drop {
 	PGMEM_DROP_LINKS,      /* parent or previous sibling does not point back */
 	PGMEM_DROP_NAME,       /* name unreadable, empty or not printable */
 	PGMEM_DROP_SIZE,       /* mem_allocated beyond any real size */
-	PGMEM_DROP_CYCLE,      /* a node seen before */
+	PGMEM_DROP_CYCLE,      /* links back to an ancestor or a sibling */
 	PGMEM_DROP_DEPTH,      /* children below the depth bound */
 	PGMEM_DROP_CONTEXTS,   /* contexts beyond the count bound */
 	PGMEM_DROP_BYTES,      /* the read budget was spent */
