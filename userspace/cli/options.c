@@ -32,15 +32,24 @@ struct reading {
 	char err[512];
 };
 
-/* Is name one of the comma-separated list? */
+bool cli_listed(const char *list, size_t len, const char *name)
+{
+	size_t l = strlen(name);
+
+	for (const char *p = list, *end = list + len; list && p < end;) {
+		size_t w = strcspn(p, ",");
+
+		w = w < (size_t)(end - p) ? w : (size_t)(end - p);
+		if (w == l && !strncmp(p, name, l))
+			return true;
+		p += w + 1;
+	}
+	return false;
+}
+
 static bool listed(const char *list, const char *name)
 {
-	size_t len = strlen(name);
-
-	for (const char *p = list; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
-		if (strcspn(p, ",") == len && !strncmp(p, name, len))
-			return true;
-	return false;
+	return list && cli_listed(list, strlen(list), name);
 }
 
 /* "a,b,c" as "a, b or c". */

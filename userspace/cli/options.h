@@ -167,6 +167,9 @@ struct cli_command {
 int cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_values *v);
 void cli_values_free(struct cli_values *v);
 
+/* Is name one of the comma-separated names in the len bytes at list? */
+bool cli_listed(const char *list, size_t len, const char *name);
+
 /* `ebprof CMD --help` to stdout. */
 void cli_usage(const struct cli_command *cmd);
 /* The man page's list of the options the n commands take (troff: a .PP

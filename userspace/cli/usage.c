@@ -13,21 +13,6 @@
 #define WIDTH 79   /* columns of a help line, at most */
 #define MAX_COL 30 /* where help texts start, at most */
 
-/* Is name one of the comma-separated names of list (len bytes)? */
-static bool named(const char *list, size_t len, const char *name)
-{
-	size_t l = strlen(name);
-
-	for (const char *p = list, *end = list + len; p < end;) {
-		size_t w = strcspn(p, ",:");
-
-		if (w == l && !strncmp(p, name, l))
-			return true;
-		p += w + 1;
-	}
-	return false;
-}
-
 /*
  * o's text (man: the man page's, else its help) into buf with its
  * {CMD:text} parts kept for the n commands printed and dropped for others,
@@ -56,7 +41,7 @@ static void text_of(const struct cli_option *o, bool man, const struct cli_comma
 			continue;
 		}
 		for (size_t i = 0; i < ncmds; i++)
-			keep |= named(t + 1, (size_t)(colon - t - 1), cmds[i]->name);
+			keep |= cli_listed(t + 1, (size_t)(colon - t - 1), cmds[i]->name);
 		for (const char *c = colon + 1; keep && c < close && n + 1 < len; c++)
 			buf[n++] = *c;
 		t = close + 1;
