@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * OOM kills (memory profiles): at oom/mark_victim, the process the kernel
- * is about to kill for lack of memory, sent to userspace, which writes the
- * last memory-context snapshot of a targeted backend at once. A classic
- * tracepoint: its `pid` field is there on every kernel (5.10's has only
- * it; 6.x adds the victim's memory, read where the field exists). Loaded
- * apart from the sampler, and only by sessions that take memory profiles.
+ * OOM kills (memory profiles): at the mark_victim tracepoint, the process
+ * the kernel is about to kill for lack of memory, sent to userspace, which
+ * writes the last memory-context snapshot of a targeted backend at once.
+ * A raw tracepoint (no tracefs needed): its first argument is the victim's
+ * pid up to 6.7 and its task_struct from 6.8, when the event grew a uid
+ * field (told apart by that field, CO-RE). Loaded apart from the sampler,
+ * and only by sessions that take memory profiles.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -20,19 +21,22 @@ struct {
 	__uint(max_entries, 4096); /* a page: OOM kills are rare */
 } oom_events SEC(".maps");
 
-SEC("tracepoint/oom/mark_victim")
-int on_mark_victim(struct trace_event_raw_mark_victim *ctx)
+SEC("raw_tp/mark_victim")
+int on_mark_victim(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct ebprof_oom_event *e = bpf_ringbuf_reserve(&oom_events, sizeof(*e), 0);
+	struct ebprof_oom_event *e;
+	__u32 pid;
 
+	if (bpf_core_field_exists(struct trace_event_raw_mark_victim, uid))
+		pid = (__u32)BPF_CORE_READ((struct task_struct *)ctx->args[0], tgid);
+	else
+		pid = (__u32)ctx->args[0];
+	e = bpf_ringbuf_reserve(&oom_events, sizeof(*e), 0);
 	if (!e)
 		return 0;
-	e->pid = (__u32)BPF_CORE_READ(ctx, pid);
+	e->pid = pid;
 	e->pad = 0;
 	e->ktime_ns = bpf_ktime_get_ns();
-	e->anon_rss_kb = 0;
-	if (bpf_core_field_exists(ctx->anon_rss))
-		e->anon_rss_kb = BPF_CORE_READ(ctx, anon_rss);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -262,13 +262,12 @@ struct ebprof_query {
 };
 
 /* oom.bpf.c: the kernel chose a victim to kill for lack of memory (the
- * oom/mark_victim tracepoint), any process: userspace decides whether it
- * was one of its targets. */
+ * mark_victim tracepoint), any process: userspace decides whether it was
+ * one of its targets. */
 struct ebprof_oom_event {
-	__u32 pid;	     /* the victim's tgid */
+	__u32 pid; /* the victim's tgid */
 	__u32 pad;
 	__u64 ktime_ns;
-	__u64 anon_rss_kb;   /* its anonymous resident memory, 0: not given (before 6.x) */
 };
 
 #endif /* EBPROF_BPF_SHARED_H */

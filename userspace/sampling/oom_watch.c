@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* OOM kills from the oom/mark_victim tracepoint (oom_watch.h). */
+/* OOM kills from the mark_victim tracepoint (oom_watch.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,12 +49,10 @@ int oom_watch_open(struct sampler *s, const char *btf_path, oom_fn fn, void *ctx
 	}
 	ret = oom_bpf__attach(w->skel);
 	if (ret) {
-		/* the tracepoint's directory is missing: no such event here */
 		if (ret == -ENOENT)
-			snprintf(err, errlen, "no oom/mark_victim tracepoint in this kernel");
+			snprintf(err, errlen, "no mark_victim tracepoint in this kernel");
 		else
-			snprintf(err, errlen, "cannot attach to oom/mark_victim: %s",
-				 strerror(-ret));
+			snprintf(err, errlen, "cannot attach to mark_victim: %s", strerror(-ret));
 		goto fail;
 	}
 	ret = sampler_add_ringbuf(s, bpf_map__fd(w->skel->maps.oom_events), on_record, w);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * OOM kills, as the kernel decides them (bpf/oom.bpf.c at the
- * oom/mark_victim tracepoint): every victim's pid reaches fn from the
+ * mark_victim raw tracepoint): every victim's pid reaches fn from the
  * sampler's poll (sampler_add_ringbuf()), at most one poll after the
  * kernel chose it. Any process: the caller decides whether it is one of
  * its own. The sampler's ring buffer calls into the watch: close the
@@ -21,7 +21,7 @@ typedef void (*oom_fn)(const struct ebprof_oom_event *e, void *ctx);
 
 /*
  * Load and attach the watch (btf_path: as the sampler's; NULL: the
- * kernel's). 0, or -ENOENT when the kernel has no oom/mark_victim
+ * kernel's). 0, or -ENOENT when the kernel has no mark_victim
  * tracepoint, another negative errno with a one-line reason in err.
  */
 int oom_watch_open(struct sampler *s, const char *btf_path, oom_fn fn, void *ctx,
