@@ -32,9 +32,10 @@ void cmd_flamegraph_usage(void)
 	       "Options:\n"
 	       "  --sample-type TYPE  sample type to draw (e.g. cpu, samples, alloc_space);\n"
 	       "                      default: the profile's default, else its last type\n"
-	       "  --title TITLE       title (default: \"CPU flame graph\" for cpu and samples,\n"
-	       "                      \"Off-CPU time\" for off-CPU profiles, \"TYPE flame\n"
-	       "                      graph\" otherwise)\n"
+	       "  --title TITLE       title (default: \"CPU flame graph\" for CPU profiles,\n"
+	       "                      \"Off-CPU time\" for off-CPU ones, \"Page faults\" for\n"
+	       "                      page faults (drawn in bytes), \"TYPE flame graph\"\n"
+	       "                      otherwise)\n"
 	       "  --width PX          image width in pixels (default 1200)\n"
 	       "  --max-depth N       rows drawn per stack; deeper stacks are cut at the leaf\n"
 	       "                      side with a marker (default 256)\n"
@@ -147,7 +148,7 @@ int cmd_flamegraph(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (!o.fg.title && ti >= 0 && !flamegraph_is_offcpu(p)) {
+	if (!o.fg.title && ti >= 0 && !flamegraph_type(p)) { /* not ebprof's: by its type */
 		const char *type = profile_string(p, p->sample_types[ti].type);
 
 		if (strcmp(type, "cpu") && strcmp(type, "samples")) {

@@ -22,8 +22,9 @@
 #include "util/version.h"
 
 struct record_opts {
-	bool offcpu; /* --type offcpu */
+	enum ptype type; /* --type */
 	long offcpu_min_us, offcpu_pct, offcpu_period_us;
+	long faults_period;
 	long frequency;
 	double duration; /* 0: until interrupted */
 	uint32_t *pids;
@@ -56,8 +57,8 @@ static void on_signal(int sig)
 void cmd_record_usage(void)
 {
 	printf("Usage: ebprof record [OPTIONS]\n"
-	       "Sample CPU stacks of processes (or the stacks where they wait) and write\n"
-	       "one symbolized profile.\n"
+	       "Sample CPU stacks of processes (or the stacks where they wait, or fault\n"
+	       "pages in) and write one symbolized profile.\n"
 	       "\n"
 	       "Targets (default: every process named postgres or postmaster, by comm or\n"
 	       "executable name, and every process forked from one of them):\n"
@@ -69,7 +70,8 @@ void cmd_record_usage(void)
 	       "Sampling:\n"
 	       "      --type TYPE        cpu (default): stacks sampled on the CPU; offcpu:\n"
 	       "                         time away from the CPU by stack, state and, for\n"
-	       "                         PostgreSQL 14+, wait event (one type per file)\n"
+	       "                         PostgreSQL 14+, wait event; faults: page faults,\n"
+	       "                         in bytes (one type per file)\n"
 	       "      --offcpu-min USECS offcpu: waits shorter than this are not counted,\n"
 	       "                         0..60000000 (default 0)\n"
 	       "      --offcpu-ratio PCT offcpu: percent of switches taken, 1..100 (times\n"
@@ -78,6 +80,9 @@ void cmd_record_usage(void)
 	       "                         whole, shorter ones by chance (their share of it)\n"
 	       "                         as this long; 0: every wait, 0..1000000\n"
 	       "                         (default " SAMPLER_OFFCPU_PERIOD_US_TEXT ")\n"
+	       "      --faults-period N  faults: one sample every N page faults of a CPU,\n"
+	       "                         weighing N pages, 1..1000000 "
+	       "(default " SAMPLER_FAULTS_PERIOD_TEXT ")\n"
 	       "  -F, --frequency HZ     samples per second per CPU, 1..10000 (default 99)\n"
 	       "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C)\n"
 	       "      --no-kernel        do not collect kernel stacks\n"
@@ -111,6 +116,16 @@ void cmd_record_usage(void)
 	       "Open a profile with: go tool pprof -http=: profile.pb.gz\n");
 }
 
+/* The types record takes: those the sampler counts. */
+static unsigned sampled_types(void)
+{
+	unsigned m = 0;
+
+	for (int t = 0; t < PTYPE_N; t++)
+		m |= ptype_info(t)->source == PTYPE_FROM_BPF ? PTYPE_BIT(t) : 0;
+	return m;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	enum {
@@ -129,6 +144,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_OFFCPU_MIN,
 		OPT_OFFCPU_RATIO,
 		OPT_OFFCPU_PERIOD,
+		OPT_FAULTS_PERIOD,
 		OPT_IDLE,
 	};
 	static const struct option longopts[] = {
@@ -151,6 +167,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "offcpu-min", required_argument, NULL, OPT_OFFCPU_MIN },
 		{ "offcpu-ratio", required_argument, NULL, OPT_OFFCPU_RATIO },
 		{ "offcpu-period", required_argument, NULL, OPT_OFFCPU_PERIOD },
+		{ "faults-period", required_argument, NULL, OPT_FAULTS_PERIOD },
 		{ "idle", no_argument, NULL, OPT_IDLE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -163,6 +180,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->frequency = 99;
 	o->offcpu_pct = 100;
 	o->offcpu_period_us = SAMPLER_OFFCPU_PERIOD_US;
+	o->faults_period = SAMPLER_FAULTS_PERIOD;
 	o->kernel = o->user = o->inherit = true;
 	opterr = 0;
 	optind = 1;
@@ -241,14 +259,19 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case OPT_OFFLINE:
 			o->offline = true;
 			break;
-		case OPT_TYPE:
-			if (strcmp(optarg, "cpu") && strcmp(optarg, "offcpu")) {
-				snprintf(err, sizeof(err), "unknown type '%s': use cpu or offcpu",
-					 optarg);
+		case OPT_TYPE: {
+			const struct ptype_info *t = ptype_by_name(optarg);
+			char names[64];
+
+			if (!t || t->source != PTYPE_FROM_BPF) {
+				snprintf(
+					err, sizeof(err), "unknown type '%s': use %s", optarg,
+					ptype_names(sampled_types(), " or ", names, sizeof(names)));
 				goto bad;
 			}
-			o->offcpu = !strcmp(optarg, "offcpu");
+			o->type = t->id;
 			break;
+		}
 		case OPT_OFFCPU_MIN:
 			if (args_parse_int(optarg, "offcpu-min", 0, 60000000, &o->offcpu_min_us,
 					   err, sizeof(err)))
@@ -262,6 +285,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case OPT_OFFCPU_PERIOD:
 			if (args_parse_int(optarg, "offcpu-period", 0, SAMPLER_OFFCPU_PERIOD_MAX_US,
 					   &o->offcpu_period_us, err, sizeof(err)))
+				goto bad;
+			break;
+		case OPT_FAULTS_PERIOD:
+			if (args_parse_int(optarg, "faults-period", 1, SAMPLER_FAULTS_PERIOD_MAX,
+					   &o->faults_period, err, sizeof(err)))
 				goto bad;
 			break;
 		case OPT_IDLE:
@@ -291,7 +319,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		snprintf(err, sizeof(err), "--group-by needs --format folded or svg");
 		goto bad;
 	}
-	if (o->idle && (!o->offcpu || o->format != RENDER_SVG)) {
+	if (o->idle && (o->type != PTYPE_OFFCPU || o->format != RENDER_SVG)) {
 		snprintf(err, sizeof(err), "--idle needs --type offcpu and --format svg");
 		goto bad;
 	}
@@ -319,7 +347,8 @@ static void session_options(const struct record_opts *o, const char *comment, st
 {
 	memset(so, 0, sizeof(*so));
 	so->frequency = (int)o->frequency;
-	so->types = o->offcpu ? SAMPLER_TYPE_OFFCPU : SAMPLER_TYPE_CPU;
+	so->types = PTYPE_BIT(o->type);
+	so->faults_period = (uint32_t)o->faults_period;
 	so->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
 	so->offcpu_pct = (uint32_t)o->offcpu_pct;
 	so->offcpu_period_ns = (uint64_t)o->offcpu_period_us * 1000;
@@ -390,15 +419,19 @@ static void summary(const struct record_opts *o, const struct session_stats *st)
 	uint64_t frames = st->built.user_frames + st->built.kernel_frames;
 	uint64_t resolved = st->built.user_frames_resolved + st->built.kernel_frames_resolved;
 
+	int stat = sampler_type_stat(o->type);
 	char counted[64] = "", what[64];
 
 	/* Every sample BPF counted is in the profile; say so when not. */
-	if (!o->offcpu && st->bpf.v[STAT_SAMPLES] != st->built.samples)
+	if (stat >= 0 && st->bpf.v[stat] != st->built.samples)
 		snprintf(counted, sizeof(counted), "; BPF counted %llu samples",
-			 (unsigned long long)st->bpf.v[STAT_SAMPLES]);
-	if (o->offcpu)
+			 (unsigned long long)st->bpf.v[stat]);
+	if (o->type == PTYPE_OFFCPU)
 		snprintf(what, sizeof(what), "%llu waits (%.3f s off the CPU)",
 			 (unsigned long long)st->built.samples, st->built.offcpu_ns / 1e9);
+	else if (o->type == PTYPE_FAULTS)
+		snprintf(what, sizeof(what), "%llu samples (%.1f MiB faulted)",
+			 (unsigned long long)st->built.samples, st->built.fault_bytes / 1048576.0);
 	else
 		snprintf(what, sizeof(what), "%llu samples", (unsigned long long)st->built.samples);
 	fprintf(stderr,
@@ -424,14 +457,14 @@ int cmd_record(int argc, char **argv)
 	struct session_opts so;
 	struct session_run_opts ro = { 0 };
 	struct session_stats st;
-	struct render_opts rend = { .title = "ebprof record: CPU" };
+	struct render_opts rend = { 0 };
 	struct session *s = NULL;
 	struct sink *file = NULL;
 	struct sigaction sa = { 0 };
 	struct sym_opts syo = { 0 };
 	struct symbolizer *sym = NULL;
 	bool tty = isatty(STDERR_FILENO);
-	char err[512] = "", comment[128];
+	char err[512] = "", comment[128], title[64];
 	int rc = EXIT_RUNTIME, ret;
 
 	ret = parse_args(argc, argv, &o);
@@ -450,8 +483,8 @@ int cmd_record(int argc, char **argv)
 	snprintf(comment, sizeof(comment), "ebprof %s record", ebprof_version);
 	rend.group_by = o.group_by;
 	rend.idle = o.idle;
-	if (o.offcpu)
-		rend.title = "ebprof record: off-CPU time";
+	snprintf(title, sizeof(title), "ebprof record: %s", ptype_info(o.type)->label);
+	rend.title = title;
 	if (file_sink_open(o.output, o.format, &rend, &file)) {
 		log_error("out of memory");
 		goto out;
@@ -473,8 +506,12 @@ int cmd_record(int argc, char **argv)
 		rc = ret == -ESRCH ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}
-	log_info("sampling at %ld Hz on %d CPUs%s", o.frequency, session_ncpus(s),
-		 o.duration > 0 ? "" : " until stopped");
+	if (o.type == PTYPE_FAULTS)
+		log_info("sampling every %ld page faults on %d CPUs%s", o.faults_period,
+			 session_ncpus(s), o.duration > 0 ? "" : " until stopped");
+	else
+		log_info("sampling at %ld Hz on %d CPUs%s", o.frequency, session_ncpus(s),
+			 o.duration > 0 ? "" : " until stopped");
 	ro.duration_s = o.duration;
 	ro.stop_when_gone = o.npids > 0; /* like perf record -p */
 	ro.stop = &stop_requested;
@@ -494,7 +531,8 @@ int cmd_record(int argc, char **argv)
 	if (tty || o.verbose)
 		summary(&o, &st);
 	if (st.built.samples == 0)
-		log_warn("no samples were recorded: the targets used no CPU");
+		log_warn("no samples were recorded%s",
+			 o.type == PTYPE_CPU ? ": the targets used no CPU" : "");
 	rc = EXIT_OK;
 out:
 	session_close(s);

@@ -10,6 +10,7 @@
 
 #include "util/args.h"
 #include "util/log.h"
+#include "util/profile_types.h"
 #include "store_select.h"
 #include "util/timeutil.h"
 
@@ -272,13 +273,17 @@ int store_filter_option(struct store_filter *f, int opt, const char *arg, int64_
 	case STORE_OPT_PID:
 		r = add_pids(f, arg, err, errlen);
 		break;
-	case STORE_OPT_TYPE:
-		if (strcmp(arg, "cpu") && strcmp(arg, "offcpu"))
-			return args_fail(err, errlen, "unknown type '%s': use cpu or offcpu", arg);
+	case STORE_OPT_TYPE: {
+		char names[64];
+
+		if (!ptype_by_name(arg))
+			return args_fail(err, errlen, "unknown type '%s': use %s", arg,
+					 ptype_names(PTYPE_ALL, " or ", names, sizeof(names)));
 		if (f->type && strcmp(f->type, arg))
 			return args_fail(err, errlen, "--type given twice (%s, %s)", f->type, arg);
 		f->type = arg;
 		break;
+	}
 	case STORE_OPT_SERVICE:
 		if (!*arg)
 			return args_fail(err, errlen, "--service needs a name");

@@ -49,7 +49,7 @@ enum {
 	"                      e.g. backend_type=checkpointer, pg_database=app\n"                  \
 	"  -p, --pid PID[,PID] only these processes (repeatable)\n"                                \
 	"  --service NAME      only this service (default: every service)\n"                       \
-	"  --type TYPE         cpu or offcpu profiles (merge: default cpu; ls: both)\n"
+	"  --type TYPE         cpu, offcpu or faults profiles (merge: default cpu; ls: all)\n"
 
 /* A selection; owns the label and pid arrays, borrows dir and service
  * from argv. q points into it: use it while f is alive. */
