@@ -420,7 +420,7 @@ static void summary(const struct record_opts *o, const struct session_stats *st)
 	uint64_t resolved = st->built.user_frames_resolved + st->built.kernel_frames_resolved;
 
 	int stat = sampler_type_stat(o->type);
-	char counted[64] = "", what[64];
+	char counted[64] = "", what[64], faulted[32] = "";
 
 	/* Every sample BPF counted is in the profile; say so when not. */
 	if (stat >= 0 && st->bpf.v[stat] != st->built.samples)
@@ -429,16 +429,16 @@ static void summary(const struct record_opts *o, const struct session_stats *st)
 	if (o->type == PTYPE_OFFCPU)
 		snprintf(what, sizeof(what), "%llu waits (%.3f s off the CPU)",
 			 (unsigned long long)st->built.samples, st->built.offcpu_ns / 1e9);
-	else if (o->type == PTYPE_FAULTS)
-		snprintf(what, sizeof(what), "%llu samples (%.1f MiB faulted)",
-			 (unsigned long long)st->built.samples, st->built.fault_bytes / 1048576.0);
 	else
 		snprintf(what, sizeof(what), "%llu samples", (unsigned long long)st->built.samples);
+	if (o->type == PTYPE_FAULTS)
+		snprintf(faulted, sizeof(faulted), " (%.1f MiB faulted)",
+			 st->built.fault_bytes / 1048576.0);
 	fprintf(stderr,
-		"ebprof: wrote %s: %s from %lu processes in %.1fs, %llu frames "
+		"ebprof: wrote %s: %s from %lu processes in %.1fs%s, %llu frames "
 		"(%.1f%% symbolized), profile written %.0f ms after sampling ended%s%s%s\n",
 		strcmp(o->output, "-") ? o->output : "stdout", what, st->processes, st->elapsed_s,
-		(unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
+		faulted, (unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
 		st->last_flush_ms, counted, st->lost_text[0] ? "; lost: " : "", st->lost_text);
 	symbols_summary(st->symbols);
 	unwind_summary(st);
@@ -507,7 +507,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (o.type == PTYPE_FAULTS)
-		log_info("sampling every %ld page faults on %d CPUs%s", o.faults_period,
+		log_info("sampling at 1 in %ld page faults on %d CPUs%s", o.faults_period,
 			 session_ncpus(s), o.duration > 0 ? "" : " until stopped");
 	else
 		log_info("sampling at %ld Hz on %d CPUs%s", o.frequency, session_ncpus(s),

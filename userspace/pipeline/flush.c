@@ -327,7 +327,7 @@ void session_deliver(struct session *s, struct profile *p, struct sink_profile *
 	} else if (s->o.split == SESSION_ONE_PROFILE && ti && ti->id == PTYPE_FAULTS) {
 		snprintf(comment, sizeof(comment),
 			 "page faults, 1 sample every %u, %.3f s, %llu samples, %.1f MiB faulted",
-			 s->o.faults_period, secs, (unsigned long long)profile_total(p, 0),
+			 s->o.faults_period, secs, (unsigned long long)iv->lost[STAT_FAULT_SAMPLES],
 			 profile_total(p, 1) / 1048576.0);
 		profile_add_comment(p, comment);
 	} else if (s->o.split == SESSION_ONE_PROFILE) {
