@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The HTTP API's input: the compute API's JSON body, and the query
  * parameters of the pprof endpoints (the input split at '&' and '='). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char msg[HTTP_MSG_LEN], *text;
 	size_t n = 0;
 
-	r.offcpu = size & 1;
+	r.type = (enum ptype)(size % PTYPE_N);
 	http_params_json((const char *)data, size, &r, msg, sizeof(msg));
 	adhoc_request_free(&r);
 
@@ -34,8 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		args[n++] = (struct http_arg){ kv, eq };
 	}
 	memset(&r, 0, sizeof(r));
-	r.what = "fuzz";
-	r.offcpu = size & 2;
+	snprintf(r.what, sizeof(r.what), "fuzz");
+	r.type = (enum ptype)(size / 2 % PTYPE_N);
 	http_params_query(args, n, size & 4, &r, msg, sizeof(msg));
 	adhoc_request_free(&r);
 	free(text);

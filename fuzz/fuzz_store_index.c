@@ -89,7 +89,7 @@ static void names(char *text, int64_t day_s)
 			continue;
 		if (!store_name_parse(n, day_s, &nm))
 			store_name_format(buf, sizeof(buf), nm.start_s, nm.comm, nm.pid,
-					  nm.backend_type, nm.offcpu, nm.suffix);
+					  nm.backend_type, nm.type, nm.suffix);
 		store_is_temp(n);
 		store_date_parse(n, &d);
 		store_sanitize(n, out);

@@ -200,6 +200,7 @@ enum ebprof_stat {
 	STAT_USTACKS_LOST,		  /* ring buffer full: unwound stack lost */
 	STAT_UNWIND_PROCS_FULL,		  /* unwind_pids full: child unwound by frame pointers */
 	STAT_OFFCPU_FULL,		  /* off-CPU maps full: a wait lost */
+	STAT_FAULTS_FULL,		  /* fault counts map full: a fault sample lost */
 	STAT_LOSS_END,			  /* the losses end here; what follows are counts */
 	STAT_QUERY_READS = STAT_LOSS_END, /* statement texts read */
 	STAT_QUERY_SENT,		  /* ... of which changed and were sent */
@@ -209,6 +210,7 @@ enum ebprof_stat {
 	STAT_OFFCPU_SHORT,		  /* waits shorter than the threshold, not counted */
 	STAT_OFFCPU_SKIPPED,		  /* switches not sampled (offcpu sampling ratio) */
 	STAT_OFFCPU_UNTAKEN,		  /* waits under the period left out by chance */
+	STAT_FAULT_SAMPLES,		  /* page-fault samples of targeted tasks */
 	STAT_MAX,
 };
 

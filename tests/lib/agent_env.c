@@ -159,7 +159,13 @@ int64_t ag_check_process_profile(const struct store_entry *e, const struct gp_pr
 		snprintf(want, sizeof(want), "group=short-lived");
 	}
 	cr_expect_not_null(gp_comment(p, want), "%s: no comment %s", e->path, want);
-	cr_expect_eq(p->period_type ? strcmp(p->period_type, "cpu") : 1, 0);
+	/* the period is in its weighed value: cpu/nanoseconds, faults/bytes */
+	if (p->period_type && p->period_unit) {
+		snprintf(want, sizeof(want), "%s/%s", p->period_type, p->period_unit);
+		cr_expect_eq(gp_type(p, want), 1, "%s: period type %s", e->path, want);
+	} else {
+		cr_expect_fail("%s: no period type", e->path);
+	}
 	return gp_total(p, -1, 0);
 }
 

@@ -94,8 +94,9 @@ static void answer(struct collector *c, struct MHD_Connection *conn, struct coll
 		if (!r->service || !*r->service) {
 			r->status = 400;
 			snprintf(body, blen, "{\"code\":400,\"error\":\"missing service\"}");
-		} else if (!streq(r->type, "cpu") && !streq(r->type, "block")) {
-			/* the two types ebprof pushes of profefe's (cpu, heap,
+		} else if (!streq(r->type, "cpu") && !streq(r->type, "block") &&
+			   !streq(r->type, "other")) {
+			/* the types ebprof pushes of profefe's (cpu, heap,
 			 * block, mutex, goroutine, threadcreate, other) */
 			r->status = 400;
 			snprintf(body, blen, "{\"code\":400,\"error\":\"bad profile type\"}");

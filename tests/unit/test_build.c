@@ -77,7 +77,8 @@ static void setup(struct fixture *fx)
 	cr_assert_eq(procs_new(&fx->procs), 0);
 	cr_assert_eq(procs_snapshot(fx->procs, getpid(), false), 0);
 	cr_assert_eq(sym_new(&(struct sym_opts){ 0 }, &fx->sym), 0);
-	o.frequency = 100;
+	o.type = PTYPE_CPU;
+	o.period = 10000000; /* 100 Hz */
 	o.sym = fx->sym;
 	o.procs = fx->procs;
 	o.time_nanos = 1700000000000000000LL;

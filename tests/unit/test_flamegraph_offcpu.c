@@ -117,7 +117,7 @@ Test(flamegraph_offcpu, wait_event_frames_over_time_away)
 	struct frame f;
 
 	xmllint_ok(svg);
-	cr_expect(flamegraph_is_offcpu(p));
+	cr_expect(flamegraph_type(p) && flamegraph_type(p)->id == PTYPE_OFFCPU);
 	cr_expect_not_null(strstr(svg, ">Off-CPU time</text>"));
 	cr_expect_not_null(strstr(svg, "offcpu (nanoseconds) \xc2\xb7 total 5.00 s"));
 	/* 5 s without the idle time */
@@ -281,7 +281,7 @@ Test(flamegraph_offcpu, cpu_profiles_unchanged)
 	loc = tl_loc(p, app, 0x401000, "ExecScan");
 	lab = profile_label_str(p, "state", "idle"); /* not an off-CPU profile: kept */
 	cr_assert_eq(profile_add_sample(p, &loc, 1, v, &lab, 1), 0);
-	cr_expect_not(flamegraph_is_offcpu(p));
+	cr_expect(flamegraph_type(p) && flamegraph_type(p)->id == PTYPE_CPU);
 	svg = render_ok(p, NULL);
 	cr_expect_not_null(strstr(svg, ">CPU flame graph</text>"));
 	cr_expect_not_null(strstr(svg, "data-name=\"ExecScan\""));

@@ -545,10 +545,10 @@ Test(params_query, unknown_parameters)
 
 	query_refused(
 		"unknown parameter 'secs' (known: seconds, frequency, format, force, pid, comm, "
-		"group_by, query_labels, ratio, idle)",
+		"group_by, query_labels, ratio, faults_period, idle)",
 		{ "seconds", "5" }, { "secs", "5" });
 	query_refused("unknown parameter 'a\\x01b' (known: seconds, frequency, format, force, pid, "
-		      "comm, group_by, query_labels, ratio, idle)",
+		      "comm, group_by, query_labels, ratio, faults_period, idle)",
 		      { "a\x01"
 			"b",
 			NULL });

@@ -53,3 +53,23 @@ Test(map_sizes, degenerate_inputs)
 	cr_expect_eq(a.counts, b.counts);
 	cr_expect_eq(a.stacks, b.stacks);
 }
+
+/* The fault counts: a key per sample at the rate of a host under
+ * connection churn; the floor for the default period on a small host,
+ * growing as the period shrinks, the ceiling for every fault. */
+Test(map_sizes, fault_counts_from_cpus_period_interval)
+{
+	struct map_sizes ms;
+
+	map_sizes_compute(2, 99, 10, &ms);
+	map_sizes_faults(2, 1000, 10, &ms);
+	cr_expect_eq(ms.fault_counts, 4096);
+	cr_expect_gt(ms.fault_bytes, 0);
+	map_sizes_faults(2, 100, 10, &ms); /* 28 000 samples */
+	cr_expect_eq(ms.fault_counts, 32768);
+	map_sizes_faults(64, 1, 60, &ms);
+	cr_expect_eq(ms.fault_counts, 65536);
+	cr_expect_lt(ms.fault_bytes, 20ull << 20);
+	map_sizes_faults(0, 0, 0, &ms); /* degenerate: as 1 CPU, period 1, 10 s */
+	cr_expect_eq(ms.fault_counts, 65536);
+}

@@ -285,7 +285,15 @@ Test(metrics, a_fresh_agent)
 		 "# HELP ebprof_offcpu_waits_untaken_total Waits shorter than offcpu-period left "
 		 "out by chance (their time is carried by those taken).\n"
 		 "# TYPE ebprof_offcpu_waits_untaken_total counter\n"
-		 "ebprof_offcpu_waits_untaken_total 0\n");
+		 "ebprof_offcpu_waits_untaken_total 0\n"
+		 "# HELP ebprof_fault_samples_total Page-fault samples of target processes (one "
+		 "every faults-period faults).\n"
+		 "# TYPE ebprof_fault_samples_total counter\n"
+		 "ebprof_fault_samples_total 0\n"
+		 "# HELP ebprof_fault_bytes_total Page faults in the profiles, in bytes (samples x "
+		 "faults-period x page size).\n"
+		 "# TYPE ebprof_fault_bytes_total counter\n"
+		 "ebprof_fault_bytes_total 0\n");
 	cr_expect_str_eq(text, want);
 	check_format(text);
 	free(text);

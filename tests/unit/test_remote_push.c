@@ -109,3 +109,24 @@ Test(remote_push, only_offcpu_is_pushed_and_only_with_data)
 	cr_expect_str_eq(url, "http://h:4040/base/push.v1.PusherService/Push");
 	free(url);
 }
+
+/* Page faults go through the push API too, as the series "faults" (the
+ * sample types faults/bytes would name no series /ingest knows). */
+Test(remote_push, faults_pushed_as_their_own_series)
+{
+	static const uint8_t pprof[] = { 0x1f, 0x8b, 1, 2 };
+	const struct sink_profile rec = { .type = "faults", .data = pprof, .len = sizeof(pprof) };
+	Ebprof__Push__PushRequest *req;
+	uint8_t *body = NULL;
+	size_t len = 0;
+
+	cr_expect(rhttp_push_wanted(&rec));
+	cr_expect_str_eq(rhttp_push_metric(&rec), "faults");
+	cr_assert_eq(rhttp_push_body(&rec, &body, &len), 0);
+	req = ebprof__push__push_request__unpack(NULL, len, body);
+	cr_assert_not_null(req);
+	cr_assert_eq(req->n_series, 1);
+	cr_expect_str_eq(label(req->series[0], "__name__"), "faults");
+	ebprof__push__push_request__free_unpacked(req, NULL);
+	free(body);
+}

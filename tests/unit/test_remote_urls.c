@@ -138,6 +138,15 @@ Test(remote, url_builders)
 	u = rhttp_pyroscope_name(&rec);
 	cr_assert_str_eq(u, "s{}");
 	free(u);
+	/* each type under profefe's name for it (util/profile_types.h) */
+	rec.type = "offcpu";
+	u = rhttp_profefe_url("http://h", &rec);
+	cr_assert_str_eq(u, "http://h/api/0/profiles?service=s&type=block");
+	free(u);
+	rec.type = "faults";
+	u = rhttp_profefe_url("http://h", &rec);
+	cr_assert_str_eq(u, "http://h/api/0/profiles?service=s&type=other");
+	free(u);
 }
 
 Test(remote, bad_url_is_einval)

@@ -76,7 +76,7 @@ Test(store_name, format_and_parse_round_trip)
 		struct store_name nm;
 
 		cr_assert_eq(store_name_format(buf, sizeof(buf), c->start_s, c->comm, c->pid, c->bt,
-					       false, c->suffix),
+					       PTYPE_CPU, c->suffix),
 			     0, "case %zu", i);
 		cr_expect_str_eq(buf, c->name, "case %zu: %s", i, buf);
 		memset(&nm, 0x5a, sizeof(nm));
@@ -99,20 +99,20 @@ Test(store_name, longest_components)
 	comm[sizeof(comm) - 1] = '\0';
 	memset(bt, 'b', sizeof(bt) - 1);
 	bt[sizeof(bt) - 1] = '\0';
-	cr_assert_eq(
-		store_name_format(buf, sizeof(buf), T0, comm, 4294967295u, bt, false, 4294967295u),
-		0);
+	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, comm, 4294967295u, bt, PTYPE_CPU,
+				       4294967295u),
+		     0);
 	cr_assert_lt(strlen(buf), STORE_NAME_MAX);
 	cr_assert_eq(store_name_parse(buf, DAY0, &nm), 0, "%s", buf);
 	cr_expect_eq(strlen(nm.comm), STORE_COMPONENT_MAX);
 	cr_expect_eq(strlen(nm.backend_type), STORE_COMPONENT_MAX);
 	cr_expect_eq(nm.suffix, 4294967295u);
 	/* A buffer too small is refused, not cut. */
-	cr_expect_eq(store_name_format(buf, 20, T0, "postgres", 4242, "checkpointer", false, 0),
+	cr_expect_eq(store_name_format(buf, 20, T0, "postgres", 4242, "checkpointer", PTYPE_CPU, 0),
 		     -ENAMETOOLONG);
-	cr_expect_eq(store_name_format(buf, 26, T0, "postgres", 4242, NULL, false, 0),
+	cr_expect_eq(store_name_format(buf, 26, T0, "postgres", 4242, NULL, PTYPE_CPU, 0),
 		     -ENAMETOOLONG);
-	cr_expect_eq(store_name_format(buf, 27, T0, "postgres", 4242, NULL, false, 0), 0);
+	cr_expect_eq(store_name_format(buf, 27, T0, "postgres", 4242, NULL, PTYPE_CPU, 0), 0);
 	cr_expect_str_eq(buf, "221320-postgres-4242.pb.gz");
 }
 
@@ -123,13 +123,13 @@ Test(store_name, numeric_backend_type_reads_as_suffix)
 	char buf[STORE_NAME_MAX];
 	struct store_name nm;
 
-	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "p", 3, "12", false, 0), 0);
+	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "p", 3, "12", PTYPE_CPU, 0), 0);
 	cr_assert_str_eq(buf, "221320-p-3-12.pb.gz");
 	cr_assert_eq(store_name_parse(buf, DAY0, &nm), 0);
 	cr_expect_eq(nm.suffix, 12);
 	cr_expect_str_eq(nm.backend_type, "");
 	/* With a suffix as well, the fourth field is the backend type. */
-	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "p", 3, "12", false, 4), 0);
+	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "p", 3, "12", PTYPE_CPU, 4), 0);
 	cr_assert_eq(store_name_parse(buf, DAY0, &nm), 0);
 	cr_expect_str_eq(nm.backend_type, "12");
 	cr_expect_eq(nm.suffix, 4);

@@ -36,10 +36,10 @@ Test(store, names_sanitize_format_parse)
 	cr_assert_str_eq(c, "b__r");
 
 	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "postgres", 4242, "client backend",
-				       false, 0),
+				       PTYPE_CPU, 0),
 		     0);
 	cr_assert_str_eq(buf, "221320-postgres-4242-client_backend.pb.gz");
-	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "pg-x", 7, NULL, false, 2), 0);
+	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "pg-x", 7, NULL, PTYPE_CPU, 2), 0);
 	cr_assert_str_eq(buf, "221320-pg_x-7-2.pb.gz");
 
 	cr_assert_eq(store_date_parse("2023-11-14", &day), 0);
@@ -58,20 +58,27 @@ Test(store, names_sanitize_format_parse)
 	cr_assert_str_eq(nm.backend_type, "");
 	cr_assert_eq(store_name_parse("221320-postgres-7.pb.gz", day, &nm), 0);
 	cr_assert_eq(nm.pid, 7);
-	cr_assert_not(nm.offcpu);
+	cr_assert_eq(nm.type, PTYPE_CPU);
 	/* an off-CPU profile beside the CPU one of the same process */
 	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "postgres", 4242, "client backend",
-				       true, 1),
+				       PTYPE_OFFCPU, 1),
 		     0);
 	cr_assert_str_eq(buf, "221320-postgres-4242-client_backend-1.offcpu.pb.gz");
 	cr_assert_eq(store_name_parse(buf, day, &nm), 0);
-	cr_assert(nm.offcpu);
+	cr_assert_eq(nm.type, PTYPE_OFFCPU);
 	cr_assert_eq(nm.pid, 4242);
 	cr_assert_str_eq(nm.backend_type, "client_backend");
 	cr_assert_eq(nm.suffix, 1);
 	cr_assert_eq(store_name_parse("221320-postgres-7.offcpu.pb.gz", day, &nm), 0);
-	cr_assert(nm.offcpu && nm.pid == 7);
+	cr_assert(nm.type == PTYPE_OFFCPU && nm.pid == 7);
 	cr_assert_eq(store_name_parse(".offcpu.pb.gz", day, &nm), -EINVAL);
+	/* page faults, by the same rule */
+	cr_assert_eq(store_name_format(buf, sizeof(buf), T0, "cc1", 77, NULL, PTYPE_FAULTS, 0), 0);
+	cr_assert_str_eq(buf, "221320-cc1-77.faults.pb.gz");
+	cr_assert_eq(store_name_parse(buf, day, &nm), 0);
+	cr_assert(nm.type == PTYPE_FAULTS && nm.pid == 77);
+	cr_assert_str_eq(nm.comm, "cc1");
+	cr_assert_eq(store_name_parse(".faults.pb.gz", day, &nm), -EINVAL);
 	cr_assert_eq(store_name_parse("index.jsonl", day, &nm), -EINVAL);
 	cr_assert_eq(store_name_parse("garbage.pb.gz", day, &nm), -EINVAL);
 	cr_assert_eq(store_name_parse("256000-postgres-7.pb.gz", day, &nm), -EINVAL);

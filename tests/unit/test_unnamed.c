@@ -86,7 +86,9 @@ static struct profile *build_profile(struct lib *l, uint64_t *addr, struct build
 {
 	struct proc_registry *procs;
 	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
-	struct builder_opts o = { .frequency = 100, .time_nanos = 1700000000000000000LL };
+	struct builder_opts o = { .type = PTYPE_CPU,
+				  .period = 10000000,
+				  .time_nanos = 1700000000000000000LL };
 	struct builder *b;
 	struct profile *p;
 

@@ -42,10 +42,11 @@
 
 struct agent_config {
 	int frequency;			/* frequency: Hz, 1..10000, default 19 */
-	unsigned profile_types;		/* profile-types: SAMPLER_TYPE_*, default cpu */
+	unsigned profile_types;		/* profile-types: PTYPE_BIT()s, default cpu */
 	int offcpu_min_us;		/* offcpu-min: microseconds, default 0 */
 	int offcpu_ratio;		/* offcpu-ratio: percent of switches, default 100 */
 	int offcpu_period_us;		/* offcpu-period: microseconds, 0: every wait */
+	int faults_period;		/* faults-period: a sample every N page faults */
 	int interval;			/* interval: seconds, 1..86400, default 60 */
 	bool group_short_lived;		/* group-short-lived: default true */
 	int group_min_samples;		/* group-min-samples: 0..1000000, default 0 */

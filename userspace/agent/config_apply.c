@@ -20,6 +20,7 @@
 #include "util/args.h"
 #include "util/log.h"
 #include "util/netlisten.h"
+#include "util/profile_types.h"
 
 #define SERVICE_MAX 128
 
@@ -319,10 +320,12 @@ int config_key_apply(struct agent_config *c, const struct key_def *k, const char
 		return 0;
 	case T_TYPES: {
 		unsigned types = 0;
+		char names[64];
 
-		if (sampler_types_parse(v, &types))
+		if (ptype_parse_list(v, &types))
 			return args_fail(err, errlen,
-					 "%s must be cpu, offcpu or cpu,offcpu, got '%s'", what, v);
+					 "%s must be a comma-separated list of %s, got '%s'", what,
+					 ptype_names(PTYPE_ALL, " or ", names, sizeof(names)), v);
 		*FIELD(c, k, unsigned) = types;
 		return 0;
 	}
@@ -420,8 +423,8 @@ bool config_equal(const struct agent_config *a, const struct agent_config *b)
 {
 	return a->frequency == b->frequency && a->profile_types == b->profile_types &&
 	       a->offcpu_min_us == b->offcpu_min_us && a->offcpu_ratio == b->offcpu_ratio &&
-	       a->offcpu_period_us == b->offcpu_period_us && a->interval == b->interval &&
-	       a->group_short_lived == b->group_short_lived &&
+	       a->offcpu_period_us == b->offcpu_period_us && a->faults_period == b->faults_period &&
+	       a->interval == b->interval && a->group_short_lived == b->group_short_lived &&
 	       a->group_min_samples == b->group_min_samples && a->query_labels == b->query_labels &&
 	       same_str(a->output_dir, b->output_dir) && a->retention_age == b->retention_age &&
 	       a->retention_size == b->retention_size &&

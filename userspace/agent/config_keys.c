@@ -45,11 +45,13 @@ const struct key_def config_keys[] = {
 	  .off = F(profile_types),
 	  .arg = "TYPE[,TYPE]",
 	  .def = "cpu",
-	  .help = "cpu (sampled stacks) and/or offcpu (time\n"
-		  "away from the CPU with PostgreSQL wait\n"
-		  "events): a profile of each per process and\n"
-		  "interval. offcpu costs ~1-2% of a core under\n"
-		  "25 000 switches/s (bench/results/offcpu-*)" },
+	  .help = "cpu (sampled stacks), offcpu (time away\n"
+		  "from the CPU with PostgreSQL wait events)\n"
+		  "and/or faults (page faults, in bytes): a\n"
+		  "profile of each per process and interval.\n"
+		  "offcpu costs ~1-2% of a core under 25 000\n"
+		  "switches/s (bench/results/offcpu-*), faults\n"
+		  "FAULTS_COST" },
 	{ .name = "offcpu-min",
 	  .type = T_INT,
 	  .off = F(offcpu_min_us),
@@ -82,6 +84,15 @@ const struct key_def config_keys[] = {
 		  "(0: every wait); bounds the stacks taken.\n"
 		  "50 ms: ~1% of a core at 25 000 switches/s\n"
 		  "(record and top: 10 ms)" },
+	{ .name = "faults-period",
+	  .type = T_INT,
+	  .off = F(faults_period),
+	  .min = 1,
+	  .max = SAMPLER_FAULTS_PERIOD_MAX,
+	  .arg = "N",
+	  .def = SAMPLER_FAULTS_PERIOD_TEXT,
+	  .help = "faults: one sample every N page faults of\n"
+		  "a CPU, weighing N pages" },
 	{ .name = "interval",
 	  .type = T_INT,
 	  .off = F(interval),

@@ -31,7 +31,7 @@ enum key_type {
 	T_LOGLEVEL,    /* int, enum log_level */
 	T_QUERYLABELS, /* enum query_labels */
 	T_UNWIND,      /* enum sampler_unwind */
-	T_TYPES,       /* unsigned, SAMPLER_TYPE_* of "cpu,offcpu" */
+	T_TYPES,       /* unsigned, PTYPE_BIT()s of "cpu,offcpu" */
 };
 
 struct key_def {

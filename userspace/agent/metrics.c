@@ -34,6 +34,7 @@ void agent_metrics_interval(struct agent_metrics *m, const struct session_interv
 		m->truncated[i] += iv->built.truncated[i];
 	m->fp_samples += iv->built.fp_samples;
 	m->offcpu_ns += iv->built.offcpu_ns;
+	m->fault_bytes += iv->built.fault_bytes;
 	m->unwind = iv->unwind;
 	if (iv->symbols && !symreport_merge(&m->symbols, iv->symbols))
 		symreport_sort(&m->symbols);
@@ -279,6 +280,12 @@ int agent_metrics_write(FILE *out, void *ctx)
 	       "Waits shorter than offcpu-period left out by chance (their time is carried by "
 	       "those taken).",
 	       m->lost[STAT_OFFCPU_UNTAKEN]);
+	metric(out, "ebprof_fault_samples_total", "counter",
+	       "Page-fault samples of target processes (one every faults-period faults).",
+	       m->lost[STAT_FAULT_SAMPLES]);
+	metric(out, "ebprof_fault_bytes_total", "counter",
+	       "Page faults in the profiles, in bytes (samples x faults-period x page size).",
+	       m->fault_bytes);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }

@@ -35,6 +35,7 @@ struct agent_metrics {
 	uint64_t truncated[UNWIND_END_MAX]; /* samples whose user stack was cut short */
 	uint64_t fp_samples;		    /* ... with a frame-pointer frame */
 	uint64_t offcpu_ns;		    /* off-CPU time in the profiles */
+	uint64_t fault_bytes;		    /* page faults in the profiles, bytes */
 	struct sampler_unwind_info unwind;  /* the last interval's session */
 };
 

@@ -69,7 +69,7 @@ int cmd_flamegraph(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (!fg.title && ti >= 0 && !flamegraph_is_offcpu(p)) {
+	if (!fg.title && ti >= 0 && !flamegraph_type(p)) { /* not ebprof's: by its type */
 		const char *type = profile_string(p, p->sample_types[ti].type);
 
 		if (strcmp(type, "cpu") && strcmp(type, "samples")) {

@@ -45,23 +45,26 @@ const struct cli_command cli_record = {
 
 /* The options, and the checks across them. 0, 1 when help was printed,
  * -EINVAL (logged). */
-static int parse_args(int argc, char **argv, struct cli_values *o, unsigned *types)
+static int parse_args(int argc, char **argv, struct cli_values *o, enum ptype *type)
 {
+	const struct ptype_info *t;
 	const char *err = NULL;
 	int ret = cli_parse(&cli_record, argc, argv, o);
 
 	if (ret)
 		return ret;
-	if (sampler_types_parse(o->type, types))
-		err = "internal error: a type the sampler does not know";
+	if (!(t = ptype_by_name(o->type)))
+		err = "internal error: a type the table does not know";
 	else if (o->all && (o->npids || o->ncomms))
 		err = "-a/--all cannot be combined with -p or --comm";
 	else if (o->no_kernel && o->no_user)
 		err = "--no-kernel and --no-user leave nothing to record";
 	else if (o->group_by && o->format != RENDER_FOLDED && o->format != RENDER_SVG)
 		err = "--group-by needs --format folded or svg";
-	else if (o->idle && (*types != SAMPLER_TYPE_OFFCPU || o->format != RENDER_SVG))
+	else if (o->idle && (t->id != PTYPE_OFFCPU || o->format != RENDER_SVG))
 		err = "--idle needs --type offcpu and --format svg";
+	if (t)
+		*type = t->id;
 	if (err) {
 		log_error("%s", err);
 		return -EINVAL;
@@ -78,12 +81,13 @@ static void progress(const struct session_progress *p, void *ctx)
 	fflush(stderr);
 }
 
-static void session_options(const struct cli_values *o, unsigned types, const char *comment,
+static void session_options(const struct cli_values *o, enum ptype type, const char *comment,
 			    struct sink **sink, struct session_opts *so)
 {
 	memset(so, 0, sizeof(*so));
 	so->frequency = (int)o->frequency;
-	so->types = types;
+	so->types = PTYPE_BIT(type);
+	so->faults_period = (uint32_t)o->faults_period;
 	so->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
 	so->offcpu_pct = (uint32_t)o->offcpu_pct;
 	so->offcpu_period_ns = (uint64_t)o->offcpu_period_us * 1000;
@@ -149,27 +153,30 @@ static void unwind_summary(const struct session_stats *st)
 }
 
 /* The summary line on a terminal or with -v. */
-static void summary(const struct cli_values *o, bool offcpu, const struct session_stats *st)
+static void summary(const struct cli_values *o, enum ptype type, const struct session_stats *st)
 {
 	uint64_t frames = st->built.user_frames + st->built.kernel_frames;
 	uint64_t resolved = st->built.user_frames_resolved + st->built.kernel_frames_resolved;
-
-	char counted[64] = "", what[64];
+	int stat = sampler_type_stat(type);
+	char counted[64] = "", what[64], faulted[32] = "";
 
 	/* Every sample BPF counted is in the profile; say so when not. */
-	if (!offcpu && st->bpf.v[STAT_SAMPLES] != st->built.samples)
+	if (stat >= 0 && st->bpf.v[stat] != st->built.samples)
 		snprintf(counted, sizeof(counted), "; BPF counted %llu samples",
-			 (unsigned long long)st->bpf.v[STAT_SAMPLES]);
-	if (offcpu)
+			 (unsigned long long)st->bpf.v[stat]);
+	if (type == PTYPE_OFFCPU)
 		snprintf(what, sizeof(what), "%llu waits (%.3f s off the CPU)",
 			 (unsigned long long)st->built.samples, st->built.offcpu_ns / 1e9);
 	else
 		snprintf(what, sizeof(what), "%llu samples", (unsigned long long)st->built.samples);
+	if (type == PTYPE_FAULTS)
+		snprintf(faulted, sizeof(faulted), " (%.1f MiB faulted)",
+			 st->built.fault_bytes / 1048576.0);
 	fprintf(stderr,
-		"ebprof: wrote %s: %s from %lu processes in %.1fs, %llu frames "
+		"ebprof: wrote %s: %s from %lu processes in %.1fs%s, %llu frames "
 		"(%.1f%% symbolized), profile written %.0f ms after sampling ended%s%s%s\n",
 		strcmp(o->output, "-") ? o->output : "stdout", what, st->processes, st->elapsed_s,
-		(unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
+		faulted, (unsigned long long)frames, frames ? 100.0 * resolved / frames : 0.0,
 		st->last_flush_ms, counted, st->lost_text[0] ? "; lost: " : "", st->lost_text);
 	symbols_summary(st->symbols);
 	unwind_summary(st);
@@ -188,18 +195,18 @@ int cmd_record(int argc, char **argv)
 	struct session_opts so;
 	struct session_run_opts ro = { 0 };
 	struct session_stats st;
-	struct render_opts rend = { .title = "ebprof record: CPU" };
+	struct render_opts rend = { 0 };
 	struct session *s = NULL;
 	struct sink *file = NULL;
 	struct sigaction sa = { 0 };
 	struct sym_opts syo = { 0 };
 	struct symbolizer *sym = NULL;
 	bool tty = isatty(STDERR_FILENO);
-	char err[512] = "", comment[128];
-	unsigned types = 0;
+	char err[512] = "", comment[128], title[64];
+	enum ptype type = PTYPE_CPU;
 	int rc = EXIT_RUNTIME, ret;
 
-	ret = parse_args(argc, argv, &o, &types);
+	ret = parse_args(argc, argv, &o, &type);
 	if (ret) {
 		rc = ret > 0 ? EXIT_OK : EXIT_USAGE;
 		goto out;
@@ -215,13 +222,13 @@ int cmd_record(int argc, char **argv)
 	snprintf(comment, sizeof(comment), "ebprof %s record", ebprof_version);
 	rend.group_by = o.group_by;
 	rend.idle = o.idle;
-	if (types == SAMPLER_TYPE_OFFCPU)
-		rend.title = "ebprof record: off-CPU time";
+	snprintf(title, sizeof(title), "ebprof record: %s", ptype_info(type)->label);
+	rend.title = title;
 	if (file_sink_open(o.output, o.format, &rend, &file)) {
 		log_error("out of memory");
 		goto out;
 	}
-	session_options(&o, types, comment, &file, &so);
+	session_options(&o, type, comment, &file, &so);
 	/* Debug files missing locally come from debuginfod, as perf does,
 	 * fetched while sampling (the session prewarms the symbolizer). */
 	syo.debuginfod_urls = o.offline ? NULL : getenv("DEBUGINFOD_URLS");
@@ -238,8 +245,12 @@ int cmd_record(int argc, char **argv)
 		rc = ret == -ESRCH ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}
-	log_info("sampling at %ld Hz on %d CPUs%s", o.frequency, session_ncpus(s),
-		 o.duration > 0 ? "" : " until stopped");
+	if (type == PTYPE_FAULTS)
+		log_info("sampling at 1 in %ld page faults on %d CPUs%s", o.faults_period,
+			 session_ncpus(s), o.duration > 0 ? "" : " until stopped");
+	else
+		log_info("sampling at %ld Hz on %d CPUs%s", o.frequency, session_ncpus(s),
+			 o.duration > 0 ? "" : " until stopped");
 	ro.duration_s = o.duration;
 	ro.stop_when_gone = o.npids > 0; /* like perf record -p */
 	ro.stop = &stop_requested;
@@ -257,9 +268,10 @@ int cmd_record(int argc, char **argv)
 	if (st.failed)
 		goto out; /* the file sink said why */
 	if (tty || o.verbose)
-		summary(&o, types == SAMPLER_TYPE_OFFCPU, &st);
+		summary(&o, type, &st);
 	if (st.built.samples == 0)
-		log_warn("no samples were recorded: the targets used no CPU");
+		log_warn("no samples were recorded%s",
+			 type == PTYPE_CPU ? ": the targets used no CPU" : "");
 	rc = EXIT_OK;
 out:
 	session_close(s);

@@ -283,7 +283,7 @@ static void session_options(struct top *t, struct sink **sink, struct session_op
 {
 	memset(so, 0, sizeof(*so));
 	so->frequency = (int)t->o.frequency;
-	so->types = SAMPLER_TYPE_CPU | (t->waits ? SAMPLER_TYPE_OFFCPU : 0);
+	so->types = PTYPE_BIT(PTYPE_CPU) | (t->waits ? PTYPE_BIT(PTYPE_OFFCPU) : 0);
 	so->offcpu_pct = (uint32_t)t->o.offcpu_pct;
 	so->offcpu_period_ns = (uint64_t)t->o.offcpu_period_us * 1000;
 	so->kernel = so->user = so->inherit = true;

@@ -79,17 +79,19 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_RECORD,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu",
+	  .choices = "cpu,offcpu,faults",
 	  .once = true,
 	  .def = "cpu",
 	  .section = "Sampling",
 	  .help = "`cpu`: stacks sampled on the CPU; `offcpu`: time away from the CPU by stack, "
-		  "state and, for PostgreSQL 14+, wait event; one type per file",
+		  "state and, for PostgreSQL 14+, wait event; `faults`: page faults, in bytes; "
+		  "one type per file",
 	  .man = "`cpu`: stacks sampled on the CPU; `offcpu`: time away from the CPU, timed at "
 		 "sched_switch and taken where the thread resumes, by stack, state (`sleeping`, "
 		 "`disk`, `runnable`, `idle`) and, for PostgreSQL 14 and later, wait event "
-		 "(`wait_event_type`, `wait_event`, as pg_stat_activity names them); one type "
-		 "per file" },
+		 "(`wait_event_type`, `wait_event`, as pg_stat_activity names them); `faults`: "
+		 "page faults, one sample every --faults-period of them, weighed in bytes "
+		 "(where resident memory grows); one type per file" },
 	{ .name = "offcpu-min",
 	  .type = CLI_INT,
 	  V(offcpu_min_us, long),
@@ -126,6 +128,16 @@ const struct cli_option cli_options[] = {
 	  .man = "Off-CPU: a wait at least this long is taken whole, a shorter one with the "
 		 "probability of its share of it and counted as this long; 0 takes every "
 		 "wait" },
+	{ .name = "faults-period",
+	  .type = CLI_INT,
+	  V(faults_period, long),
+	  .cmds = CLI_RECORD,
+	  .arg = "N",
+	  .min = 1,
+	  .max = SAMPLER_FAULTS_PERIOD_MAX,
+	  .def = SAMPLER_FAULTS_PERIOD_TEXT,
+	  .section = "Sampling",
+	  .help = "faults: one sample every N page faults of a CPU, weighing N pages" },
 	{ .name = "frequency",
 	  .shortopt = 'F',
 	  .type = CLI_INT,
@@ -271,21 +283,21 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_LS,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu",
+	  .choices = "cpu,offcpu,faults",
 	  .once = true,
-	  .def_text = "both",
+	  .def_text = "every type",
 	  .section = "Selection",
-	  .help = "only `cpu` or `offcpu` profiles" },
+	  .help = "only profiles of this type" },
 	{ .name = "type", /* merges profiles of one type: cpu unless said */
 	  .type = CLI_CHOICE,
 	  V(type, const char *),
 	  .cmds = CLI_MERGE,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu",
+	  .choices = "cpu,offcpu,faults",
 	  .once = true,
 	  .def_text = "cpu, unless --label type=...",
 	  .section = "Selection",
-	  .help = "only `cpu` or `offcpu` profiles, the sample types of one profile" },
+	  .help = "only profiles of this type, the sample types of one profile" },
 	/* --- symbols --- */
 	{ .name = "debug-dir",
 	  .type = CLI_STRING,

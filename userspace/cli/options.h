@@ -105,8 +105,9 @@ struct cli_values {
 	size_t ncomms;
 	bool all, no_inherit;
 	/* sampling */
-	const char *type; /* "cpu", "offcpu": what record samples, what ls takes */
+	const char *type; /* a profile type's name: what record samples, what ls takes */
 	long offcpu_min_us, offcpu_pct, offcpu_period_us;
+	long faults_period;
 	long frequency;
 	double duration; /* 0: until stopped */
 	long delay;

@@ -13,6 +13,7 @@
 #include "top_table.h"
 #include "util/hashmap.h"
 #include "util/compare.h"
+#include "util/profile_types.h"
 
 #define SEVERAL "(several)"
 #define NO_STATEMENT "(no statement)"
@@ -300,19 +301,24 @@ static int add_wait(struct top_table *t, const struct profile *p, const struct p
 int top_table_add(struct top_table *t, const struct sink_profile *r)
 {
 	const struct profile *p = r->profile;
-	bool offcpu = false;
+	enum ptype type = PTYPE_CPU;
+	bool offcpu;
 	size_t vi = 0;
 
 	if (!p)
 		return 0;
 	for (size_t i = 0; i < p->nsample_types; i++) {
-		const char *type = profile_string(p, p->sample_types[i].type);
+		const struct ptype_info *t =
+			ptype_by_value(profile_string(p, p->sample_types[i].type));
 
-		if (!strcmp(type, "cpu") || !strcmp(type, "offcpu")) {
+		if (t) {
 			vi = i;
-			offcpu = !strcmp(type, "offcpu");
+			type = t->id;
 		}
 	}
+	if (type != PTYPE_CPU && type != PTYPE_OFFCPU)
+		return 0; /* a statement's CPU and waits only */
+	offcpu = type == PTYPE_OFFCPU;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct pf_sample *smp = &p->samples[i];
 		int err = offcpu ? add_wait(t, p, smp, r, smp->values[vi])

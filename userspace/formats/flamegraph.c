@@ -17,7 +17,6 @@
 #include "util/hashmap.h"
 
 #define DEFAULT_TITLE "CPU flame graph"
-#define OFFCPU_TITLE "Off-CPU time"
 #define DEFAULT_WIDTH 1200
 #define MIN_SVG_WIDTH 100
 #define MAX_SVG_WIDTH 100000
@@ -237,7 +236,7 @@ static void put_header(FILE *out, const struct fg *g, const struct flamegraph_op
 		width, height);
 	fprintf(out, "<text id=\"title\" x=\"%.1f\" y=\"24\">", width / 2.0);
 	put_esc(out, opts && opts->title ? opts->title
-		     : g && g->offcpu	 ? OFFCPU_TITLE
+		     : g && g->type	 ? g->type->title
 					 : DEFAULT_TITLE);
 	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"reset\" class=\"ctl off\" x=\"%d\" y=\"24\">Reset Zoom</text>\n",
@@ -490,7 +489,8 @@ int flamegraph_write(const struct profile *p, const struct flamegraph_opts *opts
 	}
 	if (ti < 0)
 		return ti;
-	g.offcpu = flamegraph_is_offcpu(p);
+	g.type = flamegraph_type(p);
+	g.offcpu = g.type && g.type->flame == PTYPE_FLAME_WAITS;
 	g.skip_idle = g.offcpu && !(opts && opts->idle);
 	ret = fg_build(&g);
 	if (ret) {

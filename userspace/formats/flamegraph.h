@@ -30,12 +30,15 @@
 #include <jansson.h>
 
 #include "profile/profile.h"
+#include "util/profile_types.h"
 
 struct flamegraph_opts {
-	const char *title;	 /* NULL: "CPU flame graph" */
+	const char *title;	 /* NULL: its type's (flamegraph_type()), else
+				  * "CPU flame graph" */
 	const char *sample_type; /* sample type name ("cpu", "samples", "alloc_space"...);
 				  * NULL: the profile's default_sample_type, else
-				  * offcpu if it has one, else the last */
+				  * the main value of its type (flamegraph_type()),
+				  * else the last */
 	int width;		 /* pixels, 0 = 1200 */
 	int max_depth;		 /* frames drawn per stack, 0 = 256 */
 	const char *group_by;	 /* a label key whose value is the root frame
@@ -44,8 +47,11 @@ struct flamegraph_opts {
 	bool idle;		 /* off-CPU: draw the state=idle samples too */
 };
 
-/* Whether p is an off-CPU profile (has the sample type offcpu/nanoseconds). */
-bool flamegraph_is_offcpu(const struct profile *p);
+/* The ebprof profile type of p (util/profile_types.h: its title, how it
+ * is drawn): the first whose main value type and unit p has
+ * (cpu/nanoseconds, offcpu/nanoseconds, faults/bytes); NULL for another
+ * profile (Go's heap profile, say). */
+const struct ptype_info *flamegraph_type(const struct profile *p);
 
 /*
  * Write p as an SVG flamegraph to out. Returns 0, -EINVAL when the sample
@@ -57,8 +63,8 @@ int flamegraph_write(const struct profile *p, const struct flamegraph_opts *opts
 
 /*
  * Index of the sample type named name in p (NULL: the profile's
- * default_sample_type, else offcpu, else the last), as flamegraph_write()
- * picks it.
+ * default_sample_type, else its type's main value, else the last), as
+ * flamegraph_write() picks it.
  * Returns the index, -ENOENT when name is NULL and p has no sample types,
  * or -EINVAL with a one-line message in err naming the types p has.
  */

@@ -66,6 +66,7 @@ struct fg {
 	struct hashmap *edges; /* (parent << 32 | frame) -> node index */
 	uint32_t *order;       /* non-root nodes grouped by parent, by frame name */
 	bool has_process, has_cut;
+	const struct ptype_info *type;	/* the profile's, NULL: not ebprof's */
 	bool offcpu;			/* a wait-event frame above the root per stack */
 	bool skip_idle;			/* leave samples labelled state=idle out */
 	int64_t idle_value, idle_count; /* what skip_idle left out */

@@ -400,21 +400,41 @@ static int layout(struct fg *g)
 	return 0;
 }
 
+/* The index of p's sample type of ebprof type t's main value, -1 if none. */
+static int main_value(const struct profile *p, const struct ptype_info *t)
+{
+	const struct ptype_value_type *v = &t->values[t->main];
+
+	for (size_t i = 0; i < p->nsample_types; i++)
+		if (!strcmp(profile_string(p, p->sample_types[i].type), v->type) &&
+		    !strcmp(profile_string(p, p->sample_types[i].unit), v->unit))
+			return (int)i;
+	return -1;
+}
+
+const struct ptype_info *flamegraph_type(const struct profile *p)
+{
+	for (int t = 0; t < PTYPE_N; t++)
+		if (main_value(p, ptype_info(t)) >= 0)
+			return ptype_info(t);
+	return NULL;
+}
+
 int flamegraph_sample_type(const struct profile *p, const char *name, char *err, size_t errlen)
 {
 	size_t i, n = 0;
 
 	if (!name) {
 		const char *def = profile_string(p, p->default_sample_type);
+		const struct ptype_info *t = flamegraph_type(p);
 
 		if (!p->nsample_types)
 			return -ENOENT;
 		for (i = 0; *def && i < p->nsample_types; i++)
 			if (!strcmp(profile_string(p, p->sample_types[i].type), def))
 				return (int)i;
-		for (i = 0; !*def && i < p->nsample_types; i++)
-			if (!strcmp(profile_string(p, p->sample_types[i].type), "offcpu"))
-				return (int)i;
+		if (!*def && t)
+			return main_value(p, t);
 		return (int)p->nsample_types - 1;
 	}
 	for (i = 0; i < p->nsample_types; i++)

@@ -33,15 +33,6 @@ static const struct {
 	[W_STATE] = { "", "no wait event", "w-state", 0, 0 },
 };
 
-bool flamegraph_is_offcpu(const struct profile *p)
-{
-	for (size_t i = 0; i < p->nsample_types; i++)
-		if (!strcmp(profile_string(p, p->sample_types[i].type), "offcpu") &&
-		    !strcmp(profile_string(p, p->sample_types[i].unit), "nanoseconds"))
-			return true;
-	return false;
-}
-
 bool flamegraph_sample_is_idle(const struct profile *p, const struct pf_sample *s)
 {
 	char buf[16];

@@ -52,11 +52,11 @@ enum adhoc_end {
 };
 
 /* A validated ad hoc profile request. pids and comms are owned (free with
- * adhoc_request_free()); what is a static string for the logs. */
+ * adhoc_request_free()); what names it for the logs. */
 struct adhoc_request {
 	enum http_style style;
-	const char *what; /* "POST /profile/cpu" */
-	int frequency;	  /* Hz */
+	char what[48]; /* "POST /profile/cpu" */
+	int frequency; /* Hz */
 	int seconds;
 	enum render_format format; /* RENDER_PPROF, RENDER_PPROF_GZIP or RENDER_SVG */
 	bool force;
@@ -67,8 +67,9 @@ struct adhoc_request {
 	char *group_by; /* group_by= label key, NULL if absent */
 	bool has_query_labels;
 	enum query_labels query_labels; /* query_labels=, if has_query_labels */
-	bool offcpu;			/* /profile/offcpu: time away from the CPU */
-	int offcpu_pct;			/* ... percent of switches taken, 0: 100 */
+	enum ptype type;		/* /profile/TYPE: the profile type */
+	int offcpu_pct;			/* offcpu: percent of switches taken, 0: 100 */
+	int faults_period;		/* faults: a sample every N faults, 0: default */
 	bool idle;			/* idle= (format=svg): draw off-CPU idle time */
 };
 

@@ -161,9 +161,13 @@ static int json_fields(const json_t *root, bool as_real, struct adhoc_request *r
 	if (!ret)
 		ret = json_int_field(root, "sampling_frequency", 1, 1000, 100, as_real,
 				     &r->frequency, msg, msglen);
-	if (!ret && r->offcpu)
+	if (!ret && r->type == PTYPE_OFFCPU)
 		ret = json_int_field(root, "offcpu_ratio", 1, 100, 100, as_real, &r->offcpu_pct,
 				     msg, msglen);
+	if (!ret && r->type == PTYPE_FAULTS)
+		ret = json_int_field(root, "faults_period", 1, SAMPLER_FAULTS_PERIOD_MAX,
+				     SAMPLER_FAULTS_PERIOD, as_real, &r->faults_period, msg,
+				     msglen);
 	if (!ret)
 		ret = json_int_field(root, "timeout_seconds", 1, 60, 5, as_real, &r->seconds, msg,
 				     msglen);
@@ -217,8 +221,9 @@ int http_params_json(const char *body, size_t len, struct adhoc_request *r, char
 
 /* ---- query ---- */
 
-static const char *const known[] = { "seconds", "frequency", "format",	     "force", "pid",
-				     "comm",	"group_by",  "query_labels", "ratio", "idle" };
+static const char *const known[] = { "seconds", "frequency",	 "format",   "force",
+				     "pid",	"comm",		 "group_by", "query_labels",
+				     "ratio",	"faults_period", "idle" };
 
 /* The value of key: NULL and *given false if absent; 400 when it is given
  * twice with different values. */
@@ -382,7 +387,7 @@ int http_params_query(const struct http_arg *args, size_t n, bool strict, struct
 			snprintf(
 				msg, msglen,
 				"unknown parameter '%s' (known: seconds, frequency, format, force, "
-				"pid, comm, group_by, query_labels, ratio, idle)",
+				"pid, comm, group_by, query_labels, ratio, faults_period, idle)",
 				http_printable(args[i].key, strlen(args[i].key), shown,
 					       sizeof(shown)));
 			return 400;
@@ -397,12 +402,21 @@ int http_params_query(const struct http_arg *args, size_t n, bool strict, struct
 		ret = query_int("frequency", v, 1, 1000, &r->frequency, msg, msglen);
 	if (!ret)
 		ret = query_value(args, n, "ratio", &given, &v, msg, msglen);
-	if (!ret && given && !r->offcpu) {
+	if (!ret && given && r->type != PTYPE_OFFCPU) {
 		snprintf(msg, msglen, "ratio is a parameter of /profile/offcpu");
 		return 400;
 	}
 	if (!ret && given)
 		ret = query_int("ratio", v, 1, 100, &r->offcpu_pct, msg, msglen);
+	if (!ret)
+		ret = query_value(args, n, "faults_period", &given, &v, msg, msglen);
+	if (!ret && given && r->type != PTYPE_FAULTS) {
+		snprintf(msg, msglen, "faults_period is a parameter of /profile/faults");
+		return 400;
+	}
+	if (!ret && given)
+		ret = query_int("faults_period", v, 1, SAMPLER_FAULTS_PERIOD_MAX, &r->faults_period,
+				msg, msglen);
 	if (!ret)
 		ret = query_value(args, n, "format", &given, &v, msg, msglen);
 	if (ret)

@@ -60,12 +60,11 @@ struct response_sink {
 static int response_write(struct sink *k, const struct sink_profile *r)
 {
 	struct response_sink *rs = (struct response_sink *)k;
-	bool offcpu = r->type && !strcmp(r->type, "offcpu");
-	struct render_opts ro = { .title = offcpu ? "ebprof ad hoc off-CPU profile"
-						  : "ebprof ad hoc CPU profile",
-				  .group_by = rs->group_by,
-				  .idle = rs->idle };
+	const struct ptype_info *t = ptype_of_record(r->type);
+	char title[64];
+	struct render_opts ro = { .title = title, .group_by = rs->group_by, .idle = rs->idle };
 
+	snprintf(title, sizeof(title), "ebprof ad hoc profile: %s", t ? t->label : r->type);
 	free(rs->body);
 	rs->body = NULL;
 	return render_profile(r->profile, rs->format, &ro, &rs->body, &rs->len, k->err,
@@ -124,9 +123,10 @@ static void fill_opts(struct http_server *s, const struct adhoc_request *r,
 {
 	memset(o, 0, sizeof(*o));
 	o->frequency = r->frequency;
-	o->types = r->offcpu ? SAMPLER_TYPE_OFFCPU : SAMPLER_TYPE_CPU;
+	o->types = PTYPE_BIT(r->type);
 	o->offcpu_pct = r->offcpu_pct > 0 ? (uint32_t)r->offcpu_pct : 100;
 	o->offcpu_period_ns = SAMPLER_OFFCPU_PERIOD_US * 1000ull;
+	o->faults_period = (uint32_t)r->faults_period;
 	o->kernel = s->kernel;
 	o->user = s->user;
 	o->btf_path = s->btf;
@@ -255,7 +255,7 @@ static void profile_job_run(struct http_job *j)
 		http_send_msg(s, rq, c, status, r->style, "%s", msg);
 	} else {
 		log_info("http: %s: %llu samples of %lu processes in %.1f s%s", r->what,
-			 (unsigned long long)st.bpf.v[STAT_SAMPLES], st.processes, st.elapsed_s,
+			 (unsigned long long)st.built.samples, st.processes, st.elapsed_s,
 			 end_names[end]);
 		send_profile(s, rq, c, r, &rs);
 	}

@@ -9,8 +9,8 @@
  * leaves it out):
  *   /profile/cpu          GET, HEAD, POST, DELETE   (compute API; GET with a
  *                                                    query: pprof-endpoint API)
- *   /profile/offcpu       GET, HEAD, POST, DELETE   (the same for time away
- *                                                    from the CPU; one slot)
+ *   /profile/TYPE         the same for the other profile types the sampler
+ *                         takes (util/profile_types.h: offcpu, faults); one slot
  *   /debug/pprof/profile  GET, HEAD                 (Go net/http/pprof, Alloy)
  *   /metrics, /healthz    GET, HEAD
  * Anything else is 404, another method 405 with Allow. Every answer of
@@ -45,8 +45,7 @@
 #define HTTP_IDLE_TIMEOUT_S 5
 
 enum route_id {
-	ROUTE_PROFILE_CPU,
-	ROUTE_PROFILE_OFFCPU,
+	ROUTE_PROFILE, /* /profile/TYPE */
 	ROUTE_DEBUG_PPROF,
 	ROUTE_METRICS,
 	ROUTE_HEALTHZ,
@@ -60,17 +59,25 @@ struct route {
 	bool adhoc;	       /* counted as an ad hoc request */
 };
 
+#define PROFILE_PREFIX "/profile/"
+
 static const struct route routes[] = {
-	{ "/profile/cpu", ROUTE_PROFILE_CPU, "GET, HEAD, POST, DELETE", STYLE_STRING, true },
-	{ "/profile/offcpu", ROUTE_PROFILE_OFFCPU, "GET, HEAD, POST, DELETE", STYLE_STRING, true },
+	{ PROFILE_PREFIX, ROUTE_PROFILE, "GET, HEAD, POST, DELETE", STYLE_STRING, true },
 	{ "/debug/pprof/profile", ROUTE_DEBUG_PPROF, "GET, HEAD", STYLE_MSG, true },
 	{ "/metrics", ROUTE_METRICS, "GET, HEAD", STYLE_MSG, false },
 	{ "/healthz", ROUTE_HEALTHZ, "GET, HEAD", STYLE_MSG, false },
 };
 
+/* The route of url; /profile/NAME for each type the sampler counts. */
 static const struct route *find_route(const char *url)
 {
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+	const struct ptype_info *t;
+
+	if (!strncmp(url, PROFILE_PREFIX, strlen(PROFILE_PREFIX))) {
+		t = ptype_by_name(url + strlen(PROFILE_PREFIX));
+		return t && t->source == PTYPE_FROM_BPF ? &routes[0] : NULL;
+	}
+	for (size_t i = 1; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (!strcmp(url, routes[i].path))
 			return &routes[i];
 	return NULL;
@@ -139,16 +146,16 @@ static bool is_json(const char *ctype)
 }
 
 static enum MHD_Result profile_post(struct http_server *s, struct http_req *rq,
-				    struct MHD_Connection *c, bool offcpu)
+				    struct MHD_Connection *c, enum ptype type)
 {
 	const char *ctype =
 		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-	struct adhoc_request r = { .what = offcpu ? "POST /profile/offcpu" : "POST /profile/cpu",
-				   .offcpu = offcpu };
+	struct adhoc_request r = { .type = type };
 	char msg[HTTP_MSG_LEN], shown[80];
 	enum MHD_Result mr;
 	int status;
 
+	snprintf(r.what, sizeof(r.what), "POST " PROFILE_PREFIX "%s", ptype_info(type)->name);
 	if (!is_json(ctype)) {
 		return http_send_msg(
 			s, rq, c, 415, STYLE_STRING,
@@ -193,18 +200,17 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 
 static enum MHD_Result profile_query(struct http_server *s, struct http_req *rq,
 				     struct MHD_Connection *c, const char *what, int seconds,
-				     bool strict, bool offcpu)
+				     bool strict, enum ptype type)
 {
-	struct adhoc_request r = { .what = what,
-				   .frequency = 99,
-				   .seconds = seconds,
-				   .format = RENDER_PPROF_GZIP,
-				   .offcpu = offcpu };
+	struct adhoc_request r = {
+		.frequency = 99, .seconds = seconds, .format = RENDER_PPROF_GZIP, .type = type
+	};
 	struct args a = { .n = 0 };
 	char msg[HTTP_MSG_LEN];
 	enum MHD_Result mr;
 	int status;
 
+	snprintf(r.what, sizeof(r.what), "%s", what);
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
 	if (a.overflow) {
 		snprintf(msg, sizeof(msg), "too many query parameters (at most %d)", HTTP_MAX_ARGS);
@@ -241,7 +247,7 @@ static enum MHD_Result metrics_get(struct http_server *s, struct http_req *rq,
 }
 
 static enum MHD_Result dispatch(struct http_server *s, struct http_req *rq,
-				struct MHD_Connection *c, const struct route *rt,
+				struct MHD_Connection *c, const struct route *rt, const char *url,
 				const char *method)
 {
 	/* Routing errors have empty bodies (the platform's server's way); 405
@@ -254,23 +260,22 @@ static enum MHD_Result dispatch(struct http_server *s, struct http_req *rq,
 		return http_send(s, rq, c, 405, NULL, NULL, 0, false, hdrs);
 	}
 	switch (rt->id) {
-	case ROUTE_PROFILE_CPU:
-	case ROUTE_PROFILE_OFFCPU: {
-		bool offcpu = rt->id == ROUTE_PROFILE_OFFCPU;
+	case ROUTE_PROFILE: {
+		enum ptype type = ptype_by_name(url + strlen(PROFILE_PREFIX))->id;
+		char what[48];
 
 		if (!strcmp(method, "POST"))
-			return profile_post(s, rq, c, offcpu);
+			return profile_post(s, rq, c, type);
 		if (!strcmp(method, "DELETE"))
 			return cancel_delete(s, rq, c);
+		snprintf(what, sizeof(what), "GET %s", url);
 		if (MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, NULL, NULL) > 0)
-			return profile_query(s, rq, c,
-					     offcpu ? "GET /profile/offcpu" : "GET /profile/cpu", 5,
-					     true, offcpu);
+			return profile_query(s, rq, c, what, 5, true, type);
 		return status_get(s, rq, c);
 	}
 	case ROUTE_DEBUG_PPROF:
 		return profile_query(s, rq, c, "GET /debug/pprof/profile", HTTP_DEBUG_PPROF_SECONDS,
-				     false, false);
+				     false, PTYPE_CPU);
 	case ROUTE_METRICS:
 		return metrics_get(s, rq, c);
 	case ROUTE_HEALTHZ:
@@ -363,7 +368,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (rq->too_big)
 		return too_big(s, rq, c, rt);
-	return dispatch(s, rq, c, rt, method);
+	return dispatch(s, rq, c, rt, url, method);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,

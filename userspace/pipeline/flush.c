@@ -39,23 +39,30 @@ static const struct pg_title *sample_title(void *ctx, uint32_t pid)
 	return sp->is_pg ? &sp->pg : NULL;
 }
 
-const char *session_type_name(enum session_type t)
+bool session_takes(const struct session *s, enum ptype t)
 {
-	return t == SESSION_OFFCPU ? "offcpu" : "cpu";
+	return s->o.types & PTYPE_BIT(t);
 }
 
-bool session_takes(const struct session *s, enum session_type t)
+/* What one count of a raw sample of type t weighs (builder_opts.period). */
+static int64_t type_period(const struct session *s, enum ptype t)
 {
-	return s->o.types & (t == SESSION_OFFCPU ? SAMPLER_TYPE_OFFCPU : SAMPLER_TYPE_CPU);
+	switch (t) {
+	case PTYPE_CPU:
+		return s->o.frequency > 0 ? NSEC_PER_SEC / s->o.frequency : 0;
+	case PTYPE_FAULTS:
+		return (int64_t)s->o.faults_period * s->page_size;
+	default: /* off-CPU samples carry their own time */
+		return 1;
+	}
 }
 
-int session_new_builder(struct session *s, enum session_type t, int64_t start_ns,
-			struct builder **out)
+int session_new_builder(struct session *s, enum ptype t, int64_t start_ns, struct builder **out)
 {
 	struct builder_opts bo = { 0 };
 
-	bo.offcpu = t == SESSION_OFFCPU;
-	bo.frequency = s->o.frequency;
+	bo.type = t;
+	bo.period = type_period(s, t);
 	bo.sym = s->sym;
 	bo.procs = s->procs;
 	bo.time_nanos = start_ns;
@@ -104,7 +111,7 @@ void session_parse_title(struct session *s, struct session_proc *sp, const char 
 
 int session_add_sample(const struct raw_sample *rs, void *ctx)
 {
-	enum session_type t = rs->offcpu_state ? SESSION_OFFCPU : SESSION_CPU;
+	enum ptype t = rs->type < PTYPE_N ? (enum ptype)rs->type : PTYPE_CPU;
 	struct session *s = ctx;
 	struct session_proc *sp;
 	struct builder *b;
@@ -185,6 +192,7 @@ static size_t process_labels(struct session *s, struct session_proc *sp, char *p
 static void add_builder_stats(struct builder_stats *to, const struct builder_stats *st)
 {
 	to->samples += st->samples;
+	to->fault_bytes += st->fault_bytes;
 	to->offcpu_ns += st->offcpu_ns;
 	to->stacks += st->stacks;
 	to->user_frames += st->user_frames;
@@ -307,16 +315,24 @@ void session_deliver(struct session *s, struct profile *p, struct sink_profile *
 {
 	char comment[512];
 
+	const struct ptype_info *ti = ptype_of_record(rec->type);
+	double secs = (rec->end_ns - rec->start_ns) / 1e9;
+
 	if (s->o.comment)
 		profile_add_comment(p, s->o.comment);
-	if (s->o.split == SESSION_ONE_PROFILE && rec->type && !strcmp(rec->type, "offcpu")) {
-		snprintf(comment, sizeof(comment), "off-CPU, %.3f s, %llu waits, %.3f s away",
-			 (rec->end_ns - rec->start_ns) / 1e9,
+	if (s->o.split == SESSION_ONE_PROFILE && ti && ti->id == PTYPE_OFFCPU) {
+		snprintf(comment, sizeof(comment), "off-CPU, %.3f s, %llu waits, %.3f s away", secs,
 			 (unsigned long long)profile_total(p, 0), profile_total(p, 1) / 1e9);
+		profile_add_comment(p, comment);
+	} else if (s->o.split == SESSION_ONE_PROFILE && ti && ti->id == PTYPE_FAULTS) {
+		snprintf(comment, sizeof(comment),
+			 "page faults, 1 sample every %u, %.3f s, %llu samples, %.1f MiB faulted",
+			 s->o.faults_period, secs, (unsigned long long)iv->lost[STAT_FAULT_SAMPLES],
+			 profile_total(p, 1) / 1048576.0);
 		profile_add_comment(p, comment);
 	} else if (s->o.split == SESSION_ONE_PROFILE) {
 		snprintf(comment, sizeof(comment), "%d Hz, %.3f s, %llu samples", s->o.frequency,
-			 (rec->end_ns - rec->start_ns) / 1e9, (unsigned long long)iv->samples);
+			 secs, (unsigned long long)iv->lost[STAT_SAMPLES]);
 		profile_add_comment(p, comment);
 	}
 	for (size_t i = 0; i < rec->nlabels; i++) {
@@ -363,7 +379,7 @@ static void flush_process(struct session *s, struct session_proc *sp, int64_t en
 	bool any = false;
 	char pidbuf[16];
 
-	for (int t = 0; t < SESSION_NTYPES; t++)
+	for (int t = 0; t < PTYPE_N; t++)
 		any |= sp->b[t] != NULL;
 	if (!any)
 		return;
@@ -373,10 +389,10 @@ static void flush_process(struct session *s, struct session_proc *sp, int64_t en
 	}
 	rec.labels = labels;
 	rec.nlabels = process_labels(s, sp, pidbuf, sizeof(pidbuf), &rec, labels);
-	for (int t = 0; t < SESSION_NTYPES; t++) {
+	for (int t = 0; t < PTYPE_N; t++) {
 		if (!sp->b[t])
 			continue;
-		rec.type = session_type_name(t);
+		rec.type = ptype_info(t)->name;
 		emit(s, sp->b[t], &rec, iv);
 		sp->b[t] = NULL;
 	}
@@ -397,7 +413,7 @@ static void forget_exited(struct session *s)
 		if (pi && !pi->exited)
 			continue; /* a new process under the pid since */
 		if (s->by_pid && !hm_remove(s->by_pid, &s->forget[i], &k, &v)) {
-			for (int t = 0; t < SESSION_NTYPES; t++) /* NULL: emitted */
+			for (int t = 0; t < PTYPE_N; t++) /* NULL: emitted */
 				builder_free(((struct session_proc *)v)->b[t]);
 			free(v);
 		}
@@ -418,9 +434,9 @@ static void interval_stats(struct session *s, struct session_interval *iv)
 	struct sampler_stats st;
 
 	sampler_read_stats(s->sampler, &st);
-	iv->samples = st.v[STAT_SAMPLES] - s->last_stats.v[STAT_SAMPLES];
 	for (int i = 0; i < STAT_MAX; i++)
 		iv->lost[i] = st.v[i] - s->last_stats.v[i];
+	iv->samples = session_samples(s, iv->lost);
 	sampler_loss_text(iv->lost, iv->lost_text, sizeof(iv->lost_text));
 	sampler_unwind_info(s->sampler, &iv->unwind);
 	s->last_stats = st;
@@ -475,12 +491,12 @@ int session_flush_from(struct session *s, bool final, int64_t end_ns, session_dr
 	}
 
 	if (s->o.split == SESSION_ONE_PROFILE) {
-		for (int t = 0; t < SESSION_NTYPES; t++) {
+		for (int t = 0; t < PTYPE_N; t++) {
 			struct sink_profile rec = { .start_ns = iv->start_ns, .end_ns = end_ns };
 
 			if (!s->one[t])
 				continue;
-			rec.type = session_type_name(t);
+			rec.type = ptype_info(t)->name;
 			emit(s, s->one[t], &rec, iv);
 			s->one[t] = NULL;
 			iv->processes = 1;

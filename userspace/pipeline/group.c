@@ -37,8 +37,8 @@ struct session_group {
 	bool is_pg;
 	/* Per type: samples of members drained into it, or NULL; members
 	 * merged after their drain, or NULL. */
-	struct builder *b[SESSION_NTYPES];
-	struct profile *p[SESSION_NTYPES];
+	struct builder *b[PTYPE_N];
+	struct profile *p[PTYPE_N];
 	uint32_t nprocs;
 };
 
@@ -99,8 +99,7 @@ static struct session_group *group_of(struct session *s, struct session_proc *sp
 	return g;
 }
 
-struct builder *session_group_builder(struct session *s, struct session_proc *sp,
-				      enum session_type t)
+struct builder *session_group_builder(struct session *s, struct session_proc *sp, enum ptype t)
 {
 	struct session_group *g;
 
@@ -125,9 +124,9 @@ bool session_should_group(struct session *s, struct session_proc *sp)
 	if (s->o.group_min_samples <= 0)
 		return false;
 	/* by its CPU samples (an off-CPU profile counts waits) */
-	if (!sp->b[SESSION_CPU])
+	if (!sp->b[PTYPE_CPU])
 		return true;
-	builder_get_stats(sp->b[SESSION_CPU], &st);
+	builder_get_stats(sp->b[PTYPE_CPU], &st);
 	return st.samples < (uint64_t)s->o.group_min_samples;
 }
 
@@ -135,7 +134,7 @@ void session_group_take(struct session *s, struct session_proc *sp, struct sessi
 {
 	struct session_group *g = group_of(s, sp);
 
-	for (int t = 0; t < SESSION_NTYPES; t++) {
+	for (int t = 0; t < PTYPE_N; t++) {
 		struct profile *p;
 		int err = -ENOMEM;
 
@@ -188,8 +187,8 @@ static size_t group_labels(struct session *s, const struct session_group *g, cha
 
 /* One group's profile of type t: its drained members, then its merged
  * ones. */
-static struct profile *group_profile(struct session *s, struct session_group *g,
-				     enum session_type t, struct session_interval *iv)
+static struct profile *group_profile(struct session *s, struct session_group *g, enum ptype t,
+				     struct session_interval *iv)
 {
 	struct profile *p = NULL;
 	int err;
@@ -230,12 +229,12 @@ void session_groups_emit(struct session *s, struct session_interval *iv)
 
 		rec.labels = labels;
 		rec.nlabels = group_labels(s, g, nbuf, sizeof(nbuf), &rec, labels);
-		for (int t = 0; t < SESSION_NTYPES; t++) {
+		for (int t = 0; t < PTYPE_N; t++) {
 			struct profile *p = group_profile(s, g, t, iv);
 
 			if (!p)
 				continue;
-			rec.type = session_type_name(t);
+			rec.type = ptype_info(t)->name;
 			session_deliver(s, p, &rec, iv); /* takes p */
 			any = true;
 		}

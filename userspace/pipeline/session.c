@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "process/targets.h"
 #include "session_internal.h"
@@ -119,6 +120,7 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	so.offcpu_min_ns = o->offcpu_min_ns;
 	so.offcpu_pct = o->offcpu_pct;
 	so.offcpu_period_ns = o->offcpu_period_ns;
+	so.faults_period = o->faults_period;
 	so.all = o->all;
 	so.kernel = o->kernel;
 	so.user = o->user;
@@ -143,7 +145,10 @@ int session_init(struct session *s, const struct session_opts *o)
 
 	s->o = *o;
 	if (!s->o.types) /* the default, said once */
-		s->o.types = SAMPLER_TYPE_CPU;
+		s->o.types = PTYPE_BIT(PTYPE_CPU);
+	if (!s->o.faults_period)
+		s->o.faults_period = SAMPLER_FAULTS_PERIOD;
+	s->page_size = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
 	s->sym = o->sym;
 	ret = procs_new(&s->procs);
 	if (!ret && !s->sym) {
@@ -162,8 +167,10 @@ int session_start_clock(struct session *s)
 	s->interval_start_ns = wall_ns();
 	s->start_mono_ns = mono_ns();
 	s->interval_start_mono_ns = s->start_mono_ns;
-	for (int t = 0; !ret && s->o.split == SESSION_ONE_PROFILE && t < SESSION_NTYPES; t++)
-		if (session_takes(s, t))
+	/* the profiles of raw samples (those the pipeline makes at an
+	 * interval's end, PTYPE_FROM_PIPELINE, need no builder) */
+	for (int t = 0; !ret && s->o.split == SESSION_ONE_PROFILE && t < PTYPE_N; t++)
+		if (session_takes(s, t) && ptype_info(t)->source == PTYPE_FROM_BPF)
 			ret = session_new_builder(s, t, s->interval_start_ns, &s->one[t]);
 	return ret;
 }
@@ -222,6 +229,16 @@ fail:
 	return ret;
 }
 
+uint64_t session_samples(const struct session *s, const uint64_t *stats)
+{
+	uint64_t n = 0;
+
+	for (int t = 0; t < PTYPE_N; t++)
+		if (session_takes(s, t) && sampler_type_stat(t) >= 0)
+			n += stats[sampler_type_stat(t)];
+	return n;
+}
+
 static bool stop_set(const struct session_run_opts *r)
 {
 	return r->stop && atomic_load(r->stop);
@@ -234,7 +251,7 @@ static void progress(struct session *s, const struct session_run_opts *r)
 
 	sampler_read_stats(s->sampler, &st);
 	p.elapsed_s = ((s->stopped ? s->stop_mono_ns : mono_ns()) - s->start_mono_ns) / 1e9;
-	p.samples = st.v[STAT_SAMPLES];
+	p.samples = session_samples(s, st.v);
 	p.processes = s->processes_sampled;
 	r->on_progress(&p, r->ctx);
 }
@@ -376,10 +393,10 @@ void session_close(struct session *s)
 
 	if (!s)
 		return;
-	for (int t = 0; t < SESSION_NTYPES; t++) /* before the symbolizer they pin binaries in */
+	for (int t = 0; t < PTYPE_N; t++) /* before the symbolizer they pin binaries in */
 		builder_free(s->one[t]);
 	for (size_t it = 0; s->by_pid && hm_next(s->by_pid, &it, &k, &v);) {
-		for (int t = 0; t < SESSION_NTYPES; t++)
+		for (int t = 0; t < PTYPE_N; t++)
 			builder_free(((struct session_proc *)v)->b[t]);
 		free(v);
 	}

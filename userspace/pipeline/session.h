@@ -38,11 +38,13 @@ enum session_split {
 
 struct session_opts {
 	/* Sampling */
-	unsigned types;		      /* SAMPLER_TYPE_CPU and/or _OFFCPU; 0: CPU.
+	unsigned types;		      /* PTYPE_BIT()s (util/profile_types.h); 0: cpu.
 				       * A profile of each type per interval */
 	uint64_t offcpu_min_ns;	      /* ... waits shorter than this not counted */
 	uint32_t offcpu_pct;	      /* ... percent of switches taken; 0: 100 */
 	uint64_t offcpu_period_ns;    /* ... shorter waits taken by chance; 0: all */
+	uint32_t faults_period;	      /* faults: one sample every N page faults;
+				       * 0: SAMPLER_FAULTS_PERIOD */
 	int frequency;		      /* Hz, 1..10000 */
 	bool kernel, user;	      /* stacks to collect */
 	const char *btf_path;	      /* NULL: the kernel's BTF */
@@ -131,11 +133,6 @@ struct session_stats {
 					  * the session, valid until it closes */
 	struct sampler_unwind_info unwind;
 };
-
-/* The profile types of a session, and their names ("cpu", "offcpu"). */
-enum session_type { SESSION_CPU, SESSION_OFFCPU, SESSION_NTYPES };
-
-const char *session_type_name(enum session_type t);
 
 struct session;
 

@@ -21,8 +21,8 @@
 /* A process of a SESSION_PER_PROCESS session. */
 struct session_proc {
 	uint32_t pid;
-	struct builder *b[SESSION_NTYPES]; /* NULL until it has samples of the
-					    * type this interval */
+	struct builder *b[PTYPE_N]; /* NULL until it has samples of the
+				     * type this interval */
 	struct pg_title pg;
 	bool is_pg;
 	char build_id[128]; /* of the main executable, "" if unknown */
@@ -34,17 +34,18 @@ struct session_proc {
 
 struct session {
 	struct session_opts o; /* arrays and strings borrowed until close */
+	int64_t page_size;     /* bytes a page fault maps (the base page) */
 	struct symbolizer *sym;
 	bool own_sym;
 	struct proc_registry *procs;
 	struct sampler *sampler;
-	struct query_table *queries;	     /* NULL: query-labels off */
-	struct pg_attach *pg;		     /* NULL: query-labels off */
-	struct hashmap *by_pid;		     /* pid -> struct session_proc (per process) */
-	struct hashmap *groups;		     /* key -> struct session_group, one flush */
-	struct builder *one[SESSION_NTYPES]; /* SESSION_ONE_PROFILE: the profile
-					      * of each type taken, else NULL */
-	uint32_t *forget;		     /* exited pids to drop at the next flush */
+	struct query_table *queries;  /* NULL: query-labels off */
+	struct pg_attach *pg;	      /* NULL: query-labels off */
+	struct hashmap *by_pid;	      /* pid -> struct session_proc (per process) */
+	struct hashmap *groups;	      /* key -> struct session_group, one flush */
+	struct builder *one[PTYPE_N]; /* SESSION_ONE_PROFILE: the profile
+				       * of each type taken, else NULL */
+	uint32_t *forget;	      /* exited pids to drop at the next flush */
 	size_t nforget, forget_cap;
 	int64_t interval_start_ns; /* wall clock: names and profile times */
 	/* Interval timing runs on CLOCK_MONOTONIC: a wall clock stepped by
@@ -98,8 +99,7 @@ void session_deliver(struct session *s, struct profile *p, struct sink_profile *
  * should this process's profile join its group; finish its builder into
  * its group; deliver and free every group's profile (and the map). */
 struct hashmap *session_groups_new(const struct session *s);
-struct builder *session_group_builder(struct session *s, struct session_proc *sp,
-				      enum session_type t);
+struct builder *session_group_builder(struct session *s, struct session_proc *sp, enum ptype t);
 bool session_should_group(struct session *s, struct session_proc *sp);
 void session_group_take(struct session *s, struct session_proc *sp, struct session_interval *iv);
 void session_groups_emit(struct session *s, struct session_interval *iv);
@@ -110,10 +110,12 @@ void session_groups_emit(struct session *s, struct session_interval *iv);
 int session_init(struct session *s, const struct session_opts *o);
 int session_start_clock(struct session *s);
 /* flush.c: a builder for a profile of type t starting at start_ns. */
-int session_new_builder(struct session *s, enum session_type t, int64_t start_ns,
-			struct builder **out);
+int session_new_builder(struct session *s, enum ptype t, int64_t start_ns, struct builder **out);
+/* session.c: the samples BPF took of the session's types, from counters
+ * indexed by enum ebprof_stat. */
+uint64_t session_samples(const struct session *s, const uint64_t *stats);
 /* flush.c: does the session take profiles of type t? */
-bool session_takes(const struct session *s, enum session_type t);
+bool session_takes(const struct session *s, enum ptype t);
 /* flush.c: the state of pid (created if new); NULL on -ENOMEM. */
 struct session_proc *session_proc(struct session *s, uint32_t pid);
 /* flush.c: read sp's PostgreSQL title from /proc, or take it from buf

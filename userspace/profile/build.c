@@ -61,7 +61,7 @@ struct builder {
 	struct hashmap *bmaps; /* bmap_key -> bmap */
 	struct hashmap *locs;  /* loc_key -> loc_entry */
 	uint64_t kernel_mapping_id;
-	int64_t period;
+	const struct ptype_info *info; /* of opts.type */
 	bool kallsyms_failed;
 	struct builder_stats stats;
 	struct symreport report;
@@ -104,22 +104,24 @@ int builder_new(const struct builder_opts *opts, struct builder **out)
 	if (!b)
 		return -ENOMEM;
 	b->opts = *opts;
-	b->period = opts->frequency > 0 ? 1000000000LL / opts->frequency : 0;
+	b->info = ptype_info(opts->type);
+	/* raw samples make profiles of a count and its weight */
+	if (!b->info || b->info->source != PTYPE_FROM_BPF || b->info->nvalues != 2) {
+		err = -EINVAL;
+		goto fail;
+	}
 	b->p = profile_new();
 	b->bmaps = hm_new(hash_bmap, equal_bmap);
 	b->locs = hm_new(hash_loc, equal_loc);
 	if (!b->p || !b->bmaps || !b->locs)
 		goto fail;
-	if (opts->offcpu) { /* a sample is a time away: its length is the value */
-		if ((err = profile_add_sample_type(b->p, "samples", "count")) ||
-		    (err = profile_add_sample_type(b->p, "offcpu", "nanoseconds")) ||
-		    (err = profile_set_period(b->p, "offcpu", "nanoseconds", 1)))
+	for (size_t i = 0; i < b->info->nvalues; i++)
+		if ((err = profile_add_sample_type(b->p, b->info->values[i].type,
+						   b->info->values[i].unit)))
 			goto fail;
-	} else if ((err = profile_add_sample_type(b->p, "samples", "count")) ||
-		   (err = profile_add_sample_type(b->p, "cpu", "nanoseconds")) ||
-		   (err = profile_set_period(b->p, "cpu", "nanoseconds", b->period))) {
+	err = profile_set_period(b->p, b->info->period.type, b->info->period.unit, opts->period);
+	if (err)
 		goto fail;
-	}
 	b->p->time_nanos = opts->time_nanos;
 	*out = b;
 	return 0;
@@ -295,7 +297,7 @@ static uint32_t tracing_frames(struct builder *b, const struct raw_sample *s)
 {
 	uint32_t i;
 
-	if (!s->offcpu_state || !b->opts.sym)
+	if (s->type != PTYPE_OFFCPU || !b->opts.sym)
 		return 0;
 	for (i = 0; i < s->nkernel; i++) {
 		struct sym_frame f = { 0 };
@@ -495,8 +497,8 @@ int builder_add(const struct raw_sample *s, void *ctx)
 	size_t n = 0;
 	bool resolved;
 
-	if (b->opts.offcpu != (s->offcpu_state != 0))
-		return 0; /* CPU samples and time away go into profiles of their own */
+	if (s->type != b->opts.type)
+		return 0; /* each type goes into profiles of its own */
 	if (s->kernel_lost) {
 		if ((id = synthetic_location(b, "[lost kernel stack]")) < 0)
 			return (int)id;
@@ -561,12 +563,14 @@ int builder_add(const struct raw_sample *s, void *ctx)
 	nlabels = query_labels(b, s, labels, nlabels);
 	nlabels = pg_labels(b, s, labels, nlabels);
 	values[0] = (int64_t)s->count;
-	values[1] = (int64_t)s->count * b->period;
-	if (b->opts.offcpu) {
+	values[1] = (int64_t)s->count * b->opts.period;
+	if (s->type == PTYPE_OFFCPU) {
 		nlabels = offcpu_labels(b->p, s, labels, nlabels);
 		values[1] = (int64_t)s->offcpu_ns;
 	}
 	b->stats.samples += s->count;
+	if (s->type == PTYPE_FAULTS)
+		b->stats.fault_bytes += (uint64_t)values[1];
 	b->stats.offcpu_ns += s->offcpu_ns;
 	b->stats.stacks++;
 	return profile_add_sample(b->p, locs, n, values, labels, nlabels);

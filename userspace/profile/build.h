@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Profile builder: raw samples (addresses) -> a symbolized struct profile
- * following the pprof contract of DESIGN.md: sample types samples/count and
- * cpu/nanoseconds, period 1e9/F, one mapping per mapped file with its
+ * following the pprof contract of DESIGN.md: the sample and period types of
+ * its profile type (util/profile_types.h), one mapping per mapped file with its
  * build-id, a [kernel.kallsyms] mapping, a Location per distinct address
  * per mapping with its inline chain, labels pid/tid/thread_name and, for
  * PostgreSQL backends, query/query_fingerprint/query_id; the kernel stack
@@ -25,8 +25,11 @@
 #include "symreport.h"
 
 struct builder_opts {
-	bool offcpu;		     /* off-CPU time (samples/count, offcpu/nanoseconds) */
-	int frequency;		     /* Hz, for period and cpu/nanoseconds */
+	enum ptype type; /* its samples (raw_sample.type) and pprof sample types */
+	/* What one count weighs in the second value, the profile's period:
+	 * cpu 1e9/frequency ns, faults faults-period x page size bytes;
+	 * off-CPU 1 (its samples carry their own time, offcpu_ns). */
+	int64_t period;
 	struct symbolizer *sym;	     /* NULL: addresses only */
 	struct proc_registry *procs; /* maps snapshots; required */
 	int64_t time_nanos;	     /* start of the profile (wall clock) */
@@ -40,9 +43,10 @@ struct builder_opts {
 };
 
 struct builder_stats {
-	uint64_t samples;   /* sum of counts added (off-CPU: times away) */
-	uint64_t offcpu_ns; /* off-CPU: time away added */
-	uint64_t stacks;    /* raw samples added */
+	uint64_t samples;     /* sum of counts added (off-CPU: times away) */
+	uint64_t fault_bytes; /* faults: bytes added */
+	uint64_t offcpu_ns;   /* off-CPU: time away added */
+	uint64_t stacks;      /* raw samples added */
 	uint64_t user_frames, user_frames_resolved;
 	uint64_t kernel_frames, kernel_frames_resolved;
 	uint64_t leaf_resolved;		    /* samples whose leaf frame has a function */

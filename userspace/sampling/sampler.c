@@ -104,6 +104,7 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 	bpf_program__set_autoload(s->skel->progs.on_group_exit_kprobe, !fentry);
 	unwind_configure(s, opts);
 	offcpu_configure(s, opts);
+	faults_configure(s, opts);
 
 	ret = profile_bpf__load(s->skel);
 	if (!ret)
@@ -182,12 +183,13 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	if (ret)
 		goto fail;
 	log_info("BPF maps for %d CPUs at %d Hz every %d s: %u counts, %u stacks, "
-		 "%u off-CPU counts (about %.1f MiB at most)",
+		 "%u off-CPU counts, %u fault counts (about %.1f MiB at most)",
 		 s->ncpus, opts->frequency,
 		 opts->interval_s > 0 ? opts->interval_s : MAP_SIZES_DEFAULT_INTERVAL_S,
 		 bpf_map__max_entries(s->skel->maps.counts0),
 		 bpf_map__max_entries(s->skel->maps.stacks),
 		 bpf_map__max_entries(s->skel->maps.offcpu_counts0),
+		 bpf_map__max_entries(s->skel->maps.fault_counts0),
 		 s->map_bytes / (1024.0 * 1024.0));
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
 	if (!s->rb) {
@@ -283,24 +285,14 @@ static int perf_event_open(struct perf_event_attr *attr, int cpu)
 	return syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-int sampler_start(struct sampler *s, char *err, size_t errlen)
+int sampler_attach_cpus(struct sampler *s, struct perf_event_attr *attr, struct bpf_program *prog,
+			int *fds, struct bpf_link **links, const char *what, char *err,
+			size_t errlen)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.freq = 1,
-	};
+	int n = 0;
 
-	int ret = offcpu_attach(s, err, errlen);
-
-	if (ret)
-		return ret;
-	if (!(s->types & SAMPLER_TYPE_CPU))
-		return 0;
-	attr.sample_freq = (uint64_t)s->frequency;
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
-		int fd = perf_event_open(&attr, cpu);
+		int fd = perf_event_open(attr, cpu);
 
 		if (fd < 0) {
 			int ret = -errno;
@@ -312,21 +304,58 @@ int sampler_start(struct sampler *s, char *err, size_t errlen)
 				errno == EACCES || errno == EPERM
 					? " (missing CAP_PERFMON, or kernel.perf_event_paranoid)"
 					: "");
-			sampler_stop(s);
 			return ret;
 		}
-		s->pfds[cpu] = fd;
-		s->links[cpu] = bpf_program__attach_perf_event(unwind_sample_prog(s), fd);
-		if (!s->links[cpu]) {
+		fds[cpu] = fd;
+		links[cpu] = bpf_program__attach_perf_event(prog, fd);
+		if (!links[cpu]) {
 			int ret = -errno;
 
-			fmt_err(err, errlen, "cannot attach the sampler on CPU %d: %s", cpu,
+			fmt_err(err, errlen, "cannot attach %s on CPU %d: %s", what, cpu,
 				strerror(errno));
-			sampler_stop(s);
 			return ret;
 		}
-		s->nattached++;
+		n++;
 	}
+	return n;
+}
+
+void sampler_detach_cpus(struct sampler *s, int *fds, struct bpf_link **links)
+{
+	for (int cpu = 0; fds && links && cpu < s->ncpus; cpu++) {
+		bpf_link__destroy(links[cpu]);
+		links[cpu] = NULL;
+		if (fds[cpu] >= 0)
+			close(fds[cpu]);
+		fds[cpu] = -1;
+	}
+}
+
+int sampler_start(struct sampler *s, char *err, size_t errlen)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+	};
+	int ret = offcpu_attach(s, err, errlen);
+
+	if (!ret)
+		ret = faults_attach(s, err, errlen);
+	if (ret || !(s->types & PTYPE_BIT(PTYPE_CPU))) {
+		if (ret)
+			sampler_stop(s);
+		return ret;
+	}
+	attr.sample_freq = (uint64_t)s->frequency;
+	ret = sampler_attach_cpus(s, &attr, unwind_sample_prog(s), s->pfds, s->links, "the sampler",
+				  err, errlen);
+	if (ret < 0) {
+		sampler_stop(s);
+		return ret;
+	}
+	s->nattached = ret;
 	if (!s->nattached) {
 		fmt_err(err, errlen, "no online CPU to sample");
 		return -ENODEV;
@@ -337,13 +366,8 @@ int sampler_start(struct sampler *s, char *err, size_t errlen)
 void sampler_stop(struct sampler *s)
 {
 	offcpu_detach(s);
-	for (int cpu = 0; cpu < s->ncpus; cpu++) {
-		bpf_link__destroy(s->links[cpu]);
-		s->links[cpu] = NULL;
-		if (s->pfds[cpu] >= 0)
-			close(s->pfds[cpu]);
-		s->pfds[cpu] = -1;
-	}
+	faults_detach(s);
+	sampler_detach_cpus(s, s->pfds, s->links);
 	s->nattached = 0;
 }
 
@@ -396,9 +420,14 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *out)
 	return 0;
 }
 
+int sampler_type_stat(enum ptype t)
+{
+	return t == PTYPE_CPU ? STAT_SAMPLES : t == PTYPE_FAULTS ? STAT_FAULT_SAMPLES : -1;
+}
+
 int sampler_ncpus(const struct sampler *s)
 {
-	return s->nattached;
+	return s->nattached ? s->nattached : s->fault_cpus;
 }
 
 void sampler_close(struct sampler *s)
@@ -420,6 +449,8 @@ void sampler_close(struct sampler *s)
 	free(s->seen);
 	free(s->okeys);
 	free(s->ovalues);
+	free(s->fault_fds);
+	free(s->fault_links);
 	free(s);
 }
 
@@ -440,6 +471,7 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_USTACKS_LOST] = "user stacks lost (unwound stack ring buffer full)",
 		[STAT_UNWIND_PROCS_FULL] = "processes unwound by frame pointers (unwind_pids full)",
 		[STAT_OFFCPU_FULL] = "waits lost (off-CPU maps full)",
+		[STAT_FAULTS_FULL] = "page-fault samples lost (fault counts map full)",
 		[STAT_QUERY_READS] = "statement texts read",
 		[STAT_QUERY_SENT] = "statement texts sent",
 		[STAT_QUERY_NS] = "ns in statement capture (bench builds)",
@@ -448,6 +480,7 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_OFFCPU_SHORT] = "waits under the off-CPU threshold",
 		[STAT_OFFCPU_SKIPPED] = "switches not sampled (off-CPU ratio)",
 		[STAT_OFFCPU_UNTAKEN] = "waits under the off-CPU period left to chance",
+		[STAT_FAULT_SAMPLES] = "page-fault samples",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";

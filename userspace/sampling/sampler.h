@@ -18,6 +18,7 @@
 #include "stack_source.h"
 #include "process/procmaps.h"
 #include "unwind_tables.h"
+#include "util/profile_types.h"
 
 /* How user stacks are unwound. */
 enum sampler_unwind {
@@ -27,10 +28,6 @@ enum sampler_unwind {
 	SAMPLER_UNWIND_TAIL,	  /* DWARF, forced: tail calls (any kernel) */
 };
 
-/* What the sampler profiles (a mask). */
-#define SAMPLER_TYPE_CPU 1u    /* samples at frequency (perf events) */
-#define SAMPLER_TYPE_OFFCPU 2u /* time away from the CPU (sched_switch) */
-
 /* Off-CPU waits shorter than the period are taken with the probability
  * of their share of it, and counted as the period: the default, and the
  * longest (the program draws from 32 bits of nanoseconds). */
@@ -38,11 +35,21 @@ enum sampler_unwind {
 #define SAMPLER_OFFCPU_PERIOD_US_TEXT "10000" /* the same, for help texts */
 #define SAMPLER_OFFCPU_PERIOD_MAX_US 1000000
 
+/* Page faults: one sample every N faults on a CPU, weighing N pages;
+ * its default (measured: bench/faults.sh) and the largest. */
+#define SAMPLER_FAULTS_PERIOD 1000
+#define SAMPLER_FAULTS_PERIOD_TEXT "1000" /* the same, for help texts */
+#define SAMPLER_FAULTS_PERIOD_MAX 1000000
+
 struct sampler_opts {
-	unsigned types;		   /* SAMPLER_TYPE_*; 0: CPU */
+	unsigned types;		   /* PTYPE_BIT()s of the types counted in BPF:
+				    * cpu (a cpu-clock perf event at frequency),
+				    * offcpu (sched_switch), faults (a page-fault
+				    * perf event, every faults_period); 0: cpu */
 	uint64_t offcpu_min_ns;	   /* waits shorter than this are not counted */
 	uint32_t offcpu_pct;	   /* percent of switches taken, 1..100; 0: 100 */
 	uint64_t offcpu_period_ns; /* shorter waits taken by chance, 0: all */
+	uint32_t faults_period;	   /* one sample every N page faults, 0: the default */
 	int frequency;		   /* Hz, 1..10000 */
 	bool all;		   /* every task, no target filter */
 	bool kernel;		   /* collect kernel stacks */
@@ -153,12 +160,14 @@ void sampler_unwind_info(const struct sampler *s, struct sampler_unwind_info *ou
 /* "dwarf", "fp", or (tests, benchmarks) "dwarf-loop", "dwarf-tail";
  * 0 or -EINVAL. */
 int sampler_unwind_parse(const char *s, enum sampler_unwind *out);
-/* "cpu", "offcpu" or both, comma-separated -> SAMPLER_TYPE_* bits. 0 or
- * -EINVAL (unknown or empty). */
-int sampler_types_parse(const char *s, unsigned *out);
 const char *sampler_unwind_mode_name(enum sampler_unwind u);
 /* The names of enum unwind_end, for markers and metrics ("no unwind table"). */
 const char *sampler_unwind_end_name(unsigned end);
+
+/* The counter (enum ebprof_stat) of the samples BPF took of type t:
+ * STAT_SAMPLES for cpu, STAT_FAULT_SAMPLES for faults; -1 for a type
+ * counted otherwise (offcpu: its waits) or not by BPF. */
+int sampler_type_stat(enum ptype t);
 
 /* Counters summed over CPUs since load. */
 int sampler_read_stats(struct sampler *s, struct sampler_stats *out);

@@ -31,29 +31,42 @@ void sampler_mark_stack(struct sampler *s, uint64_t key)
 
 struct drain_ctx {
 	struct sampler *s;
+	enum ptype type;
 	raw_sample_fn fn;
 	void *ctx;
 };
 
+/* A resolved entry of a type other than cpu, said so. */
+static int typed(const struct raw_sample *rs, void *ctx)
+{
+	const struct drain_ctx *d = ctx;
+	struct raw_sample s = *rs;
+
+	s.type = d->type;
+	return d->fn(&s, d->ctx);
+}
+
 static int deliver(struct drain_ctx *d, uint32_t n)
 {
+	bool cpu = d->type == PTYPE_CPU;
+
 	for (uint32_t i = 0; i < n; i++) {
 		int ret;
 
 		sampler_mark_stack(d->s, d->s->keys[i].kstack);
 		sampler_mark_stack(d->s, d->s->keys[i].ustack);
-		ret = d->s->stacks->resolve(d->s->stacks, &d->s->keys[i], d->s->values[i], d->fn,
-					    d->ctx);
+		ret = d->s->stacks->resolve(d->s->stacks, &d->s->keys[i], d->s->values[i],
+					    cpu ? d->fn : typed, cpu ? d->ctx : d);
 		if (ret < 0)
 			return ret;
 	}
 	return 0;
 }
 
-/* Read and delete every entry of one counts map, a chunk at a time. */
-static int drain_map(struct sampler *s, struct bpf_map *map, raw_sample_fn fn, void *ctx)
+int sampler_drain_map(struct sampler *s, struct bpf_map *map, enum ptype type, raw_sample_fn fn,
+		      void *ctx)
 {
-	struct drain_ctx d = { s, fn, ctx };
+	struct drain_ctx d = { s, type, fn, ctx };
 	int fd = bpf_map__fd(map), total = 0, ret;
 	uint32_t batch_out = 0, count;
 	void *in = NULL;
@@ -128,10 +141,15 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 	 * update within microseconds (BPF programs do not sleep). */
 	if (!both)
 		usleep(1000);
-	ret = drain_map(s, maps[old], fn, ctx);
+	ret = sampler_drain_map(s, maps[old], PTYPE_CPU, fn, ctx);
 	if (ret >= 0) {
 		total = ret;
 		ret = offcpu_drain(s, old, both, fn, ctx);
+		ret = ret < 0 ? ret : total + ret;
+	}
+	if (ret >= 0) {
+		total = ret;
+		ret = faults_drain(s, old, both, fn, ctx);
 		ret = ret < 0 ? ret : total + ret;
 	}
 	if (!both && s->tables)
@@ -141,26 +159,33 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 	total = ret;
 	if (s->urb)
 		ring_buffer__consume(s->urb);
-	ret = drain_map(s, maps[s->active], fn, ctx);
+	ret = sampler_drain_map(s, maps[s->active], PTYPE_CPU, fn, ctx);
 	return ret < 0 ? ret : total + ret;
 }
 
-int sampler_gc_stacks(struct sampler *s)
+void sampler_mark_counts(struct sampler *s, struct bpf_map *map)
 {
-	int counts_fd = bpf_map__fd(s->active ? s->skel->maps.counts1 : s->skel->maps.counts0);
-	int stacks_fd = bpf_map__fd(s->skel->maps.stacks);
+	int fd = bpf_map__fd(map);
 	struct sample_key key, *prev = NULL;
-	uint64_t id, next;
-	int freed = 0;
-	bool more;
 
-	/* Keep what the buffer being filled refers to. */
-	while (!bpf_map_get_next_key(counts_fd, prev, &key)) {
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
 		sampler_mark_stack(s, key.kstack);
 		sampler_mark_stack(s, key.ustack);
 		prev = &key;
 	}
+}
+
+int sampler_gc_stacks(struct sampler *s)
+{
+	int stacks_fd = bpf_map__fd(s->skel->maps.stacks);
+	uint64_t id, next;
+	int freed = 0;
+	bool more;
+
+	/* Keep what the buffers being filled refer to. */
+	sampler_mark_counts(s, s->active ? s->skel->maps.counts1 : s->skel->maps.counts0);
 	offcpu_mark_live(s);
+	faults_mark_live(s);
 	if (s->seen_cap == SIZE_MAX)
 		return -ENOMEM; /* cannot tell what is in use: free nothing */
 	sort_array(s->seen, s->nseen, sizeof(*s->seen), cmp_u64);

@@ -8,6 +8,7 @@
 #define EBPROF_SAMPLER_INTERNAL_H
 
 #include <bpf/libbpf.h>
+#include <linux/perf_event.h>
 
 #include "sampler.h"
 #include "profile.skel.h"
@@ -35,7 +36,7 @@ struct sampler {
 	uint64_t *seen;
 	size_t nseen, seen_cap;
 	/* Off-CPU (sampler_offcpu.c) */
-	unsigned types;			     /* SAMPLER_TYPE_* */
+	unsigned types;			     /* PTYPE_BIT()s */
 	struct bpf_link *offcpu_link;	     /* sched_switch: the waits timed */
 	struct bpf_link *offcpu_resume_link; /* where the switch ends: their stacks */
 	bool offcpu_tp;			     /* ... at sched_exit_tp, not a kprobe */
@@ -43,13 +44,33 @@ struct sampler {
 	double offcpu_scale;		     /* 100 / the share of switches taken */
 	struct offcpu_key *okeys;
 	struct offcpu_value *ovalues;
+	/* Page faults (sampler_faults.c) */
+	uint32_t faults_period; /* one sample every N faults */
+	int *fault_fds;		/* the page-fault event of each CPU, -1: none */
+	struct bpf_link **fault_links;
+	int fault_cpus; /* CPUs with one attached */
 };
 
 /* Counts read from a counts map at once (sampler_drain.c). */
 #define DRAIN_CHUNK 4096
 
-/* Remember a stack key as referenced by what was drained or is pending. */
+/* Remember a stack key as referenced by what was drained or is pending;
+ * those of every entry of a counts map (keys struct sample_key). */
 void sampler_mark_stack(struct sampler *s, uint64_t key);
+void sampler_mark_counts(struct sampler *s, struct bpf_map *map);
+/* Read and delete every entry of a counts map (keys struct sample_key,
+ * values counts), resolved into raw samples of type for fn. The entries
+ * drained, or a negative errno (fn's first). */
+int sampler_drain_map(struct sampler *s, struct bpf_map *map, enum ptype type, raw_sample_fn fn,
+		      void *ctx);
+/* Open attr's event on every online CPU and attach prog to it, into fds
+ * and links (ncpus each; a CPU offline keeps -1 and NULL). The CPUs
+ * attached, or a negative errno with the reason in err (what names the
+ * program); the caller detaches what was attached. */
+int sampler_attach_cpus(struct sampler *s, struct perf_event_attr *attr, struct bpf_program *prog,
+			int *fds, struct bpf_link **links, const char *what, char *err,
+			size_t errlen);
+void sampler_detach_cpus(struct sampler *s, int *fds, struct bpf_link **links);
 
 /* Before load: which programs load and how big the unwinder's maps are. */
 void unwind_configure(struct sampler *s, const struct sampler_opts *opts);
@@ -74,5 +95,16 @@ int offcpu_attach(struct sampler *s, char *err, size_t errlen);
 void offcpu_detach(struct sampler *s);
 int offcpu_drain(struct sampler *s, uint32_t old, bool both, raw_sample_fn fn, void *ctx);
 void offcpu_mark_live(struct sampler *s);
+
+/* Page faults (sampler_faults.c): before load, which programs load and
+ * the size of their counts; attach the page-fault event of every CPU,
+ * detach them; drain counts map `old` (and the other one with both);
+ * mark the stacks of the active one. Nothing when the session does not
+ * take faults. */
+void faults_configure(struct sampler *s, const struct sampler_opts *opts);
+int faults_attach(struct sampler *s, char *err, size_t errlen);
+void faults_detach(struct sampler *s);
+int faults_drain(struct sampler *s, uint32_t old, bool both, raw_sample_fn fn, void *ctx);
+void faults_mark_live(struct sampler *s);
 
 #endif /* EBPROF_SAMPLER_INTERNAL_H */

@@ -20,29 +20,6 @@
 
 #define OFFCPU_CHUNK 1024
 
-int sampler_types_parse(const char *s, unsigned *out)
-{
-	unsigned types = 0;
-
-	while (s && *s) {
-		size_t n = strcspn(s, ",");
-
-		if (n == 3 && !strncmp(s, "cpu", 3))
-			types |= SAMPLER_TYPE_CPU;
-		else if (n == 6 && !strncmp(s, "offcpu", 6))
-			types |= SAMPLER_TYPE_OFFCPU;
-		else
-			return -EINVAL;
-		s += n;
-		if (*s == ',' && !*++s)
-			return -EINVAL; /* a trailing comma */
-	}
-	if (!types)
-		return -EINVAL;
-	*out = types;
-	return 0;
-}
-
 /* Where the stacks of a wait are taken, from one reading of
  * /proc/kallsyms: the sched_exit_tp tracepoint (6.16+) when this kernel
  * has it (true), else a kprobe on finish_task_switch, under the name it
@@ -75,12 +52,12 @@ static bool switch_end(char *kp_sym, size_t len)
 void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 {
 	struct profile_bpf *sk = s->skel;
-	bool on = opts->types & SAMPLER_TYPE_OFFCPU;
+	bool on = opts->types & PTYPE_BIT(PTYPE_OFFCPU);
 	bool tp = on && switch_end(s->offcpu_kp_sym, sizeof(s->offcpu_kp_sym)), kp = on && !tp;
 	bool fp = s->unwind == SAMPLER_UNWIND_FP, loop = s->unwind == SAMPLER_UNWIND_LOOP;
 	bool tail = s->unwind == SAMPLER_UNWIND_TAIL;
 
-	s->types = opts->types ? opts->types : SAMPLER_TYPE_CPU;
+	s->types = opts->types ? opts->types : PTYPE_BIT(PTYPE_CPU);
 	s->offcpu_tp = tp;
 	bpf_program__set_autoload(sk->progs.on_switch_state, on);
 	bpf_program__set_autoload(sk->progs.on_switch, on);
@@ -156,7 +133,7 @@ int offcpu_attach(struct sampler *s, char *err, size_t errlen)
 	struct bpf_map *progs;
 	int ret, key = 0, fd;
 
-	if (!(s->types & SAMPLER_TYPE_OFFCPU) || s->offcpu_link)
+	if (!(s->types & PTYPE_BIT(PTYPE_OFFCPU)) || s->offcpu_link)
 		return 0;
 	p = stacks_prog(s, &progs, &more);
 	if (s->unwind == SAMPLER_UNWIND_TAIL) {
@@ -212,6 +189,7 @@ static int with_offcpu(const struct raw_sample *rs, void *ctx)
 	const struct offcpu_fn *o = ctx;
 	struct raw_sample s = *rs;
 
+	s.type = PTYPE_OFFCPU;
 	s.offcpu_ns = (uint64_t)((double)o->value->ns * o->scale);
 	s.offcpu_state = o->key->state;
 	s.wait_event = o->key->wait_event;
@@ -265,7 +243,7 @@ int offcpu_drain(struct sampler *s, uint32_t old, bool both, raw_sample_fn fn, v
 	struct bpf_map *maps[2] = { s->skel->maps.offcpu_counts0, s->skel->maps.offcpu_counts1 };
 	int ret, total;
 
-	if (!(s->types & SAMPLER_TYPE_OFFCPU))
+	if (!(s->types & PTYPE_BIT(PTYPE_OFFCPU)))
 		return 0;
 	if (!s->okeys) {
 		s->okeys = calloc(OFFCPU_CHUNK, sizeof(*s->okeys));
@@ -287,7 +265,7 @@ void offcpu_mark_live(struct sampler *s)
 					   : s->skel->maps.offcpu_counts0);
 	struct offcpu_key key, *prev = NULL;
 
-	if (!(s->types & SAMPLER_TYPE_OFFCPU))
+	if (!(s->types & PTYPE_BIT(PTYPE_OFFCPU)))
 		return;
 	while (!bpf_map_get_next_key(counts, prev, &key)) {
 		sampler_mark_stack(s, key.s.kstack);

@@ -15,10 +15,13 @@
 #include <linux/types.h>
 
 #include "ebprof/bpf_shared.h"
+#include "util/profile_types.h"
 
 /* One counted stack. Arrays are owned by the caller of the callback and
  * valid only during the call. */
 struct raw_sample {
+	uint8_t type; /* enum ptype (util/profile_types.h): the profile it goes
+		       * to, PTYPE_CPU (0) unless the drain of another says */
 	uint32_t pid, tid;
 	char comm[EBPROF_TASK_COMM_LEN]; /* thread name at sampling time */
 	uint64_t count;
@@ -36,11 +39,11 @@ struct raw_sample {
 	uint64_t query;
 	int64_t query_id;
 	bool query_gap, query_lost;
-	/* Off-CPU entries (offcpu_state != 0): count is the times away,
+	/* Off-CPU entries (PTYPE_OFFCPU): count is the times away,
 	 * offcpu_ns the time (scaled by the share of switches taken); the
 	 * PostgreSQL wait event as it left (has_wait: the process's wait
 	 * events are read; wait_event 0: none set). */
-	uint8_t offcpu_state; /* enum offcpu_state; 0: a CPU sample */
+	uint8_t offcpu_state; /* enum offcpu_state */
 	bool has_wait;
 	uint16_t pg_major; /* 0: unknown */
 	uint32_t wait_event;

@@ -19,6 +19,7 @@
 #include "sinks/store/store.h"
 #include "util/fileio.h"
 #include "util/log.h"
+#include "util/profile_types.h"
 
 #define OWN_PREFIX "profiles/" /* what the collector stores itself */
 
@@ -69,9 +70,11 @@ static int add_entry(struct collector *co, const struct store_entry *e, const ch
 			labels[n++].value = (char *)e->labels[i].value;
 		}
 	row.service = (char *)(service && *service ? service : "default");
-	/* the agent's off-CPU files: profefe's name for them, as pushed */
-	if (type && !strcmp(type, "offcpu"))
-		type = "block";
+	/* the agent's files: profefe's name for their type, as pushed */
+	if (ptype_by_name(type))
+		type = ptype_by_name(type)->profefe;
+	else if (type && *type && !serve_valid_type(type))
+		type = "other";
 	row.type = (char *)(type && *type ? type : "cpu");
 	row.created_ns = e->start_ns;
 	row.path = (char *)rel;

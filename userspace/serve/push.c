@@ -3,9 +3,10 @@
  * Pyroscope's push API in the collector (serve_internal.h): a PushRequest
  * (proto/push.proto, the Connect protocol's unary POST with a protobuf
  * body) whose series are stored as pushed profiles. A series' __name__
- * gives its type: process_cpu is cpu, offcpu is block (as the agent
- * pushes off-CPU profiles to profefe), memory is heap, goroutines is
- * goroutine, profefe's own types are themselves, any other is "other".
+ * gives its type: the series of ebprof's profile types are filed as the
+ * agent pushes them to profefe (util/profile_types.h: process_cpu is cpu,
+ * offcpu is block, faults is other), Grafana's memory is heap, goroutines
+ * is goroutine, profefe's own types are themselves, any other is "other".
  * service_name is its service, its other labels but the
  * reserved __*__ ones its labels; each sample is one profile, created at
  * its own time_nanos. Every series' labels are checked before any sample
@@ -22,6 +23,7 @@
 
 #include "proto/push.pb-c.h"
 #include "serve_internal.h"
+#include "util/profile_types.h"
 
 typedef Ebprof__Push__RawProfileSeries series_t;
 
@@ -57,11 +59,12 @@ static bool clean_text(const char *s)
 /* The catalog's type (profefe's) of a series named name by Pyroscope. */
 static const char *type_of(const char *name)
 {
-	static const char *const names[][2] = { { "process_cpu", "cpu" },
-						{ "offcpu", "block" }, /* as profefe pushes */
-						{ "memory", "heap" },
+	static const char *const names[][2] = { { "memory", "heap" },
 						{ "goroutines", "goroutine" } };
 
+	for (int t = 0; t < PTYPE_N; t++) /* as the agent pushes them to profefe */
+		if (!strcmp(name, ptype_info(t)->pyroscope))
+			return ptype_info(t)->profefe;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(name, names[i][0]))
 			return names[i][1];

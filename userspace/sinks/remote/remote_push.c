@@ -11,15 +11,20 @@
 #include "proto/push.pb-c.h"
 #include "remote_push.h"
 #include "remote_url.h"
+#include "util/profile_types.h"
 
 bool rhttp_push_wanted(const struct sink_profile *rec)
 {
-	return rec->type && !strcmp(rec->type, "offcpu");
+	const struct ptype_info *t = ptype_of_record(rec->type);
+
+	return !t || t->pyroscope_push; /* a type of no entry: by its own name */
 }
 
 const char *rhttp_push_metric(const struct sink_profile *rec)
 {
-	return rhttp_push_wanted(rec) ? "offcpu" : "process_cpu";
+	const struct ptype_info *t = ptype_of_record(rec->type);
+
+	return t ? t->pyroscope : rec->type;
 }
 
 char *rhttp_push_url(const char *base)

@@ -2,10 +2,11 @@
 /*
  * Pyroscope's push API (push.v1.PusherService/Push, the Connect protocol
  * over HTTP POST, protobuf body: proto/push.proto), which the agent uses
- * for the profiles Pyroscope's /ingest cannot name: off-CPU profiles go as
- * the series __name__=offcpu, as Grafana's own eBPF profiler names them
- * (/ingest names a pprof's series from its sample types, and "offcpu"
- * would land in process_cpu).
+ * for the profiles Pyroscope's /ingest cannot name (/ingest names a
+ * pprof's series from its sample types, and "offcpu" would land in
+ * process_cpu): each type's table entry (util/profile_types.h) says
+ * whether it goes this way and under which __name__ (offcpu as Grafana's
+ * own eBPF profiler names them, faults).
  *
  * A profile is one series: __name__, service_name (the app name /ingest
  * would use) and every label /ingest would send, keys sanitized the same

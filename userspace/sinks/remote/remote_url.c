@@ -12,6 +12,7 @@
 
 #include "remote_url.h"
 #include "util/args.h"
+#include "util/profile_types.h"
 
 /* ---- a growing string ----------------------------------------------------- */
 
@@ -227,8 +228,9 @@ char *rhttp_profefe_url(const char *base, const struct sink_profile *rec)
 	sb_add(&b, base);
 	sb_add(&b, "/api/0/profiles?service=");
 	sb_esc(&b, service_of(rec));
-	/* profefe's types are Go's: off-CPU time is what it calls block */
-	sb_add(&b, rec->type && !strcmp(rec->type, "offcpu") ? "&type=block" : "&type=cpu");
+	/* profefe's types are Go's (util/profile_types.h says which is whose) */
+	sb_add(&b, "&type=");
+	sb_add(&b, ptype_of_record(rec->type) ? ptype_of_record(rec->type)->profefe : "other");
 	if (*labels) {
 		sb_add(&b, "&labels=");
 		sb_esc(&b, labels);

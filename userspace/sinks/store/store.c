@@ -85,7 +85,7 @@ struct wname {
 	int64_t start_s;
 	const char *comm, *backend_type;
 	uint32_t pid;
-	bool offcpu;
+	enum ptype type;
 };
 
 /*
@@ -102,7 +102,7 @@ static int link_new_name(int dayfd, int fd, const char *tmp, const struct wname 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	for (unsigned sfx = 0; sfx < STORE_MAX_SUFFIX; sfx++) {
 		err = store_name_format(name, namelen, w->start_s, w->comm, w->pid, w->backend_type,
-					w->offcpu, sfx);
+					w->type, sfx);
 		if (err)
 			return err;
 		if (tmp)
@@ -257,7 +257,11 @@ int store_write(struct store *s, const struct sink_profile *r, char *path, size_
 	}
 	w.start_s = r->start_ns / NSEC_PER_SEC - (r->start_ns % NSEC_PER_SEC < 0);
 	w.pid = r->pid;
-	w.offcpu = r->type && !strcmp(r->type, "offcpu");
+	if (!ptype_of_record(r->type)) { /* no name for its files */
+		s->st.write_errors++;
+		return -EINVAL;
+	}
+	w.type = ptype_of_record(r->type)->id;
 	w.comm = r->comm ? r->comm : sink_profile_label(r, "comm");
 	if (!w.comm)
 		w.comm = "unknown";

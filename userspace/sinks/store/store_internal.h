@@ -15,11 +15,11 @@
 
 #include "sinks/sink.h"
 #include "store.h"
+#include "util/profile_types.h"
 #include "util/timeutil.h"
 
 #define STORE_INDEX "index.jsonl"
 #define STORE_EXT ".pb.gz"
-#define STORE_OFFCPU ".offcpu" /* before STORE_EXT: an off-CPU profile */
 #define STORE_COMPONENT_MAX 64 /* sanitized component, bytes without NUL */
 #define STORE_NAME_MAX 256     /* file name incl. NUL */
 
@@ -37,14 +37,15 @@ struct store_name {
 	unsigned suffix; /* 0, or N of a "-N" collision suffix */
 	char comm[STORE_COMPONENT_MAX + 1];
 	char backend_type[STORE_COMPONENT_MAX + 1]; /* sanitized, "" if none */
-	bool offcpu;				    /* an off-CPU profile */
+	enum ptype type;			    /* by its suffix (".offcpu") */
 };
 
-/* "HHMMSS-COMM-PID[-BACKENDTYPE][-N].pb.gz" for start_s (UTC), ending
- * ".offcpu.pb.gz" for an off-CPU profile; components are sanitized here.
- * 0 or -ENAMETOOLONG. */
+/* "HHMMSS-COMM-PID[-BACKENDTYPE][-N][TYPE].pb.gz" for start_s (UTC),
+ * TYPE the store suffix of the profile's type (util/profile_types.h: ""
+ * for cpu, ".offcpu", ".faults"); components are sanitized here. 0 or
+ * -ENAMETOOLONG. */
 int store_name_format(char *buf, size_t len, int64_t start_s, const char *comm, uint32_t pid,
-		      const char *backend_type, bool offcpu, unsigned suffix);
+		      const char *backend_type, enum ptype type, unsigned suffix);
 /* Parse a profile file name found in the directory of day day_s (UTC
  * midnight, seconds). 0 or -EINVAL (not a profile name). A backend type
  * made only of digits is read as a collision suffix. */

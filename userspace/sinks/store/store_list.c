@@ -178,7 +178,7 @@ static int list_day(int dayfd, const char *service, int64_t day_s, void *ctx)
 		if (bt[0] && !lab_get(l, nl, "backend_type"))
 			l[nl++] = (struct lab){ "backend_type", bt };
 		if (!lab_get(l, nl, "type"))
-			l[nl++] = (struct lab){ "type", f->nm.offcpu ? "offcpu" : "cpu" };
+			l[nl++] = (struct lab){ "type", ptype_info(f->nm.type)->name };
 		if (!matches(q, start, end, p, l, nl))
 			continue;
 		err = keep(c, service, day_s, f->name, start, end, p, f->size, l, nl);

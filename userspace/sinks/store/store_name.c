@@ -75,7 +75,7 @@ int store_date_parse(const char *s, int64_t *day_s)
 }
 
 int store_name_format(char *buf, size_t len, int64_t start_s, const char *comm, uint32_t pid,
-		      const char *backend_type, bool offcpu, unsigned suffix)
+		      const char *backend_type, enum ptype type, unsigned suffix)
 {
 	char c[STORE_COMPONENT_MAX + 1], bt[STORE_COMPONENT_MAX + 2], sfx[16] = "";
 	int64_t sec = start_s - store_day_of(start_s);
@@ -91,7 +91,7 @@ int store_name_format(char *buf, size_t len, int64_t start_s, const char *comm, 
 		snprintf(sfx, sizeof(sfx), "-%u", suffix);
 	n = snprintf(buf, len, "%02d%02d%02d-%s-%u%s%s%s" STORE_EXT, (int)(sec / 3600),
 		     (int)(sec / 60 % 60), (int)(sec % 60), c, pid, bt, sfx,
-		     offcpu ? STORE_OFFCPU : "");
+		     ptype_info(type) ? ptype_info(type)->store_suffix : "");
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
@@ -122,18 +122,23 @@ static int parse_uint(const char *s, size_t n, uint64_t max, uint64_t *out)
 int store_name_parse(const char *name, int64_t day_s, struct store_name *out)
 {
 	size_t len = strlen(name), elen = strlen(STORE_EXT), ntok = 0, tl[6];
-	size_t olen = strlen(STORE_OFFCPU);
+	enum ptype type = PTYPE_CPU;
 	const char *tok[6], *p, *end;
-	bool offcpu = false;
 	uint64_t v;
 	int hh, mm, ss;
 
 	if (len <= elen || strcmp(name + len - elen, STORE_EXT))
 		return -EINVAL;
 	end = name + len - elen;
-	if ((size_t)(end - name) > olen && !strncmp(end - olen, STORE_OFFCPU, olen)) {
-		offcpu = true;
-		end -= olen;
+	for (int t = 0; t < PTYPE_N; t++) { /* the type's suffix, cpu's none */
+		const char *sfx = ptype_info(t)->store_suffix;
+		size_t sl = strlen(sfx);
+
+		if (sl && (size_t)(end - name) > sl && !strncmp(end - sl, sfx, sl)) {
+			type = (enum ptype)t;
+			end -= sl;
+			break;
+		}
 	}
 	for (p = name; ntok < 6;) {
 		const char *dash = memchr(p, '-', (size_t)(end - p));
@@ -157,7 +162,7 @@ int store_name_parse(const char *name, int64_t day_s, struct store_name *out)
 	if (hh > 23 || mm > 59 || ss > 59)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	out->offcpu = offcpu;
+	out->type = type;
 	out->start_s = day_s + hh * 3600 + mm * 60 + ss;
 	memcpy(out->comm, tok[1], tl[1]);
 	if (parse_uint(tok[2], tl[2], UINT32_MAX, &v))
