@@ -78,7 +78,7 @@ Test(profile_types, lists)
 
 	cr_expect_eq(ptype_parse_list("cpu", &m), 0);
 	cr_expect_eq(m, PTYPE_BIT(PTYPE_CPU));
-	cr_expect_eq(ptype_parse_list("faults,cpu,offcpu,cpu", &m), 0);
+	cr_expect_eq(ptype_parse_list("faults,cpu,memory,offcpu,cpu", &m), 0);
 	cr_expect_eq(m, PTYPE_ALL);
 	m = 77;
 	cr_expect_eq(ptype_parse_list("", &m), -EINVAL);
@@ -90,7 +90,8 @@ Test(profile_types, lists)
 	cr_expect_eq(ptype_parse_list("faul", &m), -EINVAL);
 	cr_expect_eq(ptype_parse_list(NULL, &m), -EINVAL);
 	cr_expect_eq(m, 77, "untouched on error");
-	cr_expect_str_eq(ptype_names(PTYPE_ALL, " or ", buf, sizeof(buf)), "cpu, offcpu or faults");
+	cr_expect_str_eq(ptype_names(PTYPE_ALL, " or ", buf, sizeof(buf)),
+			 "cpu, offcpu, faults or memory");
 	cr_expect_str_eq(ptype_names(PTYPE_BIT(PTYPE_FAULTS), " or ", buf, sizeof(buf)), "faults");
 	cr_expect_str_eq(ptype_names(PTYPE_BIT(PTYPE_CPU) | PTYPE_BIT(PTYPE_FAULTS), " and ", buf,
 				     sizeof(buf)),

@@ -79,19 +79,22 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_RECORD,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu,faults",
+	  .choices = "cpu,offcpu,faults,memory",
 	  .once = true,
 	  .def = "cpu",
 	  .section = "Sampling",
 	  .help = "`cpu`: stacks sampled on the CPU; `offcpu`: time away from the CPU by stack, "
 		  "state and, for PostgreSQL 14+, wait event; `faults`: page faults, in bytes; "
-		  "one type per file",
+		  "`memory`: PostgreSQL backends' memory contexts at the end; one type per file",
 	  .man = "`cpu`: stacks sampled on the CPU; `offcpu`: time away from the CPU, timed at "
 		 "sched_switch and taken where the thread resumes, by stack, state (`sleeping`, "
 		 "`disk`, `runnable`, `idle`) and, for PostgreSQL 14 and later, wait event "
 		 "(`wait_event_type`, `wait_event`, as pg_stat_activity names them); `faults`: "
 		 "page faults, one sample every --faults-period of them, weighed in bytes "
-		 "(where resident memory grows); one type per file" },
+		 "(where resident memory grows); `memory`: the memory contexts of every "
+		 "PostgreSQL backend among the targets, read from outside it at the end of the "
+		 "recording (total and used bytes by context path, as "
+		 "pg_backend_memory_contexts shows them); one type per file" },
 	{ .name = "offcpu-min",
 	  .type = CLI_INT,
 	  V(offcpu_min_us, long),
@@ -138,6 +141,14 @@ const struct cli_option cli_options[] = {
 	  .def = SAMPLER_FAULTS_PERIOD_TEXT,
 	  .section = "Sampling",
 	  .help = "faults: one sample every N page faults of a CPU, weighing N pages" },
+	{ .name = "memory-min-rss",
+	  .type = CLI_SIZE,
+	  V(memory_min_rss, int64_t),
+	  .cmds = CLI_RECORD,
+	  .arg = "SIZE",
+	  .def_text = "every backend",
+	  .section = "Sampling",
+	  .help = "memory: backends with less private resident memory are left out (e.g. 8M)" },
 	{ .name = "frequency",
 	  .shortopt = 'F',
 	  .type = CLI_INT,
@@ -283,7 +294,7 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_LS,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu,faults",
+	  .choices = "cpu,offcpu,faults,memory",
 	  .once = true,
 	  .def_text = "every type",
 	  .section = "Selection",
@@ -293,7 +304,7 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_MERGE,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu,faults",
+	  .choices = "cpu,offcpu,faults,memory",
 	  .once = true,
 	  .def_text = "cpu, unless --label type=...",
 	  .section = "Selection",

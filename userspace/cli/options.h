@@ -108,6 +108,7 @@ struct cli_values {
 	const char *type; /* a profile type's name: what record samples, what ls takes */
 	long offcpu_min_us, offcpu_pct, offcpu_period_us;
 	long faults_period;
+	int64_t memory_min_rss;
 	long frequency;
 	double duration; /* 0: until stopped */
 	long delay;

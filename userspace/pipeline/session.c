@@ -191,13 +191,15 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 		goto fail;
 	}
 	ret = open_sampler(s, err, errlen);
-	if (!ret && o->query_labels != QUERY_LABELS_OFF) {
+	if (!ret && o->query_labels != QUERY_LABELS_OFF)
 		ret = query_table_new(&s->queries);
-		if (!ret)
-			ret = pg_attach_new(s->sampler, s->sym, &s->pg);
-		if (ret)
-			snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
-	}
+	/* which processes are PostgreSQL: statements, and memory contexts */
+	if (!ret && (s->queries || session_takes(s, PTYPE_MEMORY)))
+		ret = pg_attach_new(s->sampler, s->sym, &s->pg);
+	if (ret)
+		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
+	if (!ret)
+		ret = session_memory_open(s, err, errlen);
 	if (!ret)
 		ret = sampler_attach_tracepoints(s->sampler, err, errlen);
 	if (ret)
@@ -338,6 +340,7 @@ int session_run(struct session *s, const struct session_run_opts *r, enum sessio
 			last_progress = now;
 			progress(s, r);
 		}
+		session_memory_tick(s);
 		maybe_flush(s, r);
 	}
 	if (end)
@@ -374,6 +377,9 @@ void session_get_stats(const struct session *s, struct session_stats *out)
 	sampler_loss_text(out->bpf.v, out->lost_text, sizeof(out->lost_text));
 	out->symbols = &s->total_symbols;
 	sampler_unwind_info(s->sampler, &out->unwind);
+	if (s->mem)
+		memsnap_get_stats(s->mem, &out->memory);
+	out->memory_oom = s->mem_oom;
 }
 
 size_t session_nprocs(const struct session *s)
@@ -404,6 +410,7 @@ void session_close(struct session *s)
 	pg_attach_free(s->pg); /* before the symbolizer it pins binaries in */
 	query_table_free(s->queries);
 	sampler_close(s->sampler);
+	session_memory_close(s); /* after the sampler, whose poll calls its watch */
 	free(s->forget);
 	procs_free(s->procs);
 	if (s->own_sym)
