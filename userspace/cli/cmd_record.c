@@ -287,7 +287,11 @@ int cmd_record(int argc, char **argv)
 		goto out; /* the file sink said why */
 	if (tty || o.verbose)
 		summary(&o, type, &st);
-	if (type == PTYPE_MEMORY && !st.memory.taken)
+	if (type == PTYPE_MEMORY && !st.memory.taken && st.memory.failed)
+		log_warn("no memory contexts were read: the %llu backend(s) among the targets "
+			 "could not be read (-v says why)",
+			 (unsigned long long)st.memory.failed);
+	else if (type == PTYPE_MEMORY && !st.memory.taken)
 		log_warn("no memory contexts were read: no PostgreSQL backend among the targets "
 			 "(or none above --memory-min-rss)");
 	else if (type != PTYPE_MEMORY && st.built.samples == 0)

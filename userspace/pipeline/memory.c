@@ -119,8 +119,14 @@ static const struct memsnap_shot *snapshot(struct session *s, uint32_t pid, bool
 	if (pg_attach_addrs(s->pg, pid, &a))
 		return NULL;
 	err = memsnap_take(s->mem, pid, &a, force, &shot);
-	if (err < 0)
+	if (err == -EPERM && !s->mem_eperm) {
+		s->mem_eperm = true; /* once: it is so for every backend */
+		log_warn("cannot read the memory of pid %u: %s (reading another user's process "
+			 "needs CAP_SYS_PTRACE): no memory profiles",
+			 pid, strerror(-err));
+	} else if (err < 0) {
 		log_debug("no memory snapshot of pid %u: %s", pid, strerror(-err));
+	}
 	return err ? NULL : shot;
 }
 

@@ -69,6 +69,7 @@ struct session {
 	struct oom_watch *oom;
 	int64_t mem_tick_mono_ns; /* the next growth check */
 	uint64_t mem_oom;	  /* OOM kills of PostgreSQL processes seen */
+	bool mem_eperm;		  /* reading a backend was refused (said once) */
 	uint32_t *oom_pids;	  /* killed, into the one profile at its end */
 	size_t noom, oom_cap;
 };
