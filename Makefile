@@ -81,7 +81,7 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols bench-serve bench-http bench-scale clean format
+.PHONY: all run test test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-memory bench-query bench-symbols bench-serve bench-http bench-scale clean format
 all: $(BUILD)/ebprof $(BUILD)/man.ok
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
@@ -280,6 +280,12 @@ bench-agent: deps
 bench-adhoc: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/adhoc-latency.sh
+
+# Memory profiles: a snapshot's walk, the agent with them on, agreement
+# under load (bench/memory.sh); against 13..17 (bench/memory-versions.sh).
+bench-memory: deps
+	$(MAKE) --no-print-directory -s all
+	BUILD=$(BUILD) ./bench/memory.sh
 
 bench-churn: deps
 	$(MAKE) --no-print-directory all
