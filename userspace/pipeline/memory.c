@@ -79,13 +79,13 @@ static void deliver_one(struct session *s, uint32_t pid, const struct memsnap_sh
 			const char *trigger, struct session_interval *iv)
 {
 	struct session_proc *sp = session_proc(s, pid);
-	struct kv labels[SESSION_MAX_LABELS + 2];
+	struct kv labels[SESSION_MAX_LABELS + 3];
 	struct pf_label sl[MAX_SAMPLE_LABELS];
 	struct sink_profile rec = { .start_ns = shot->time_ns, .end_ns = shot->time_ns };
 	struct memctx_stats st = { 0 };
 	bool oom = !strcmp(trigger, "oom");
 	struct profile *p;
-	char pidbuf[16];
+	char pidbuf[16], rss[24];
 	size_t n;
 
 	if (!sp || !(p = memctx_profile_new(shot->time_ns))) {
@@ -95,6 +95,8 @@ static void deliver_one(struct session *s, uint32_t pid, const struct memsnap_sh
 	rec.labels = labels;
 	rec.nlabels = session_process_labels(s, sp, pidbuf, sizeof(pidbuf), &rec, labels);
 	labels[rec.nlabels++] = (struct kv){ "trigger", trigger };
+	snprintf(rss, sizeof(rss), "%" PRIu64, shot->rss);
+	labels[rec.nlabels++] = (struct kv){ "private_rss", rss };
 	if (oom)
 		labels[rec.nlabels++] = (struct kv){ "oom_killed", "true" };
 	rec.type = ptype_info(PTYPE_MEMORY)->name;
