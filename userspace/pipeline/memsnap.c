@@ -214,6 +214,8 @@ int memsnap_take(struct memsnap *m, uint32_t pid, const struct pg_proc_addrs *a,
 	}
 	m->st.taken++;
 	m->st.walk_ns += shot.snap.walk_ns;
+	for (int d = 0; d < PGMEM_DROP_MAX; d++)
+		m->st.drops[d] += shot.snap.drops[d];
 	drop_shot(m, p);
 	p->shot = shot;
 	p->has_shot = true;
