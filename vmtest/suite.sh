@@ -58,6 +58,12 @@ export BUILD
 #    (Lock/transactionid under the UPDATE) and an idle client.
 #  - offcpu_pgproc/*: a PostgreSQL 13 backend's wait event, read from its
 #    PGPROC at an offset (the fixture stands in for the version).
+#  - memory/hostile_trees_end_within_their_bounds: memory contexts read
+#    from outside a process named postgres (process_vm_readv; its trees a
+#    cycle, garbage, unmapped, too wide, changing while read) and the OOM
+#    watch loaded (the mark_victim raw tracepoint: its argument a pid up
+#    to 6.7, a task from 6.8). The agreement with PostgreSQL's own view is
+#    the host's (nothing of it is the kernel's: 55 s a guest).
 # Left out: agent/sighup_reloads_without_losing_samples asserts that the
 # profiles account for the workload's CPU time across a reload; under TCG
 # the reload (a new load, verification and attach, ~10-30x slower) leaves a
@@ -87,6 +93,7 @@ test_stacks:stacks/plt_call_into_a_library_without_frame_pointers
 test_offcpu:offcpu/time_away_splits_3_to_1_under_complete_stacks
 test_offcpu:offcpu/postgres_lock_wait_and_idle_client
 test_offcpu_pgproc:offcpu_pgproc/postgres_13_wait_event_read_from_pgproc
+test_memory:memory/hostile_trees_end_within_their_bounds
 "
 
 features=$("$BUILD/ebprof" record -a -d 1 -v --format folded -o - 2>&1 >/dev/null |
