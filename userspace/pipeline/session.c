@@ -18,17 +18,27 @@
 #define POLL_MS 100
 #define PROGRESS_NS (NSEC_PER_SEC / 4)
 
-/* Its mappings and their unwind tables to the BPF program (DWARF). */
+/* Its mappings and their unwind tables to the BPF program (DWARF); the
+ * first time since its fork or exec, how long that took. */
 void session_unwind_process(struct session *s, uint32_t pid)
 {
 	const struct proc_maps *maps = procs_maps(s->procs, pid);
+	struct proc_info *pi;
 	int err;
 
 	if (!maps)
 		return;
 	err = sampler_unwind_process(s->sampler, pid, maps);
-	if (err)
+	if (err) {
 		log_debug("no unwind tables for pid %u: %s", pid, strerror(-err));
+		return;
+	}
+	pi = procs_get(s->procs, pid);
+	if (pi && pi->image_ns && !pi->ready_ns) {
+		pi->ready_ns = (uint64_t)mono_ns();
+		log_debug("pid %u: mappings and unwind tables ready %.1f ms after its %s", pid,
+			  (pi->ready_ns - pi->image_ns) / 1e6, pi->execd ? "exec" : "fork");
+	}
 }
 
 static void handle_event(const struct ebprof_event *e, void *ctx)

@@ -252,6 +252,8 @@ void procs_on_fork(struct proc_registry *reg, uint32_t child, uint32_t parent, u
 	if (pi->exited) /* a new process under a reused pid */
 		proc_info_reset(reg, pi);
 	pi->start_ns = time_ns;
+	pi->image_ns = time_ns;
+	pi->ready_ns = 0;
 	if (pi->ppid == parent && pi->counted)
 		return; /* seen already */
 	pi->ppid = parent;
@@ -276,6 +278,8 @@ void procs_on_exec(struct proc_registry *reg, uint32_t pid, uint64_t time_ns)
 		proc_info_reset(reg, pi);
 	pi->execd = true;
 	pi->sampled = false;
+	pi->image_ns = time_ns;
+	pi->ready_ns = 0;
 	if (!pi->start_ns) /* a new program, for grouping: only when its fork was not seen */
 		pi->start_ns = time_ns;
 	/* The old layout is gone; the next sample triggers a new snapshot. */

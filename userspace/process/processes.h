@@ -38,6 +38,8 @@ struct proc_info {
 	bool counted;	     /* it counts in its parent's nchildren */
 	uint32_t nchildren;  /* registered processes forked from it */
 	uint64_t start_ns;   /* CLOCK_MONOTONIC of its fork or exec; 0: before we looked */
+	uint64_t image_ns;   /* ... of the fork or exec that made its address space (the later) */
+	uint64_t ready_ns;   /* ... when the sampler had its mappings since, 0: not yet (the session's) */
 	uint64_t exit_ns;    /* CLOCK_MONOTONIC of its exit; 0: not seen */
 	uint64_t exec_pages; /* of its own snapshot (VmExe + VmLib), 0: unknown */
 	int snapshot_err;    /* last error reading maps, 0 if none */
