@@ -72,7 +72,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 			return 0;
 		}
 	}
-	emit(EVENT_FORK, ctgid, ptgid, 0);
+	emit(EVENT_FORK, ctgid, ptgid, 0, false);
 	return 0;
 }
 
@@ -98,7 +98,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	bpf_map_delete_elem(&seen, &tgid);
 	bpf_map_delete_elem(&pg_procs, &tgid);
 	bpf_map_delete_elem(&unwind_pids, &tgid);
-	emit(EVENT_EXEC, tgid, 0, 0);
+	emit(EVENT_EXEC, tgid, 0, 0, false);
 	return 0;
 }
 
@@ -143,7 +143,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		return 0; /* -a: only processes we sampled are of interest */
 	bpf_map_delete_elem(&targets, &tgid);
 	bpf_map_delete_elem(&seen, &tgid);
-	emit(EVENT_EXIT, tgid, 0, 0);
+	emit(EVENT_EXIT, tgid, 0, 0, false);
 	return 0;
 }
 

@@ -30,6 +30,9 @@ const volatile bool follow_forks = true;
 const volatile __u32 ncomms = 0;
 const volatile char comms[EBPROF_MAX_COMMS][EBPROF_TASK_COMM_LEN] = {};
 const volatile bool want_queries = true; /* read statements of pg_procs */
+/* --unwind dwarf: wake userspace for a process sampled without a mapping
+ * set (see unready()). */
+const volatile bool wake_unready = false;
 
 /* Which counts map the sampler writes to; userspace flips it to drain the
  * other one while sampling goes on. */
@@ -91,7 +94,8 @@ struct {
 } stats SEC(".maps");
 
 /* Process events; userspace polls them every 100 ms (no wakeup per event:
- * under connection churn that was a context switch per fork and exit).
+ * under connection churn that was a context switch per fork and exit),
+ * but for the announcement of a process without unwind tables (unready()).
  * 1 MiB holds about 21 000 events: seconds of thousands of forks a second,
  * longer than a flush keeps userspace from polling. */
 struct {
@@ -112,7 +116,8 @@ static __always_inline void stat_inc(__u32 idx)
 	stat_add(idx, 1);
 }
 
-static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages)
+/* wake: at once, rather than at userspace's next poll (100 ms). */
+static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages, bool wake)
 {
 	struct ebprof_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -127,7 +132,7 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_p
 	e->ktime_ns = bpf_ktime_get_ns();
 	e->exec_pages = exec_pages;
 	bpf_get_current_comm(&e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 #include "statement.bpf.h"
@@ -253,6 +258,21 @@ static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 #endif
 }
 
+#include "unwind.bpf.h"
+
+/*
+ * Is a process just announced to be announced at once: under --unwind
+ * dwarf, one without a mapping set (exec'd, or forked from a process that
+ * had none) is unwound by frame pointers until userspace gives it one,
+ * and should it exit before userspace reads its maps, its frames have no
+ * names. A forked backend with its parent's set waits for the next poll,
+ * as every other event does.
+ */
+static __always_inline bool unready(__u32 tgid)
+{
+	return wake_unready && !bpf_map_lookup_elem(&unwind_pids, &tgid);
+}
+
 /*
  * The argv area of a sampled process, where PostgreSQL keeps its process
  * title ("postgres: alice shop [local] idle"), sent as an EVENT_TITLE: at
@@ -324,13 +344,13 @@ static __always_inline struct seen_state *note_sampled(struct task_struct *task,
 			stat_inc(STAT_SEEN_FULL);
 			return NULL;
 		}
-		emit(EVENT_FIRST, tgid, 0, now.exec_pages);
+		emit(EVENT_FIRST, tgid, 0, now.exec_pages, unready(tgid));
 		send_title(task, tgid);
 		return bpf_map_lookup_elem(&seen, &tgid);
 	}
 	if (last->exec_pages != now.exec_pages) {
 		last->exec_pages = now.exec_pages;
-		emit(EVENT_MAPS, tgid, 0, now.exec_pages);
+		emit(EVENT_MAPS, tgid, 0, now.exec_pages, unready(tgid));
 	}
 	title = now.title_head && last->title_head != now.title_head;
 	if (title) {
@@ -438,8 +458,6 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	count_sample(&key);
 	return 0;
 }
-
-#include "unwind.bpf.h"
 
 /* One frame: a global function, so the verifier checks it once rather
  * than at every iteration of the loops that call it (5.6+). */

@@ -45,6 +45,8 @@ void unwind_configure(struct sampler *s, const struct sampler_opts *opts)
 			opts->unwind == SAMPLER_UNWIND_DWARF
 				? (features_have_loop() ? SAMPLER_UNWIND_LOOP : SAMPLER_UNWIND_TAIL)
 				: opts->unwind;
+	/* a process without tables is announced at once */
+	sk->rodata->wake_unready = s->unwind != SAMPLER_UNWIND_FP;
 	bpf_program__set_autoload(sk->progs.do_sample, s->unwind == SAMPLER_UNWIND_FP);
 	bpf_program__set_autoload(sk->progs.do_sample_loop, s->unwind == SAMPLER_UNWIND_LOOP);
 	bpf_program__set_autoload(sk->progs.do_sample_tail, s->unwind == SAMPLER_UNWIND_TAIL);
