@@ -54,11 +54,13 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		err = procs_on_sampled(s->procs, e->pid, e->exec_pages);
 		if (err)
 			log_debug("no maps snapshot of pid %u: %s", e->pid, strerror(-err));
-		/* not forked from a known process: is it PostgreSQL? */
-		if (s->pg && !pg_attach_known(s->pg, e->pid))
-			pg_attach_process(s->pg, e->pid, procs_maps(s->procs, e->pid));
+		/* unwound by frame pointers until then: before anything else */
 		session_unwind_process(s, e->pid);
+		/* not forked from a known process: is it PostgreSQL? */
 		pi = procs_get(s->procs, e->pid);
+		if (s->pg && !pg_attach_known(s->pg, e->pid))
+			pg_attach_process(s->pg, e->pid, procs_maps(s->procs, e->pid),
+					  pi ? pi->exe : NULL);
 		if (pi && !pi->comm[0]) /* its parent unknown, /proc not read */
 			snprintf(pi->comm, sizeof(pi->comm), "%.*s", (int)sizeof(e->comm), e->comm);
 		break;
