@@ -46,11 +46,18 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 	struct session *s = ctx;
 	struct session_proc *sp;
 	struct proc_info *pi;
+	uint32_t ppid;
 	int err;
 
 	switch (e->type) {
 	case EVENT_FIRST: /* its first sample */
 		s->processes_sampled++;
+		/* forked from a process whose layout is unknown: its parent's
+		 * maps first, and its set to the BPF program (its next
+		 * children inherit it at their fork) */
+		ppid = procs_unread_parent(s->procs, e->pid);
+		if (ppid && !procs_snapshot(s->procs, ppid, false))
+			session_unwind_process(s, ppid);
 		err = procs_on_sampled(s->procs, e->pid, e->exec_pages);
 		if (err)
 			log_debug("no maps snapshot of pid %u: %s", e->pid, strerror(-err));

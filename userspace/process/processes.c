@@ -338,14 +338,31 @@ int procs_on_sampled(struct proc_registry *reg, uint32_t pid, uint64_t exec_page
 	pi->sampled = true;
 	owner = maps_owner(reg, pid);
 	if (owner && owner != pi && exec_pages && owner->exec_pages == exec_pages) {
-		jit_check(reg, pi, NULL); /* JIT code is its own */
+		jit_check(reg, pi, NULL);   /* JIT code is its own */
+		if (!pi->exe && owner->exe) /* forked before its ancestor's was read */
+			pi->exe = strdup(owner->exe);
 		return 0; /* its ancestor's code, as the ancestor's snapshot has it */
 	}
-	if (pi->maps) { /* taken before it ran (seeded): JIT code came since */
+	/* taken before it ran (seeded, or as a parent of a sampled child):
+	 * read again if it mapped code since, else JIT code came since */
+	if (pi->maps && (!exec_pages || pi->exec_pages == exec_pages)) {
 		jit_check(reg, pi, NULL);
 		return 0;
 	}
-	return procs_snapshot(reg, pid, false);
+	return procs_snapshot(reg, pid, pi->maps != NULL);
+}
+
+uint32_t procs_unread_parent(struct proc_registry *reg, uint32_t pid)
+{
+	struct proc_info *pi = procs_get(reg, pid), *pp;
+
+	if (!pi || pi->execd || !pi->ppid || pi->ppid == pid || maps_owner(reg, pid))
+		return 0;
+	pp = procs_get(reg, pi->ppid);
+	/* a parent that started (or exec'd) after the fork is another layout */
+	if (!pp || pp->exited || pp->image_ns > pi->start_ns || pp->start_ns > pi->start_ns)
+		return 0;
+	return pp->pid;
 }
 
 int procs_on_maps_changed(struct proc_registry *reg, uint32_t pid)

@@ -39,7 +39,8 @@ struct proc_info {
 	uint32_t nchildren;  /* registered processes forked from it */
 	uint64_t start_ns;   /* CLOCK_MONOTONIC of its fork or exec; 0: before we looked */
 	uint64_t image_ns;   /* ... of the fork or exec that made its address space (the later) */
-	uint64_t ready_ns;   /* ... when the sampler had its mappings since, 0: not yet (the session's) */
+	uint64_t ready_ns;   /* ... when the sampler had its mappings since, 0: not yet (the
+				session's) */
 	uint64_t exit_ns;    /* CLOCK_MONOTONIC of its exit; 0: not seen */
 	uint64_t exec_pages; /* of its own snapshot (VmExe + VmLib), 0: unknown */
 	int snapshot_err;    /* last error reading maps, 0 if none */
@@ -76,6 +77,15 @@ void procs_on_exit(struct proc_registry *reg, uint32_t pid, uint64_t time_ns);
  * executable mappings changed since (a library loaded): read them again.
  */
 int procs_on_sampled(struct proc_registry *reg, uint32_t pid, uint64_t exec_pages);
+/*
+ * The parent whose layout pid was forked with, to read before pid's own
+ * (0: none): pid was forked and has not exec'd, its parent is registered,
+ * alive and has not exec'd since the fork, and no snapshot of that layout
+ * is known (the parent's own or an ancestor's). The parent's snapshot
+ * serves pid after it exited and every child it forks next, where pid's
+ * own would serve pid alone.
+ */
+uint32_t procs_unread_parent(struct proc_registry *reg, uint32_t pid);
 int procs_on_maps_changed(struct proc_registry *reg, uint32_t pid);
 
 /* Own snapshot, else the nearest ancestor's across forks without exec
