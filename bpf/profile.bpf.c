@@ -116,8 +116,10 @@ static __always_inline void stat_inc(__u32 idx)
 	stat_add(idx, 1);
 }
 
-/* wake: at once, rather than at userspace's next poll (100 ms). */
-static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages, bool wake)
+/* flags: EVENT_F_*; wake: userspace at once, rather than at its next
+ * poll (100 ms). */
+static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages, __u32 flags,
+				 bool wake)
 {
 	struct ebprof_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -128,7 +130,7 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_p
 	e->type = type;
 	e->pid = pid;
 	e->ppid = ppid;
-	e->pad = 0;
+	e->flags = flags;
 	e->ktime_ns = bpf_ktime_get_ns();
 	e->exec_pages = exec_pages;
 	bpf_get_current_comm(&e->comm, sizeof(e->comm));
@@ -141,7 +143,8 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_p
  * last exec, then EVENT_TITLE and EVENT_MAPS when these change). */
 struct seen_state {
 	__u64 title_head;	/* first 8 bytes of its argv area, 0: unread */
-	__u64 exec_pages;	/* mm->exec_vm */
+	__u32 exec_pages;	/* mm->exec_vm (pages: 16 TiB fit) */
+	__u32 first_t;		/* its first announcement: ktime >> 20 (about ms; wraps) */
 	struct stmt_state stmt; /* statement.bpf.h */
 };
 
@@ -260,17 +263,32 @@ static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 
 #include "unwind.bpf.h"
 
+/* About a second, in ktime >> 20 units. */
+#define YOUNG_T 1024
+
 /*
- * Is a process just announced to be announced at once: under --unwind
- * dwarf, one without a mapping set (exec'd, or forked from a process that
- * had none) is unwound by frame pointers until userspace gives it one,
- * and should it exit before userspace reads its maps, its frames have no
- * names. A forked backend with its parent's set waits for the next poll,
- * as every other event does.
+ * Is a process announced to be announced at once (EVENT_F_UNREADY): under
+ * --unwind dwarf, one without a mapping set (exec'd, or forked from a
+ * process that had none) is unwound by frame pointers until userspace
+ * gives it one, and should it exit before userspace reads its maps, its
+ * frames have no names. A forked backend with its parent's set waits for
+ * the next poll, as every other event does.
  */
 static __always_inline bool unready(__u32 tgid)
 {
-	return wake_unready && !bpf_map_lookup_elem(&unwind_pids, &tgid);
+	const __u32 *set = bpf_map_lookup_elem(&unwind_pids, &tgid);
+
+	return wake_unready && (!set || *set == EBPROF_UNWIND_NO_SET);
+}
+
+/* Is a change of its code to be announced at once: it has no set, or it
+ * was announced less than a second ago (a new program's libraries, mapped
+ * by the dynamic loader after its first sample, are not in its set yet,
+ * its frames in them unwound by frame pointers). */
+static __always_inline bool young_or_unready(const struct seen_state *last, __u32 tgid)
+{
+	return wake_unready &&
+	       ((__u32)(bpf_ktime_get_ns() >> 20) - last->first_t < YOUNG_T || unready(tgid));
 }
 
 /*
@@ -300,7 +318,7 @@ static __always_inline void send_title(struct task_struct *task, __u32 tgid)
 	e->h.type = EVENT_TITLE;
 	e->h.pid = tgid;
 	e->h.ppid = 0;
-	e->h.pad = 0;
+	e->h.flags = 0;
 	e->h.ktime_ns = bpf_ktime_get_ns();
 	e->h.exec_pages = 0;
 	bpf_get_current_comm(&e->h.comm, sizeof(e->h.comm));
@@ -330,27 +348,31 @@ static __always_inline __u64 title_head(struct task_struct *task)
 static __always_inline struct seen_state *note_sampled(struct task_struct *task, __u32 tgid)
 {
 	struct seen_state now = {}, *last = bpf_map_lookup_elem(&seen, &tgid);
-	bool title;
+	__u64 exec_vm = BPF_CORE_READ(task, mm, exec_vm);
+	bool title, wake;
 
 	now.title_head = title_head(task);
-	now.exec_pages = BPF_CORE_READ(task, mm, exec_vm);
+	now.exec_pages = exec_vm;
 	if (!last) {
-		long ret = (int)bpf_map_update_elem(&seen, &tgid, &now,
-						    BPF_NOEXIST); /* see store_stack() */
+		long ret;
 
+		now.first_t = bpf_ktime_get_ns() >> 20;
+		ret = (int)bpf_map_update_elem(&seen, &tgid, &now,
+					       BPF_NOEXIST); /* see store_stack() */
 		if (ret == -EEXIST) /* another CPU announced it meanwhile */
 			return bpf_map_lookup_elem(&seen, &tgid);
 		if (ret) {
 			stat_inc(STAT_SEEN_FULL);
 			return NULL;
 		}
-		emit(EVENT_FIRST, tgid, 0, now.exec_pages, unready(tgid));
+		wake = unready(tgid);
+		emit(EVENT_FIRST, tgid, 0, exec_vm, wake ? EVENT_F_UNREADY : 0, wake);
 		send_title(task, tgid);
 		return bpf_map_lookup_elem(&seen, &tgid);
 	}
 	if (last->exec_pages != now.exec_pages) {
 		last->exec_pages = now.exec_pages;
-		emit(EVENT_MAPS, tgid, 0, now.exec_pages, unready(tgid));
+		emit(EVENT_MAPS, tgid, 0, exec_vm, 0, young_or_unready(last, tgid));
 	}
 	title = now.title_head && last->title_head != now.title_head;
 	if (title) {

@@ -154,6 +154,10 @@ struct unwind_mapping {
  * start, set by userspace from /proc/PID/maps. `unwind_pids` maps a tgid
  * to its set (processes with the same layout share one: a postmaster and
  * its backends); the BPF program gives a forked child its parent's set. */
+/* `unwind_pids` value of a process that exec'd and has no set for its new
+ * image yet: a set userspace made from what it knew before that exec
+ * (a forked child's parent's layout) must not replace it. */
+#define EBPROF_UNWIND_NO_SET 0xffffffffu
 struct unwind_proc {
 	__u32 n;
 	__u32 pad;
@@ -223,11 +227,21 @@ enum ebprof_event_type {
 };
 
 /* Ring buffer record for process life-cycle events of targets. */
+/* ebprof_event.flags */
+enum {
+	/* EVENT_FIRST, EVENT_FORK (the child): the process has no mapping
+	 * set for the DWARF unwinder (exec'd, or forked from a process that
+	 * had none): unwound by frame pointers until userspace gives it one.
+	 * Such an event wakes userspace at once, as does an EVENT_MAPS of a
+	 * process announced less than a second before. */
+	EVENT_F_UNREADY = 1,
+};
+
 struct ebprof_event {
 	__u32 type;
 	__u32 pid;
 	__u32 ppid;
-	__u32 pad;
+	__u32 flags; /* EVENT_F_* */
 	__u64 ktime_ns;
 	/* EVENT_FIRST, EVENT_MAPS: pages of its executable mappings (the
 	 * kernel's mm->exec_vm, /proc/PID/status VmExe + VmLib): a forked

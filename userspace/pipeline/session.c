@@ -23,17 +23,16 @@
 void session_unwind_process(struct session *s, uint32_t pid)
 {
 	const struct proc_maps *maps = procs_maps(s->procs, pid);
-	struct proc_info *pi;
+	struct proc_info *pi = procs_get(s->procs, pid);
 	int err;
 
 	if (!maps)
 		return;
-	err = sampler_unwind_process(s->sampler, pid, maps);
+	err = sampler_unwind_process(s->sampler, pid, maps, pi && pi->execd);
 	if (err) {
 		log_debug("no unwind tables for pid %u: %s", pid, strerror(-err));
 		return;
 	}
-	pi = procs_get(s->procs, pid);
 	if (pi && pi->image_ns && !pi->ready_ns) {
 		pi->ready_ns = (uint64_t)mono_ns();
 		log_debug("pid %u: mappings and unwind tables ready %.1f ms after its %s", pid,
@@ -41,25 +40,30 @@ void session_unwind_process(struct session *s, uint32_t pid)
 	}
 }
 
+/* A forked process whose layout nobody has read: its parent's maps now,
+ * and the parent's set to the BPF program (its next children inherit it
+ * at their fork). */
+static void read_parent(struct session *s, uint32_t pid)
+{
+	uint32_t ppid = procs_unread_parent(s->procs, pid);
+
+	if (ppid && !procs_snapshot(s->procs, ppid, false))
+		session_unwind_process(s, ppid);
+}
+
 static void handle_event(const struct ebprof_event *e, void *ctx)
 {
 	struct session *s = ctx;
 	struct session_proc *sp;
 	struct proc_info *pi;
-	uint32_t ppid;
 	int err;
 
 	switch (e->type) {
 	case EVENT_FIRST: /* its first sample */
 		s->processes_sampled++;
-		/* forked from a process whose layout is unknown: its parent's
-		 * maps first, and its set to the BPF program (its next
-		 * children inherit it at their fork) */
-		ppid = procs_unread_parent(s->procs, e->pid);
-		if (ppid && !procs_snapshot(s->procs, ppid, false))
-			session_unwind_process(s, ppid);
+		read_parent(s, e->pid);
 		err = procs_on_sampled(s->procs, e->pid, e->exec_pages);
-		if (err)
+		if (err && !procs_maps(s->procs, e->pid))
 			log_debug("no maps snapshot of pid %u: %s", e->pid, strerror(-err));
 		/* unwound by frame pointers until then: before anything else */
 		session_unwind_process(s, e->pid);
@@ -100,6 +104,11 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 			pg_attach_on_fork(s->pg, e->pid, e->ppid);
 		procs_on_fork(s->procs, e->pid, e->ppid, e->ktime_ns);
 		s->live_targets++;
+		/* its parent has no tables: its maps and set now, so that its
+		 * next children inherit them (not this child's yet: it may have
+		 * exec'd since, its set comes with its first sample) */
+		if (e->flags & EVENT_F_UNREADY)
+			read_parent(s, e->pid);
 		break;
 	case EVENT_EXEC:
 		if (s->pg)

@@ -329,6 +329,19 @@ static struct proc_info *maps_owner(struct proc_registry *reg, uint32_t pid)
 	return NULL;
 }
 
+/* pid's parent as it was at pid's fork (alive or not), NULL when not
+ * known: one that started or exec'd after the fork is another layout. */
+static struct proc_info *fork_parent(struct proc_registry *reg, const struct proc_info *pi)
+{
+	struct proc_info *pp;
+
+	if (!pi->ppid || pi->ppid == pi->pid || !(pp = procs_get(reg, pi->ppid)))
+		return NULL;
+	if (pp->image_ns > pi->start_ns || pp->start_ns > pi->start_ns)
+		return NULL;
+	return pp;
+}
+
 int procs_on_sampled(struct proc_registry *reg, uint32_t pid, uint64_t exec_pages)
 {
 	struct proc_info *pi = procs_add(reg, pid), *owner;
@@ -356,13 +369,9 @@ uint32_t procs_unread_parent(struct proc_registry *reg, uint32_t pid)
 {
 	struct proc_info *pi = procs_get(reg, pid), *pp;
 
-	if (!pi || pi->execd || !pi->ppid || pi->ppid == pid || maps_owner(reg, pid))
+	if (!pi || pi->execd || maps_owner(reg, pid) || !(pp = fork_parent(reg, pi)))
 		return 0;
-	pp = procs_get(reg, pi->ppid);
-	/* a parent that started (or exec'd) after the fork is another layout */
-	if (!pp || pp->exited || pp->image_ns > pi->start_ns || pp->start_ns > pi->start_ns)
-		return 0;
-	return pp->pid;
+	return pp->exited ? 0 : pp->pid;
 }
 
 int procs_on_maps_changed(struct proc_registry *reg, uint32_t pid)
@@ -385,6 +394,20 @@ uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid)
 		return pid;
 	owner = maps_owner(reg, pid);
 	return owner && !owner->exited ? owner->pid : pid;
+}
+
+const struct proc_maps *procs_maps_before_exec(struct proc_registry *reg, uint32_t pid,
+					       uint32_t *via)
+{
+	struct proc_info *pi = procs_get(reg, pid), *pp, *owner;
+
+	if (!pi || !pi->execd || !pi->counted || !(pp = fork_parent(reg, pi)))
+		return NULL;
+	owner = maps_owner(reg, pp->pid);
+	if (!owner)
+		return NULL;
+	*via = !owner->exited ? owner->pid : pp->pid;
+	return owner->maps;
 }
 
 /* Read pid's JIT files again if they changed since; a zombie (no

@@ -99,6 +99,14 @@ const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid);
  * backend gone by the flush is symbolized through its postmaster. */
 uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid);
 
+/* The layout pid had before its last exec when it was a forked child
+ * sharing its parent's (the snapshot of that parent's, or of an ancestor
+ * it shares), and in *via the pid to open its files through; NULL when
+ * not known. Its samples taken between the fork and the exec (counted in
+ * the same interval as the rest) are named from it. */
+const struct proc_maps *procs_maps_before_exec(struct proc_registry *reg, uint32_t pid,
+					       uint32_t *via);
+
 /*
  * The name of the JIT-compiled function (PostgreSQL's LLVM JIT writing a
  * jitdump, or a /tmp/perf-PID.map) holding addr in pid's memory, or NULL

@@ -130,9 +130,11 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx);
 
 /* --unwind dwarf: give pid's executable mappings and their unwind
  * tables to the BPF program (after its first sample, a new library, or
- * at the start for processes already running). 0 with frame pointers; 0
- * or a negative errno. */
-int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_maps *maps);
+ * at the start for processes already running). execd: maps are of an
+ * image pid exec'd (unwind_tables_load()). 0 with frame pointers; 0 or a
+ * negative errno (-ESTALE: pid exec'd since, maps are of its old image). */
+int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_maps *maps,
+			   bool execd);
 
 /* pid exited: drop its mappings should userspace have given them after
  * the BPF program dropped them at the exit. */

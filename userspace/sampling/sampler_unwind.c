@@ -129,11 +129,12 @@ struct bpf_program *unwind_sample_prog(struct sampler *s)
 	}
 }
 
-int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_maps *maps)
+int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_maps *maps,
+			   bool execd)
 {
 	if (!s->tables)
 		return 0;
-	return unwind_tables_load(s->tables, pid, maps);
+	return unwind_tables_load(s->tables, pid, maps, execd);
 }
 
 void sampler_unwind_forget(struct sampler *s, uint32_t pid)

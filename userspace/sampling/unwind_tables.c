@@ -318,10 +318,17 @@ void unwind_tables_forget(struct unwind_tables *u, uint32_t pid)
 
 static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps);
 
-int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps)
+int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps,
+		       bool execd)
 {
 	int64_t t0 = mono_ns();
-	int ret = load(u, pid, maps);
+	uint32_t cur;
+	int ret;
+
+	/* an exec the caller does not know of yet: maps are of the old image */
+	if (!execd && !bpf_map_lookup_elem(u->pids_fd, &pid, &cur) && cur == EBPROF_UNWIND_NO_SET)
+		return -ESTALE;
+	ret = load(u, pid, maps);
 
 	u->st.load_ns += (uint64_t)(mono_ns() - t0);
 	return ret;
