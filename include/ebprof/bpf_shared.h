@@ -250,6 +250,15 @@ struct ebprof_event {
 	char comm[EBPROF_TASK_COMM_LEN];
 };
 
+/* A process the BPF program announces at once (EVENT_F_UNREADY, or new
+ * code in its first second), also through the `fresh` ring buffer: a
+ * thread of its own reads its maps while the event loop may be busy. */
+struct ebprof_fresh {
+	__u32 pid;
+	__u32 pad;
+	__u64 ktime_ns;
+};
+
 /* EVENT_TITLE: the argv area of a sampled process as it exits, where
  * PostgreSQL keeps its process title ("postgres: alice shop [local]
  * idle"): a short-lived backend is often gone before userspace could

@@ -51,6 +51,25 @@ static void read_parent(struct session *s, uint32_t pid)
 		session_unwind_process(s, ppid);
 }
 
+/* What the read-ahead thread took of pid's maps: its snapshot when its
+ * own read (err) failed, the process gone; else dropped. */
+static void take_read_ahead(struct session *s, uint32_t pid, int err)
+{
+	struct proc_info *pi = procs_get(s->procs, pid);
+	struct proc_maps *maps;
+	char *exe;
+
+	maps = sampler_prefetched(s->sampler, pid, pi ? pi->image_ns : 0, &exe);
+	if (!maps)
+		return;
+	if (!err) {
+		procmaps_free(maps);
+		free(exe);
+	} else if (!procs_adopt_snapshot(s->procs, pid, maps, exe)) {
+		log_debug("pid %u gone before its maps were read here: its maps read ahead", pid);
+	}
+}
+
 static void handle_event(const struct ebprof_event *e, void *ctx)
 {
 	struct session *s = ctx;
@@ -63,6 +82,7 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		s->processes_sampled++;
 		read_parent(s, e->pid);
 		err = procs_on_sampled(s->procs, e->pid, e->exec_pages);
+		take_read_ahead(s, e->pid, err);
 		if (err && !procs_maps(s->procs, e->pid))
 			log_debug("no maps snapshot of pid %u: %s", e->pid, strerror(-err));
 		/* unwound by frame pointers until then: before anything else */
@@ -77,6 +97,7 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		break;
 	case EVENT_MAPS: /* a library loaded since */
 		err = procs_on_maps_changed(s->procs, e->pid);
+		take_read_ahead(s, e->pid, err);
 		if (err)
 			log_debug("no new maps snapshot of pid %u: %s", e->pid, strerror(-err));
 		else

@@ -388,12 +388,16 @@ const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid)
 
 uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid)
 {
-	const struct proc_info *pi = procs_get(reg, pid), *owner;
+	const struct proc_info *pi = procs_get(reg, pid), *owner, *pp;
 
 	if (!pi || !pi->exited)
 		return pid;
 	owner = maps_owner(reg, pid);
-	return owner && !owner->exited ? owner->pid : pid;
+	if (owner && !owner->exited)
+		return owner->pid;
+	if (owner == pi && (pp = procs_get(reg, pi->ppid)) && !pp->exited && pp->pid != pid)
+		return pp->pid;
+	return pid;
 }
 
 const struct proc_maps *procs_maps_before_exec(struct proc_registry *reg, uint32_t pid,
@@ -408,6 +412,26 @@ const struct proc_maps *procs_maps_before_exec(struct proc_registry *reg, uint32
 		return NULL;
 	*via = !owner->exited ? owner->pid : pp->pid;
 	return owner->maps;
+}
+
+int procs_adopt_snapshot(struct proc_registry *reg, uint32_t pid, struct proc_maps *maps, char *exe)
+{
+	struct proc_info *pi = procs_add(reg, pid);
+
+	if (!pi) {
+		procmaps_free(maps);
+		free(exe);
+		return -ENOMEM;
+	}
+	procmaps_free(pi->maps);
+	pi->maps = maps;
+	pi->snapshot_err = 0;
+	pi->exec_pages = 0;
+	if (exe) {
+		free(pi->exe);
+		pi->exe = exe;
+	}
+	return 0;
 }
 
 /* Read pid's JIT files again if they changed since; a zombie (no

@@ -95,8 +95,10 @@ const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid);
 
 /* The pid to open pid's mapped files through (/proc/PID/map_files, and
  * its root for debug files): its own while it lives, else that of the
- * living owner of the snapshot it shares (same mappings), else its own. A
- * backend gone by the flush is symbolized through its postmaster. */
+ * living owner of the snapshot it shares (same mappings), else, for a
+ * snapshot of its own, its living parent's (the same files by path: an
+ * exec'd child), else its own. A backend gone by the flush is symbolized
+ * through its postmaster. */
 uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid);
 
 /* The layout pid had before its last exec when it was a forked child
@@ -106,6 +108,12 @@ uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid);
  * the same interval as the rest) are named from it. */
 const struct proc_maps *procs_maps_before_exec(struct proc_registry *reg, uint32_t pid,
 					       uint32_t *via);
+
+/* Take snapshot maps (and exe, may be NULL; both are the registry's now)
+ * read by someone else as pid's own, in place of any it has: a process
+ * gone before its /proc was read here. 0 or -ENOMEM (both freed). */
+int procs_adopt_snapshot(struct proc_registry *reg, uint32_t pid, struct proc_maps *maps,
+			 char *exe);
 
 /*
  * The name of the JIT-compiled function (PostgreSQL's LLVM JIT writing a
