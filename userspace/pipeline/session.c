@@ -126,10 +126,12 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		procs_on_fork(s->procs, e->pid, e->ppid, e->ktime_ns);
 		s->live_targets++;
 		/* its parent has no tables: its maps and set now, so that its
-		 * next children inherit them (not this child's yet: it may have
-		 * exec'd since, its set comes with its first sample) */
-		if (e->flags & EVENT_F_UNREADY)
+		 * next children inherit them, and this child's (refused when
+		 * it exec'd since: unwind_tables_load()) */
+		if (e->flags & EVENT_F_UNREADY) {
 			read_parent(s, e->pid);
+			session_unwind_process(s, e->pid);
+		}
 		break;
 	case EVENT_EXEC:
 		if (s->pg)
