@@ -125,24 +125,26 @@ static __always_inline void stat_inc(__u32 idx)
 }
 
 /* flags: EVENT_F_*; wake: userspace at once, rather than at its next
- * poll (100 ms). */
-static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages, __u32 flags,
-				 bool wake)
+ * poll (100 ms). Returns the event's time. */
+static __always_inline __u64 emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages, __u32 flags,
+				  bool wake)
 {
 	struct ebprof_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	__u64 t = bpf_ktime_get_ns();
 
 	if (!e) {
 		stat_inc(STAT_EVENTS_LOST);
-		return;
+		return t;
 	}
 	e->type = type;
 	e->pid = pid;
 	e->ppid = ppid;
 	e->flags = flags;
-	e->ktime_ns = bpf_ktime_get_ns();
+	e->ktime_ns = t;
 	e->exec_pages = exec_pages;
 	bpf_get_current_comm(&e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return t;
 }
 
 #include "statement.bpf.h"
@@ -299,10 +301,13 @@ static __always_inline bool young_or_unready(const struct seen_state *last, __u3
 	       ((__u32)(bpf_ktime_get_ns() >> 20) - last->first_t < YOUNG_T || unready(tgid));
 }
 
-/* ... to the thread that reads its maps at once. */
-static __always_inline void announce_fresh(__u32 tgid)
+/* ... to the thread that reads its maps at once: the time of its event
+ * (t), and which image it is. */
+static __always_inline void announce_fresh(struct task_struct *task, __u32 tgid, __u64 t)
 {
-	struct ebprof_fresh f = { .pid = tgid, .ktime_ns = bpf_ktime_get_ns() };
+	struct ebprof_fresh f = { .pid = tgid,
+				  .ktime_ns = t,
+				  .start_code = BPF_CORE_READ(task, mm, start_code) };
 
 	if (bpf_ringbuf_output(&fresh, &f, sizeof(f), BPF_RB_FORCE_WAKEUP))
 		stat_inc(STAT_EVENTS_LOST);
@@ -365,7 +370,7 @@ static __always_inline __u64 title_head(struct task_struct *task)
 static __always_inline struct seen_state *note_sampled(struct task_struct *task, __u32 tgid)
 {
 	struct seen_state now = {}, *last = bpf_map_lookup_elem(&seen, &tgid);
-	__u64 exec_vm = BPF_CORE_READ(task, mm, exec_vm);
+	__u64 exec_vm = BPF_CORE_READ(task, mm, exec_vm), t;
 	bool title, wake;
 
 	now.title_head = title_head(task);
@@ -383,18 +388,18 @@ static __always_inline struct seen_state *note_sampled(struct task_struct *task,
 			return NULL;
 		}
 		wake = unready(tgid);
-		emit(EVENT_FIRST, tgid, 0, exec_vm, wake ? EVENT_F_UNREADY : 0, wake);
+		t = emit(EVENT_FIRST, tgid, 0, exec_vm, wake ? EVENT_F_UNREADY : 0, wake);
 		if (wake)
-			announce_fresh(tgid);
+			announce_fresh(task, tgid, t);
 		send_title(task, tgid);
 		return bpf_map_lookup_elem(&seen, &tgid);
 	}
 	if (last->exec_pages != now.exec_pages) {
 		last->exec_pages = now.exec_pages;
 		wake = young_or_unready(last, tgid);
-		emit(EVENT_MAPS, tgid, 0, exec_vm, 0, wake);
+		t = emit(EVENT_MAPS, tgid, 0, exec_vm, 0, wake);
 		if (wake)
-			announce_fresh(tgid);
+			announce_fresh(task, tgid, t);
 	}
 	title = now.title_head && last->title_head != now.title_head;
 	if (title) {

@@ -256,7 +256,8 @@ struct ebprof_event {
 struct ebprof_fresh {
 	__u32 pid;
 	__u32 pad;
-	__u64 ktime_ns;
+	__u64 ktime_ns;	  /* the same as its EVENT_FIRST's or EVENT_MAPS's */
+	__u64 start_code; /* mm->start_code: which image (/proc/PID/stat's startcode) */
 };
 
 /* EVENT_TITLE: the argv area of a sampled process as it exits, where

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -308,4 +309,23 @@ Test(processes, an_execd_child_keeps_its_layout_before_the_exec)
 	procs_on_exit(reg, me, 3100);
 	cr_expect_eq(procs_open_via(reg, c), c, "its parent gone too: its own");
 	procs_free(reg);
+}
+
+/* Which image runs under a pid: where its executable's code starts, at or
+ * below this very function and inside a mapping of the test's binary. */
+Test(processes, start_code_is_where_the_executable_begins)
+{
+	uint64_t start = 0, fn = (uint64_t)(uintptr_t)&proc_read_start_code;
+	struct proc_maps *maps;
+	const struct map_entry *e;
+
+	cr_assert_eq(proc_read_start_code(getpid(), &start), 0);
+	cr_expect_gt(start, 0);
+	cr_expect_leq(start, fn);
+	cr_assert_eq(procmaps_read(getpid(), true, &maps), 0);
+	e = procmaps_find(maps, start);
+	cr_assert_not_null(e, "no executable mapping at %#" PRIx64, start);
+	cr_expect(strstr(e->path, "test_processes") != NULL, "%s", e->path);
+	procmaps_free(maps);
+	cr_expect_lt(proc_read_start_code(0x3fffff, &start), 0, "no such process");
 }

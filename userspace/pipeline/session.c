@@ -51,22 +51,22 @@ static void read_parent(struct session *s, uint32_t pid)
 		session_unwind_process(s, ppid);
 }
 
-/* What the read-ahead thread took of pid's maps: its snapshot when its
- * own read (err) failed, the process gone; else dropped. */
-static void take_read_ahead(struct session *s, uint32_t pid, int err)
+/* What the read-ahead thread took of e's process's maps for e: its
+ * snapshot when its own read (err) failed, the process gone; else dropped. */
+static void take_read_ahead(struct session *s, const struct ebprof_event *e, int err)
 {
-	struct proc_info *pi = procs_get(s->procs, pid);
 	struct proc_maps *maps;
 	char *exe;
 
-	maps = sampler_prefetched(s->sampler, pid, pi ? pi->image_ns : 0, &exe);
+	maps = sampler_prefetched(s->sampler, e->pid, e->ktime_ns, &exe);
 	if (!maps)
 		return;
 	if (!err) {
 		procmaps_free(maps);
 		free(exe);
-	} else if (!procs_adopt_snapshot(s->procs, pid, maps, exe)) {
-		log_debug("pid %u gone before its maps were read here: its maps read ahead", pid);
+	} else if (!procs_adopt_snapshot(s->procs, e->pid, maps, exe)) {
+		log_debug("pid %u gone before its maps were read here: its maps read ahead",
+			  e->pid);
 	}
 }
 
@@ -82,7 +82,7 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		s->processes_sampled++;
 		read_parent(s, e->pid);
 		err = procs_on_sampled(s->procs, e->pid, e->exec_pages);
-		take_read_ahead(s, e->pid, err);
+		take_read_ahead(s, e, err);
 		if (err && !procs_maps(s->procs, e->pid))
 			log_debug("no maps snapshot of pid %u: %s", e->pid, strerror(-err));
 		/* unwound by frame pointers until then: before anything else */
@@ -97,7 +97,7 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		break;
 	case EVENT_MAPS: /* a library loaded since */
 		err = procs_on_maps_changed(s->procs, e->pid);
-		take_read_ahead(s, e->pid, err);
+		take_read_ahead(s, e, err);
 		if (err)
 			log_debug("no new maps snapshot of pid %u: %s", e->pid, strerror(-err));
 		else

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,26 @@ int proc_read_ppid(uint32_t pid, uint32_t *ppid)
 	if (!p || sscanf(p + 1, " %*c %u", &v) != 1)
 		return -EINVAL;
 	*ppid = v;
+	return 0;
+}
+
+int proc_read_start_code(uint32_t pid, uint64_t *start)
+{
+	char path[64], buf[1024], *p;
+	size_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	err = read_small_file(path, buf, sizeof(buf), &n);
+	if (err)
+		return err;
+	if (!n)
+		return -ESRCH;
+	p = strrchr(buf, ')'); /* then field 3 (state); startcode is field 26 */
+	for (int field = 3; p && field <= 26; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %" SCNu64, start) != 1)
+		return -EINVAL;
 	return 0;
 }
 

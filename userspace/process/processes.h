@@ -144,6 +144,9 @@ int proc_read_comm(uint32_t pid, char *buf, size_t size);
 int proc_read_exe(uint32_t pid, char **out);
 /* Parent pid from /proc/PID/stat. */
 int proc_read_ppid(uint32_t pid, uint32_t *ppid);
+/* Where its executable's code starts (/proc/PID/stat's startcode, the
+ * kernel's mm->start_code): which image runs under pid. */
+int proc_read_start_code(uint32_t pid, uint64_t *start);
 /* Executable pages mapped (VmExe + VmLib of /proc/PID/status, in pages). */
 int proc_read_exec_pages(uint32_t pid, uint64_t *pages);
 

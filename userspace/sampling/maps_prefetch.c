@@ -19,7 +19,7 @@
 
 struct slot {
 	uint32_t pid; /* 0: free */
-	uint64_t ns;  /* the announcement's time */
+	uint64_t ns;  /* the announcement's time (its event's) */
 	struct proc_maps *maps;
 	char *exe;
 };
@@ -30,7 +30,7 @@ struct maps_prefetch {
 	atomic_bool stop;
 	pthread_mutex_t lock;
 	struct slot slot[PREFETCH_SLOTS];
-	uint64_t read, gone, dropped; /* the thread's own */
+	uint64_t read, gone, dropped; /* the thread's own (gone: or exec'd since) */
 };
 
 static void slot_clear(struct slot *s)
@@ -40,8 +40,8 @@ static void slot_clear(struct slot *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Keep a snapshot: in pid's slot, else a free one, else instead of the
- * oldest; a slot a minute old is free. */
+/* Keep a snapshot: in a free slot, else instead of the oldest; a slot a
+ * minute old is free. */
 static void keep(struct maps_prefetch *mp, uint32_t pid, uint64_t ns, struct proc_maps *maps,
 		 char *exe)
 {
@@ -54,20 +54,26 @@ static void keep(struct maps_prefetch *mp, uint32_t pid, uint64_t ns, struct pro
 
 		if (s->pid && now - s->ns > MAX_AGE_NS)
 			slot_clear(s);
-		if (s->pid == pid) {
-			to = s;
-			break;
-		}
 		if (!to || (to->pid && (!s->pid || s->ns < to->ns)))
 			to = s;
 	}
-	if (to->pid && to->pid != pid)
+	if (to->pid)
 		mp->dropped++;
 	slot_clear(to);
 	*to = (struct slot){ .pid = pid, .ns = ns, .maps = maps, .exe = exe };
 	pthread_mutex_unlock(&mp->lock);
 }
 
+/* Is the image the BPF program announced the one running under pid? */
+static bool same_image(const struct ebprof_fresh *f)
+{
+	uint64_t start = 0;
+
+	return !proc_read_start_code(f->pid, &start) && start == f->start_code;
+}
+
+/* Read the announced process's maps, when they are still its announced
+ * image's (an exec since would give another layout: not kept). */
 static int on_fresh(void *ctx, void *data, size_t size)
 {
 	const struct ebprof_fresh *f = data;
@@ -77,11 +83,17 @@ static int on_fresh(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*f))
 		return 0;
-	if (procmaps_read((int)f->pid, true, &maps)) {
+	if (!same_image(f) || procmaps_read((int)f->pid, true, &maps)) {
 		mp->gone++;
 		return 0;
 	}
 	proc_read_exe(f->pid, &exe);
+	if (!same_image(f)) {
+		procmaps_free(maps);
+		free(exe);
+		mp->gone++;
+		return 0;
+	}
 	mp->read++;
 	keep(mp, f->pid, f->ktime_ns, maps, exe);
 	return 0;
@@ -135,7 +147,8 @@ void maps_prefetch_stop(struct maps_prefetch *mp)
 	atomic_store(&mp->stop, true);
 	pthread_join(mp->thread, NULL);
 	ring_buffer__free(mp->rb);
-	log_debug("maps of new processes read ahead: %llu, %llu gone before, %llu dropped untaken",
+	log_debug("maps of new processes read ahead: %llu, %llu gone or exec'd before, %llu "
+		  "dropped untaken",
 		  (unsigned long long)mp->read, (unsigned long long)mp->gone,
 		  (unsigned long long)mp->dropped);
 	for (size_t i = 0; i < PREFETCH_SLOTS; i++)
@@ -144,7 +157,7 @@ void maps_prefetch_stop(struct maps_prefetch *mp)
 	free(mp);
 }
 
-struct proc_maps *maps_prefetch_take(struct maps_prefetch *mp, uint32_t pid, uint64_t since_ns,
+struct proc_maps *maps_prefetch_take(struct maps_prefetch *mp, uint32_t pid, uint64_t ns,
 				     char **exe)
 {
 	struct proc_maps *maps = NULL;
@@ -156,16 +169,15 @@ struct proc_maps *maps_prefetch_take(struct maps_prefetch *mp, uint32_t pid, uin
 	for (size_t i = 0; i < PREFETCH_SLOTS; i++) {
 		struct slot *s = &mp->slot[i];
 
-		if (s->pid != pid)
+		if (s->pid != pid || s->ns > ns)
 			continue;
-		if (s->ns >= since_ns) {
+		if (s->ns == ns) {
 			maps = s->maps;
 			*exe = s->exe;
 			s->maps = NULL;
 			s->exe = NULL;
 		}
-		slot_clear(s);
-		break;
+		slot_clear(s); /* this one, or one announced before: nobody asks */
 	}
 	pthread_mutex_unlock(&mp->lock);
 	return maps;

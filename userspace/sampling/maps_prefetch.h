@@ -13,6 +13,9 @@
  * Only this module's table is shared between the threads (under its
  * lock); the thread reads /proc and nothing else of the agent. It keeps
  * at most PREFETCH_SLOTS snapshots, each until taken or a minute old.
+ * Each snapshot is of the image announced (/proc/PID/stat's startcode
+ * the BPF program's mm->start_code, before and after the read): one
+ * announced just before an exec is not read as the next image.
  */
 #ifndef EBPROF_MAPS_PREFETCH_H
 #define EBPROF_MAPS_PREFETCH_H
@@ -32,10 +35,12 @@ int maps_prefetch_start(int ring_fd, struct maps_prefetch **out);
  * not taken. NULL is fine. */
 void maps_prefetch_stop(struct maps_prefetch *mp);
 
-/* The latest snapshot of pid read for an announcement at or after
- * since_ns (CLOCK_MONOTONIC), with its executable's path (*exe, may be
- * NULL): both the caller's now (procmaps_free, free). NULL when none. */
-struct proc_maps *maps_prefetch_take(struct maps_prefetch *mp, uint32_t pid, uint64_t since_ns,
+/* The snapshot of pid read for its announcement at ns (its event's
+ * ktime_ns), with its executable's path (*exe, may be NULL): both the
+ * caller's now (procmaps_free, free); NULL when none (not read, or the
+ * process was gone or had exec'd by then). Snapshots of pid announced
+ * before ns go too. */
+struct proc_maps *maps_prefetch_take(struct maps_prefetch *mp, uint32_t pid, uint64_t ns,
 				     char **exe);
 
 #endif /* EBPROF_MAPS_PREFETCH_H */

@@ -129,12 +129,11 @@ int sampler_poll(struct sampler *s, int timeout_ms);
 int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx);
 
 /* --unwind dwarf: pid's maps as a thread read them when the BPF program
- * announced it (a new process: sampling/maps_prefetch.h), at or after
- * since_ns, with its executable's path in *exe (may be NULL); both the
- * caller's (procmaps_free, free). NULL when none: frame pointers, or not
- * read. Each is handed out once. */
-struct proc_maps *sampler_prefetched(struct sampler *s, uint32_t pid, uint64_t since_ns,
-				     char **exe);
+ * announced it (a new process: sampling/maps_prefetch.h) by the event of
+ * time ns (its ktime_ns), with its executable's path in *exe (may be
+ * NULL); both the caller's (procmaps_free, free). NULL when none: frame
+ * pointers, not announced, or not read. Each is handed out once. */
+struct proc_maps *sampler_prefetched(struct sampler *s, uint32_t pid, uint64_t ns, char **exe);
 
 /* --unwind dwarf: give pid's executable mappings and their unwind
  * tables to the BPF program (after its first sample, a new library, or
