@@ -18,7 +18,9 @@
  * a flush keeps it busy), two tests hold the agent's main thread
  * (ptrace, that thread alone) while the program runs: the children must
  * be named all the same, from the maps the read-ahead thread took as the
- * BPF program announced them. Every profile is read back by go tool
+ * BPF program announced them (and, for samples taken between a fork and
+ * its exec, from the parent's layout: the parent outlives its children
+ * until the agent handled them). Every profile is read back by go tool
  * pprof; the samples BPF counted are all in them.
  */
 #include <criterion/criterion.h>
@@ -42,10 +44,9 @@ static int read_children(struct tl_proc *fx, int *pids)
 	char line[128];
 	int n = 0, v;
 
-	while (tl_wait_line(fx->out, "=", line, sizeof(line), 120) == 0 && !strstr(line, "done"))
+	while (tl_wait_line(fx->out, "", line, sizeof(line), 120) == 0 && !strstr(line, "done"))
 		if (sscanf(line, "child=%d", &v) == 1 && n < NCHILD)
 			pids[n++] = v;
-	cr_assert_eq(tl_wait(fx, 10), 0, "fork_burst failed");
 	cr_assert_eq(n, NCHILD);
 	return n;
 }
@@ -147,10 +148,12 @@ static void release_event_loop(pid_t agent)
 static void under_the_agent(bool exec, bool hold)
 {
 	char *dir = tl_tmpdir("firstsec"), out[512], line[128], *log;
-	char *fx_argv[] = { (char *)tl_path("fixtures/fork_burst"), exec ? "--exec" : NULL, NULL };
+	char *fx_argv[] = { (char *)tl_path("fixtures/fork_burst"), "--linger",
+			    exec ? "--exec" : NULL, NULL };
 	int pids[NCHILD], n;
 	int64_t in_profiles = 0;
 	struct ag_stored st;
+	size_t at;
 	struct tl_proc fx;
 	struct ag_run ag;
 
@@ -161,12 +164,17 @@ static void under_the_agent(bool exec, bool hold)
 					"--http-listen", "", NULL });
 	if (hold)
 		hold_event_loop(ag.p.pid);
-	cr_assert_eq(tl_spawn(&fx, fx_argv, false, true, false), 0);
+	cr_assert_eq(tl_spawn(&fx, fx_argv, true, true, false), 0);
 	cr_assert_eq(tl_wait_line(fx.out, "pid=", line, sizeof(line), 10), 0);
 	n = read_children(&fx, pids);
+	at = tl_log_len(&ag.log);
 	if (hold)
 		release_event_loop(ag.p.pid);
-	sleep(3); /* an interval boundary after the last child */
+	/* the parent outlives its children until the agent handled them all
+	 * (an interval flushed after they exited) */
+	cr_assert_eq(tl_log_wait(&ag.log, at, "interval from", 30, &at), 0);
+	fputs("bye\n", fx.in);
+	cr_assert_eq(tl_wait(&fx, 10), 0, "fork_burst failed");
 	cr_assert_eq(ag_stop_agent(&ag), 0, "the agent did not exit 0 on SIGTERM");
 	log = tl_log_text(&ag.log);
 
@@ -203,6 +211,7 @@ static void under_record(bool exec)
 			 (char *[]){ "-p", pidarg, "-F", "99", "-d", "120", "-o", out, NULL });
 	fputs("go\n", fx.in);
 	n = read_children(&fx, pids);
+	cr_assert_eq(tl_wait(&fx, 10), 0, "fork_burst failed");
 	cr_assert_eq(rec_finish_record(&rec, 0, 30), 0); /* ends with its targets */
 	log = tl_log_text(&rec.log);
 	p = rec_read_back(out);
