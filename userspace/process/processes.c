@@ -137,10 +137,11 @@ int proc_read_exe(uint32_t pid, char **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-int proc_read_ppid(uint32_t pid, uint32_t *ppid)
+/* Numeric field `field` (1-based, 4 or more: after comm and state) of
+ * /proc/PID/stat. */
+static int stat_field(uint32_t pid, int field, uint64_t *out)
 {
 	char path[64], buf[1024], *p;
-	unsigned int v;
 	size_t n;
 	int err;
 
@@ -152,30 +153,26 @@ int proc_read_ppid(uint32_t pid, uint32_t *ppid)
 		return -ESRCH;
 	/* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %u", &v) != 1)
+	for (int f = 3; p && f <= field; f++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %" SCNu64, out) != 1)
 		return -EINVAL;
-	*ppid = v;
 	return 0;
+}
+
+int proc_read_ppid(uint32_t pid, uint32_t *ppid)
+{
+	uint64_t v;
+	int err = stat_field(pid, 4, &v);
+
+	if (!err)
+		*ppid = (uint32_t)v;
+	return err;
 }
 
 int proc_read_start_code(uint32_t pid, uint64_t *start)
 {
-	char path[64], buf[1024], *p;
-	size_t n;
-	int err;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	err = read_small_file(path, buf, sizeof(buf), &n);
-	if (err)
-		return err;
-	if (!n)
-		return -ESRCH;
-	p = strrchr(buf, ')'); /* then field 3 (state); startcode is field 26 */
-	for (int field = 3; p && field <= 26; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %" SCNu64, start) != 1)
-		return -EINVAL;
-	return 0;
+	return stat_field(pid, 26, start); /* startcode */
 }
 
 int proc_read_exec_pages(uint32_t pid, uint64_t *pages)
