@@ -88,12 +88,33 @@ static bool chain(const struct gp_sample *s)
 	return leaf >= 0 && gp_frame_pos(s, "main") > leaf;
 }
 
-/* What the profiles hold of the children: each has samples, >= 95% of
- * them carry the chain, none is all <unknown>. */
+/* A sample's frames, leaf first, into buf (for the log). */
+static const char *frames_text(const struct gp_sample *s, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < s->nframes && off + 1 < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ";" : "",
+					s->frames[i].fn ? s->frames[i].fn : "?");
+	return buf;
+}
+
+/*
+ * What the profiles hold of the children: each has samples with the
+ * chain, none is all <unknown>, and of the samples taken in child_burn
+ * at least 95% have main below it (a child's other samples, its fork,
+ * exec, dynamic loading and exit, have no child_burn to carry: natively
+ * a few in two hundred, under qemu's emulation a quarter). The share of
+ * all their samples with the chain, and a few samples without it, go to
+ * the log.
+ */
 static void expect_children(struct gp_profile *const *gp, size_t ngp, const int *pids, int n,
 			    const char *what)
 {
-	int64_t total = 0, chained = 0, unknown = 0, truncated = 0;
+	int64_t total = 0, chained = 0, in_burn = 0, unknown = 0, truncated = 0;
+	int shown = 0;
+	char buf[512];
 
 	for (int c = 0; c < n; c++) {
 		int64_t mine = 0;
@@ -105,23 +126,33 @@ static void expect_children(struct gp_profile *const *gp, size_t ngp, const int 
 
 				if (gp_label_num(s, "pid") != pids[c])
 					continue;
-				mine += v;
-				chained += chain(s) ? v : 0;
+				total += v;
+				mine += chain(s) ? v : 0;
+				in_burn += gp_frame_pos(s, "child_burn") >= 0 || all_unknown(s) ? v
+												: 0;
 				unknown += all_unknown(s) ? v : 0;
 				truncated += gp_truncated(s) ? v : 0;
+				if (!chain(s) && shown++ < 4)
+					cr_log_info("%s: child %d, %lld without the chain: %s",
+						    what, pids[c], (long long)v,
+						    frames_text(s, buf, sizeof(buf)));
 			}
 		}
-		cr_expect_gt(mine, 0, "%s: child %d (100 ms of CPU) has no samples", what, pids[c]);
-		total += mine;
+		cr_expect_gt(mine, 0,
+			     "%s: child %d (100 ms of CPU) has no sample of main -> child_burn",
+			     what, pids[c]);
+		chained += mine;
 	}
-	cr_log_info("%s: %lld samples of %d children, %lld with main -> child_burn, %lld all "
-		    "<unknown>, %lld marked truncated",
-		    what, (long long)total, n, (long long)chained, (long long)unknown,
+	cr_log_info("%s: %lld samples of %d children, %lld with main -> child_burn (%.1f%%), %lld "
+		    "in child_burn, %lld all <unknown>, %lld marked truncated",
+		    what, (long long)total, n, (long long)chained,
+		    total ? 100.0 * chained / total : 0.0, (long long)in_burn, (long long)unknown,
 		    (long long)truncated);
-	cr_expect_gt(total, NCHILD * 5, "%s: %lld samples of 2 s of CPU", what, (long long)total);
-	cr_expect_geq(chained * 100, total * 95,
-		      "%s: %lld of the children's %lld samples carry main -> child_burn", what,
-		      (long long)chained, (long long)total);
+	cr_expect_gt(in_burn, NCHILD * 5, "%s: %lld samples in 2 s of child_burn", what,
+		     (long long)in_burn);
+	cr_expect_geq(chained * 100, in_burn * 95,
+		      "%s: %lld of the children's %lld samples in child_burn carry main below it",
+		      what, (long long)chained, (long long)in_burn);
 	cr_expect_eq(unknown, 0, "%s: %lld samples are stacks of <unknown> frames only", what,
 		     (long long)unknown);
 }
