@@ -11,6 +11,10 @@
  *       function's start only (postgres+0x47c3a0, profile/unnamed.h: a
  *       bracketed frame is no name to stackstats.py); kernel and user
  *       frames alike.
+ *   pprofutil pstacks FILE...
+ *       the same, each line prefixed by the sample's pid ("COUNT<TAB>PID<TAB>
+ *       frames"), kernel frames suffixed "_[k]" (perf's habit), markers
+ *       such as "[truncated: ...]" kept.
  *   pprofutil ustacks FILE...
  *       the same with user frames only (no kernel frame, no marker), each
  *       line prefixed by the sample's pid: "COUNT<TAB>PID<TAB>frames".
@@ -91,29 +95,6 @@ static void print_frame(const struct profile *p, uint64_t loc_id)
 	}
 }
 
-static int cmd_stacks(int argc, char **argv)
-{
-	for (int i = 0; i < argc; i++) {
-		struct profile *p = load(argv[i]);
-
-		for (size_t s = 0; s < p->nsamples; s++) {
-			const struct pf_sample *sm = &p->samples[s];
-
-			if (!sm->values[0])
-				continue;
-			printf("%" PRId64 "\t", sm->values[0]);
-			for (size_t k = sm->nlocations; k-- > 0;) {
-				print_frame(p, sm->location_ids[k]);
-				if (k)
-					putchar(';');
-			}
-			putchar('\n');
-		}
-		profile_free(p);
-	}
-	return 0;
-}
-
 static int64_t pid_of(const struct profile *p, const struct pf_sample *sm)
 {
 	for (size_t l = 0; l < sm->nlabels; l++) {
@@ -132,6 +113,39 @@ static bool user_location(const struct profile *p, uint64_t loc_id)
 
 	return l->mapping_id && strcmp(profile_string(p, p->mappings[l->mapping_id - 1].filename),
 				       "[kernel.kallsyms]");
+}
+
+/* Every sample, root first; with_pid: "COUNT<TAB>PID<TAB>frames", kernel
+ * frames suffixed "_[k]". */
+static int cmd_stacks(int argc, char **argv, bool with_pid)
+{
+	for (int i = 0; i < argc; i++) {
+		struct profile *p = load(argv[i]);
+
+		for (size_t s = 0; s < p->nsamples; s++) {
+			const struct pf_sample *sm = &p->samples[s];
+
+			if (!sm->values[0])
+				continue;
+			printf("%" PRId64 "\t", sm->values[0]);
+			if (with_pid)
+				printf("%" PRId64 "\t", pid_of(p, sm));
+			for (size_t k = sm->nlocations; k-- > 0;) {
+				const struct pf_location *l =
+					&p->locations[sm->location_ids[k] - 1];
+
+				print_frame(p, sm->location_ids[k]);
+				if (with_pid && l->mapping_id &&
+				    !user_location(p, sm->location_ids[k]))
+					fputs("_[k]", stdout);
+				if (k)
+					putchar(';');
+			}
+			putchar('\n');
+		}
+		profile_free(p);
+	}
+	return 0;
 }
 
 static int cmd_ustacks(int argc, char **argv)
@@ -476,7 +490,9 @@ static int cmd_encode(const char *path, double secs)
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "stacks"))
-		return cmd_stacks(argc - 2, argv + 2);
+		return cmd_stacks(argc - 2, argv + 2, false);
+	if (argc >= 3 && !strcmp(argv[1], "pstacks"))
+		return cmd_stacks(argc - 2, argv + 2, true);
 	if (argc >= 3 && !strcmp(argv[1], "ustacks"))
 		return cmd_ustacks(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[1], "leafshare"))
@@ -489,7 +505,8 @@ int main(int argc, char **argv)
 		return cmd_unnamed(argv[2], argc - 3, argv + 3);
 	if (argc == 4 && !strcmp(argv[1], "encode"))
 		return cmd_encode(argv[2], atof(argv[3]));
-	fprintf(stderr, "usage: pprofutil stacks FILE... | ustacks FILE... | count FILE... | "
+	fprintf(stderr, "usage: pprofutil stacks FILE... | pstacks FILE... | ustacks FILE... | "
+			"count FILE... | "
 			"leafshare FILE... |\n"
 			"       offsets SUFFIX FILE... | unnamed SUFFIX FILE... |\n"
 			"       encode FILE SECONDS\n");
