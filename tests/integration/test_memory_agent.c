@@ -27,10 +27,16 @@
 static struct pgcluster pg;
 static struct tl_proc sess;
 static char cgroup[256];
+static struct ag_run ag;
 
 static void fini(void)
 {
 	char cmd[512];
+
+	if (ag.p.pid > 0) { /* a test that failed: its agent must not outlive it */
+		ag_stop_agent(&ag);
+		ag.p.pid = 0;
+	}
 
 	if (sess.pid > 0) {
 		if (sess.in)
@@ -165,7 +171,6 @@ Test(memory_agent, per_backend_profiles_and_an_oom_kill_explained, .timeout = 40
 {
 	char conf[512], store[512], queue[512], path[4096], *dir, *s;
 	struct ag_stored st = { 0 };
-	struct ag_run ag;
 	int pid, oom = 0, backends = 0, after = 0;
 	size_t next = 0;
 	int64_t bytes;
@@ -195,6 +200,7 @@ Test(memory_agent, per_backend_profiles_and_an_oom_kill_explained, .timeout = 40
 	cr_assert_eq(tl_log_wait(&ag.log, next, "interval from", 20, NULL), 0,
 		     "an interval after the crash recovery");
 	cr_expect_eq(ag_stop_agent(&ag), 0);
+	ag.p.pid = 0;
 	ag_read_store(store, &st);
 	for (size_t i = 0; i < st.n; i++) {
 		const struct store_entry *e = &st.ents[i];
@@ -237,7 +243,6 @@ Test(memory_agent, heap_over_http, .timeout = 300, .fini = fini)
 	char conf[512], listen[64], url[256], *dir;
 	struct httpc_resp r;
 	struct gp_profile *p;
-	struct ag_run ag;
 	int pid;
 
 	dir = tl_tmpdir("memhttp");
@@ -271,4 +276,5 @@ Test(memory_agent, heap_over_http, .timeout = 300, .fini = fini)
 	cr_expect_eq(get(url, &r), 400);
 	httpc_free(&r);
 	cr_expect_eq(ag_stop_agent(&ag), 0);
+	ag.p.pid = 0;
 }
