@@ -241,8 +241,10 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
 		goto fail;
 	}
-	ret = open_sampler(s, err, errlen);
-	if (!ret && o->query_labels != QUERY_LABELS_OFF)
+	ret = open_sampler(s, err, errlen); /* says why in err */
+	if (ret)
+		goto fail;
+	if (o->query_labels != QUERY_LABELS_OFF)
 		ret = query_table_new(&s->queries);
 	/* which processes are PostgreSQL: statements, and memory contexts */
 	if (!ret && (s->queries || session_takes(s, PTYPE_MEMORY)))
