@@ -91,15 +91,12 @@ unsigned serve_prepare_body(const uint8_t *body, size_t len, uint8_t **gz, size_
 			    int64_t *value, int64_t *idle, int64_t *time_ns, char *err,
 			    size_t errlen);
 
-/* Called with each stored profile a merge reads, before it is merged. */
-typedef void (*serve_each_fn)(void *ctx, const struct catalog_row *row, const struct profile *p);
 /* Merge the stored profiles of rows through f (NULL: everything) into
  * *out, one at a time: memory bounded by the distinct stacks. A file that
  * cannot be read or decoded is logged and left out, as are profiles of
  * other sample types. 0 or a negative errno. */
 int serve_merge(struct collector *co, const struct catalog_row *rows, size_t n,
-		const struct profile_merge_filter *f, serve_each_fn each, void *ectx,
-		struct profile **out);
+		const struct profile_merge_filter *f, struct profile **out);
 
 /* api.c: the endpoints. */
 enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,

@@ -196,7 +196,7 @@ static int merge_range(struct collector *co, const struct catalog_query *q, stru
 		ret = serve_merge(co, rows, n,
 				  &(struct profile_merge_filter){
 					  f->n || f->drop_idle ? keep_sample : NULL, f },
-				  NULL, NULL, &acc);
+				  &acc);
 	catalog_rows_free(rows, n);
 	if (ret)
 		return ret;
