@@ -64,6 +64,8 @@ void cmd_serve_usage(void)
 	       "                          default 7d; off keeps them)\n"
 	       "      --max-size SIZE     then drop the oldest until the store holds at most\n"
 	       "                          SIZE of profiles (e.g. 500M, 20G; default: no bound)\n"
+	       "      --span-cache SIZE   memory for the UI's merged past days, hours and ten\n"
+	       "                          minutes (default 64M; 0 or off: merge every profile)\n"
 	       "      --token-file FILE   require the token on FILE's first line on every API\n"
 	       "                          request: Authorization: Bearer TOKEN, or basic auth\n"
 	       "                          with TOKEN as the password (the UI asks for it)\n"
@@ -76,12 +78,20 @@ void cmd_serve_usage(void)
 
 int cmd_serve(int argc, char **argv)
 {
-	enum { OPT_LISTEN = 0x2000, OPT_STORE, OPT_RETENTION, OPT_MAX_SIZE, OPT_TOKEN_FILE };
+	enum {
+		OPT_LISTEN = 0x2000,
+		OPT_STORE,
+		OPT_RETENTION,
+		OPT_MAX_SIZE,
+		OPT_SPAN_CACHE,
+		OPT_TOKEN_FILE
+	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "store", required_argument, NULL, OPT_STORE },
 		{ "retention", required_argument, NULL, OPT_RETENTION },
 		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+		{ "span-cache", required_argument, NULL, OPT_SPAN_CACHE },
 		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -89,7 +99,8 @@ int cmd_serve(int argc, char **argv)
 	};
 	struct collector_opts o = { .listen = COLLECTOR_DEFAULT_LISTEN,
 				    .store = COLLECTOR_DEFAULT_STORE,
-				    .retention_s = COLLECTOR_DEFAULT_RETENTION_S };
+				    .retention_s = COLLECTOR_DEFAULT_RETENTION_S,
+				    .span_cache = COLLECTOR_DEFAULT_SPAN_CACHE };
 	char *token = NULL;
 	struct sigaction sa = { 0 };
 	sigset_t block, old;
@@ -119,6 +130,15 @@ int cmd_serve(int argc, char **argv)
 		case OPT_MAX_SIZE:
 			if (args_parse_size(optarg, &o.max_bytes)) {
 				log_error("--max-size: '%s' is not a size (500M, 20G)", optarg);
+				goto usage;
+			}
+			break;
+		case OPT_SPAN_CACHE:
+			if (!strcmp(optarg, "off")) {
+				o.span_cache = 0;
+			} else if (args_parse_size(optarg, &o.span_cache)) {
+				log_error("--span-cache: '%s' is not a size (64M, 1G or off)",
+					  optarg);
 				goto usage;
 			}
 			break;

@@ -32,12 +32,15 @@
 #define COLLECTOR_MAX_BODY (64u << 20) /* bytes of a pushed profile */
 
 #define COLLECTOR_DEFAULT_RETENTION_S (7 * 86400)
+#define COLLECTOR_DEFAULT_SPAN_CACHE (64LL << 20) /* bytes of merged spans */
 
 struct collector_opts {
 	const char *listen;  /* ADDR:PORT (util/netlisten.h); port 0: a free one */
 	const char *store;   /* directory */
 	int64_t retention_s; /* profiles older than this are dropped; 0: kept */
 	int64_t max_bytes;   /* then the oldest until the store fits; 0: no bound */
+	int64_t span_cache;  /* bytes of merged past spans the UI keeps
+			      * (mergecache.h); 0: none */
 	const char *token;   /* every /api/ and /ingest request must carry it as
 			      * "Authorization: Bearer TOKEN" (or basic auth with
 			      * it as password); NULL: none */

@@ -44,6 +44,8 @@ int serve_expire(struct collector *co)
 	pthread_mutex_lock(&co->lock);
 	n = catalog_expire(co->cat, before, co->max_bytes, remove_file, co);
 	pthread_mutex_unlock(&co->lock);
+	if (co->cache && before)
+		mergecache_forget_before(co->cache, before);
 	if (n > 0)
 		log_info("serve: retention removed %d profile%s", n, n == 1 ? "" : "s");
 	else if (n < 0)

@@ -16,6 +16,7 @@
 
 #include "catalog.h"
 #include "collector.h"
+#include "mergecache.h"
 #include "profile/merge.h"
 
 struct collector {
@@ -25,6 +26,7 @@ struct collector {
 	char *token;	      /* NULL: no authentication */
 	pthread_mutex_t lock; /* around the catalog */
 	struct catalog *cat;
+	struct mergecache *cache;	/* NULL: none */
 	int64_t retention_s, max_bytes; /* 0: no bound */
 	/* retention.c's thread */
 	pthread_t retention;
@@ -97,6 +99,20 @@ unsigned serve_prepare_body(const uint8_t *body, size_t len, uint8_t **gz, size_
  * other sample types. 0 or a negative errno. */
 int serve_merge(struct collector *co, const struct catalog_row *rows, size_t n,
 		const struct profile_merge_filter *f, struct profile **out);
+/* What a merge read. */
+struct serve_merge_stats {
+	size_t profiles; /* stored profiles read */
+	size_t spans;	 /* spans of time merged whole */
+	size_t made;	 /* of which made now (then kept in the cache) */
+};
+/* serve_merge() of rows, the catalog's answer (newest first) to a
+ * selection of [from_ns, to_ns] (0: open), with the same result but for
+ * the order of its strings (merge.c says why): each past day, hour and
+ * ten minutes inside the range merged whole, from co's cache of merged
+ * spans or made and kept there. *st says what was read. */
+int serve_merge_spans(struct collector *co, const struct catalog_row *rows, size_t n,
+		      int64_t from_ns, int64_t to_ns, const struct profile_merge_filter *f,
+		      struct profile **out, struct serve_merge_stats *st);
 
 /* api.c: the endpoints. */
 enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
