@@ -8,7 +8,9 @@
  * every profile (--span-cache off) and by one that keeps spans, cold and
  * warm: the same answers but for what each says it read. Then a profile
  * pushed late into a past hour: the next answer has it, as a fresh
- * collector's does.
+ * collector's does. And profiles of the last hours, whose spans a
+ * collector makes ahead at start (--span-warm): the first view of a past
+ * hour merges them, with the answer of one that does not.
  */
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "formats/pprof.h"
 #include "httpc.h"
@@ -47,7 +50,8 @@ static struct tl_log srv_log;
 static void start(const char *cache)
 {
 	serve_env_start(&srv, &srv_log, dir,
-			(char *[]){ "--retention", "off", "--span-cache", (char *)cache, NULL },
+			(char *[]){ "--retention", "off", "--span-cache", (char *)cache,
+				    "--span-warm", "off", "-v", NULL },
 			base, sizeof(base));
 }
 
@@ -203,6 +207,49 @@ Test(serve_spans, answers_as_merging_every_profile, .timeout = 300)
 	json_decref(late);
 	for (size_t v = 0; v < NVIEWS; v++)
 		json_decref(want[v]);
+	tl_rm_tree(dir);
+	free(dir);
+}
+
+/* UTC text of t (s), in one of two static buffers. */
+static const char *iso(time_t t)
+{
+	static char buf[2][32];
+	static int i;
+	struct tm tm;
+
+	i ^= 1;
+	gmtime_r(&t, &tm);
+	strftime(buf[i], sizeof(buf[i]), "%Y-%m-%dT%H:%M:%S", &tm);
+	return buf[i];
+}
+
+Test(serve_spans, recent_spans_are_made_ahead, .timeout = 300)
+{
+	time_t now = time(NULL), hour = now / 3600 * 3600 - 2 * 3600;
+	char view[256];
+	json_t *want, *got, *merge;
+
+	dir = tl_tmpdir("serve-warm");
+	start("off");
+	for (int k = 2; k < 30; k++)
+		push(k, now - k * 600 - 37, NULL);
+	snprintf(view, sizeof(view), SEL "&from=%s&to=%s", iso(hour), iso(hour + 3600));
+	want = ui(view, NULL);
+	stop();
+	serve_env_start(&srv, &srv_log, dir,
+			(char *[]){ "--retention", "off", "--span-warm", "6h", "-v", NULL }, base,
+			sizeof(base));
+	cr_assert_eq(tl_log_wait(&srv_log, 0, "made ahead", 120, NULL), 0,
+		     "no spans made ahead at start");
+	got = ui(view, &merge);
+	expect_equal(want, got, "the hour made ahead");
+	cr_expect_gt(read_of(merge, "spans"), 0);
+	cr_expect_eq(read_of(merge, "spans_made"), 0, "made ahead, not by the view");
+	json_decref(merge);
+	json_decref(got);
+	json_decref(want);
+	stop();
 	tl_rm_tree(dir);
 	free(dir);
 }

@@ -66,6 +66,8 @@ void cmd_serve_usage(void)
 	       "                          SIZE of profiles (e.g. 500M, 20G; default: no bound)\n"
 	       "      --span-cache SIZE   memory for the UI's merged past days, hours and ten\n"
 	       "                          minutes (default 64M; 0 or off: merge every profile)\n"
+	       "      --span-warm AGE     make those of the last AGE ahead, every minute (default\n"
+	       "                          24h; off: only as views ask)\n"
 	       "      --token-file FILE   require the token on FILE's first line on every API\n"
 	       "                          request: Authorization: Bearer TOKEN, or basic auth\n"
 	       "                          with TOKEN as the password (the UI asks for it)\n"
@@ -84,6 +86,7 @@ int cmd_serve(int argc, char **argv)
 		OPT_RETENTION,
 		OPT_MAX_SIZE,
 		OPT_SPAN_CACHE,
+		OPT_SPAN_WARM,
 		OPT_TOKEN_FILE
 	};
 	static const struct option longopts[] = {
@@ -92,6 +95,7 @@ int cmd_serve(int argc, char **argv)
 		{ "retention", required_argument, NULL, OPT_RETENTION },
 		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 		{ "span-cache", required_argument, NULL, OPT_SPAN_CACHE },
+		{ "span-warm", required_argument, NULL, OPT_SPAN_WARM },
 		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -100,7 +104,8 @@ int cmd_serve(int argc, char **argv)
 	struct collector_opts o = { .listen = COLLECTOR_DEFAULT_LISTEN,
 				    .store = COLLECTOR_DEFAULT_STORE,
 				    .retention_s = COLLECTOR_DEFAULT_RETENTION_S,
-				    .span_cache = COLLECTOR_DEFAULT_SPAN_CACHE };
+				    .span_cache = COLLECTOR_DEFAULT_SPAN_CACHE,
+				    .span_warm_s = COLLECTOR_DEFAULT_SPAN_WARM_S };
 	char *token = NULL;
 	struct sigaction sa = { 0 };
 	sigset_t block, old;
@@ -138,6 +143,15 @@ int cmd_serve(int argc, char **argv)
 				o.span_cache = 0;
 			} else if (args_parse_size(optarg, &o.span_cache)) {
 				log_error("--span-cache: '%s' is not a size (64M, 1G or off)",
+					  optarg);
+				goto usage;
+			}
+			break;
+		case OPT_SPAN_WARM:
+			if (!strcmp(optarg, "off")) {
+				o.span_warm_s = 0;
+			} else if (args_parse_duration(optarg, &o.span_warm_s)) {
+				log_error("--span-warm: '%s' is not an age (24h, 7d or off)",
 					  optarg);
 				goto usage;
 			}

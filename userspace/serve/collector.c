@@ -253,6 +253,7 @@ int serve_start(const struct collector_opts *o, struct collector **out, char *er
 	co->token = o->token ? strdup(o->token) : NULL;
 	co->retention_s = o->retention_s;
 	co->max_bytes = o->max_bytes;
+	co->span_warm_s = o->span_warm_s;
 	if (!co->store || (o->token && !co->token) ||
 	    (o->span_cache > 0 && mergecache_new(o->span_cache, &co->cache))) {
 		ret = -ENOMEM;

@@ -33,6 +33,7 @@
 
 #define COLLECTOR_DEFAULT_RETENTION_S (7 * 86400)
 #define COLLECTOR_DEFAULT_SPAN_CACHE (64LL << 20) /* bytes of merged spans */
+#define COLLECTOR_DEFAULT_SPAN_WARM_S 86400	  /* spans made ahead */
 
 struct collector_opts {
 	const char *listen;  /* ADDR:PORT (util/netlisten.h); port 0: a free one */
@@ -41,6 +42,8 @@ struct collector_opts {
 	int64_t max_bytes;   /* then the oldest until the store fits; 0: no bound */
 	int64_t span_cache;  /* bytes of merged past spans the UI keeps
 			      * (mergecache.h); 0: none */
+	int64_t span_warm_s; /* those of the last span_warm_s made ahead,
+			      * every minute; 0: only as views ask */
 	const char *token;   /* every /api/ and /ingest request must carry it as
 			      * "Authorization: Bearer TOKEN" (or basic auth with
 			      * it as password); NULL: none */

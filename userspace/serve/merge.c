@@ -37,10 +37,6 @@
 /* The spans a merge takes whole, widest first, each made of the next. */
 static const int64_t span_widths_s[] = { 86400, 3600, 600 };
 #define NWIDTHS (sizeof(span_widths_s) / sizeof(span_widths_s[0]))
-/* A span that ended this long ago is taken as complete (an agent pushes
- * its profile of an interval about an interval after its start); one
- * pushed later makes another key, so it is only a wasted entry. */
-#define SPAN_SETTLED_NS (5 * 60 * NS)
 
 struct run {
 	struct collector *co;
@@ -268,7 +264,7 @@ int serve_merge_spans(struct collector *co, const struct catalog_row *rows, size
 		return merge_rows(&m, rows, n, f, out);
 	*out = NULL;
 	clock_gettime(CLOCK_REALTIME, &now);
-	settled = (int64_t)now.tv_sec * NS + now.tv_nsec - SPAN_SETTLED_NS;
+	settled = (int64_t)now.tv_sec * NS + now.tv_nsec - SERVE_SPAN_SETTLED_NS;
 	acc = profile_new();
 	ret = acc ? pprof_reader_new(&m.r) : -ENOMEM;
 	for (size_t i = 0, j; !ret && i < n; i = j) {

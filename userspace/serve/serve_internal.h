@@ -27,6 +27,8 @@ struct collector {
 	pthread_mutex_t lock; /* around the catalog */
 	struct catalog *cat;
 	struct mergecache *cache;	/* NULL: none */
+	int64_t span_warm_s;		/* warm.c: how far back it makes spans ahead */
+	int64_t warmed_ns;		/* warm.c: spans made ahead up to here */
 	int64_t retention_s, max_bytes; /* 0: no bound */
 	/* retention.c's thread */
 	pthread_t retention;
@@ -113,6 +115,14 @@ struct serve_merge_stats {
 int serve_merge_spans(struct collector *co, const struct catalog_row *rows, size_t n,
 		      int64_t from_ns, int64_t to_ns, const struct profile_merge_filter *f,
 		      struct profile **out, struct serve_merge_stats *st);
+/* A span that ended this long ago is taken as complete (an agent pushes
+ * its profile of an interval about an interval after its start); one
+ * pushed later makes another key, so it is only a wasted entry. */
+#define SERVE_SPAN_SETTLED_NS (5 * 60 * 1000000000LL)
+/* warm.c: make the spans of the last co->span_warm_s of every service
+ * and type that settled since the last call (all of them the first time);
+ * run by retention.c's thread. 0 or a negative errno (logged). */
+int serve_warm(struct collector *co);
 
 /* api.c: the endpoints. */
 enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,

@@ -210,6 +210,15 @@ static int merge_range(struct collector *co, const struct catalog_query *q, stru
 	catalog_rows_free(rows, n);
 	if (ret)
 		return ret;
+	if (co->cache) {
+		struct mergecache_stats cs;
+
+		mergecache_stats(co->cache, &cs);
+		log_debug("serve: ui: %zu profiles: %zu spans whole (%zu made), %zu profiles read; "
+			  "cache: %llu spans, %.1f MiB",
+			  n, st.spans, st.made, st.profiles, (unsigned long long)cs.entries,
+			  cs.bytes / 1048576.0);
+	}
 	/* what was read, for the curious and the benchmarks; not the view */
 	snprintf(key, sizeof(key), "%smerge", prefix);
 	json_object_set_new(body, key,
