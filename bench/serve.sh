@@ -50,11 +50,13 @@ start_serve() {
 	[ $# -gt 0 ] && shift
 	"$b" serve --listen 127.0.0.1:0 --store "$store" --retention off "$@" 2>"$work/serve.log" &
 	serve_pid=$!
-	for _ in $(seq 100); do
-	        port_s=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log")
+	port_s=""
+	for _ in $(seq 600); do
+		port_s=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log")
 		[ -n "$port_s" ] && break
 		sleep 0.1
 	done
+	[ -n "$port_s" ] || { echo "serve did not start:" >&2; cat "$work/serve.log" >&2; exit 1; }
 	base="http://127.0.0.1:$port_s"
 }
 stop_serve() { kill "$serve_pid"; wait "$serve_pid" || true; serve_pid=""; }
