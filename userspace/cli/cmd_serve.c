@@ -46,6 +46,16 @@ static char *read_token(const char *path)
 	return tok;
 }
 
+/* "off" (0) or what parse makes of arg: 0 or -EINVAL. */
+static int off_or(const char *arg, int (*parse)(const char *, int64_t *), int64_t *out)
+{
+	if (!strcmp(arg, "off")) {
+		*out = 0;
+		return 0;
+	}
+	return parse(arg, out) ? -EINVAL : 0;
+}
+
 void cmd_serve_usage(void)
 {
 	printf("Usage: ebprof serve [OPTIONS]\n"
@@ -124,9 +134,7 @@ int cmd_serve(int argc, char **argv)
 			o.store = optarg;
 			break;
 		case OPT_RETENTION:
-			if (!strcmp(optarg, "off")) {
-				o.retention_s = 0;
-			} else if (args_parse_duration(optarg, &o.retention_s)) {
+			if (off_or(optarg, args_parse_duration, &o.retention_s)) {
 				log_error("--retention: '%s' is not an age (12h, 7d, 4w or off)",
 					  optarg);
 				goto usage;
@@ -139,18 +147,14 @@ int cmd_serve(int argc, char **argv)
 			}
 			break;
 		case OPT_SPAN_CACHE:
-			if (!strcmp(optarg, "off")) {
-				o.span_cache = 0;
-			} else if (args_parse_size(optarg, &o.span_cache)) {
+			if (off_or(optarg, args_parse_size, &o.span_cache)) {
 				log_error("--span-cache: '%s' is not a size (64M, 1G or off)",
 					  optarg);
 				goto usage;
 			}
 			break;
 		case OPT_SPAN_WARM:
-			if (!strcmp(optarg, "off")) {
-				o.span_warm_s = 0;
-			} else if (args_parse_duration(optarg, &o.span_warm_s)) {
+			if (off_or(optarg, args_parse_duration, &o.span_warm_s)) {
 				log_error("--span-warm: '%s' is not an age (24h, 7d or off)",
 					  optarg);
 				goto usage;

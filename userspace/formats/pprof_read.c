@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,21 +236,36 @@ static int rd_header(struct rd *d)
 	return 0;
 }
 
+/* The id table t of the n input entries msgs (each with its id at id_off)
+ * and room for their layout: n zeroed entries of size bytes. */
+static void *rd_entries(struct rd *d, struct ids *t, void *const *msgs, size_t n, size_t id_off,
+			size_t size, int *err)
+{
+	uint64_t max = 0, id;
+	void *out;
+
+	for (size_t i = 0; i < n; i++)
+		if (msgs[i]) {
+			memcpy(&id, (const char *)msgs[i] + id_off, sizeof(id));
+			max = id > max ? id : max;
+		}
+	*err = ids_init(d->r, t, n, max);
+	if (*err)
+		return NULL;
+	out = arena_calloc(d->r->arena, n, size);
+	*err = out ? 0 : -ENOMEM;
+	return out;
+}
+
 static int rd_mappings(struct rd *d)
 {
 	const PbProfile *m = d->m;
-	uint64_t max = 0;
 	int err;
 
-	for (size_t i = 0; i < m->n_mapping; i++)
-		if (m->mapping[i] && m->mapping[i]->id > max)
-			max = m->mapping[i]->id;
-	err = ids_init(d->r, &d->maps, m->n_mapping, max);
+	d->v->mappings = rd_entries(d, &d->maps, (void *const *)m->mapping, m->n_mapping,
+				    offsetof(PbMapping, id), sizeof(*d->v->mappings), &err);
 	if (err)
 		return err;
-	d->v->mappings = arena_calloc(d->r->arena, m->n_mapping, sizeof(*d->v->mappings));
-	if (!d->v->mappings)
-		return -ENOMEM;
 	for (size_t i = 0; i < m->n_mapping; i++) {
 		const PbMapping *pm = m->mapping[i];
 		struct pf_mapping *mp = &d->v->mappings[i];
@@ -276,18 +292,12 @@ static int rd_mappings(struct rd *d)
 static int rd_functions(struct rd *d)
 {
 	const PbProfile *m = d->m;
-	uint64_t max = 0;
 	int err;
 
-	for (size_t i = 0; i < m->n_function; i++)
-		if (m->function[i] && m->function[i]->id > max)
-			max = m->function[i]->id;
-	err = ids_init(d->r, &d->funcs, m->n_function, max);
+	d->v->functions = rd_entries(d, &d->funcs, (void *const *)m->function, m->n_function,
+				     offsetof(PbFunction, id), sizeof(*d->v->functions), &err);
 	if (err)
 		return err;
-	d->v->functions = arena_calloc(d->r->arena, m->n_function, sizeof(*d->v->functions));
-	if (!d->v->functions)
-		return -ENOMEM;
 	for (size_t i = 0; i < m->n_function; i++) {
 		const PbFunction *pf = m->function[i];
 		struct pf_function *f = &d->v->functions[i];
@@ -310,18 +320,12 @@ static int rd_functions(struct rd *d)
 static int rd_locations(struct rd *d)
 {
 	const PbProfile *m = d->m;
-	uint64_t max = 0;
 	int err;
 
-	for (size_t i = 0; i < m->n_location; i++)
-		if (m->location[i] && m->location[i]->id > max)
-			max = m->location[i]->id;
-	err = ids_init(d->r, &d->locs, m->n_location, max);
+	d->v->locations = rd_entries(d, &d->locs, (void *const *)m->location, m->n_location,
+				     offsetof(PbLocation, id), sizeof(*d->v->locations), &err);
 	if (err)
 		return err;
-	d->v->locations = arena_calloc(d->r->arena, m->n_location, sizeof(*d->v->locations));
-	if (!d->v->locations)
-		return -ENOMEM;
 	for (size_t i = 0; i < m->n_location; i++) {
 		const PbLocation *pl = m->location[i];
 		struct pf_location *l = &d->v->locations[i];
