@@ -518,6 +518,27 @@ const struct cli_option cli_options[] = {
 	  .def_text = "no bound",
 	  .help = "then drop the oldest until the store holds at most SIZE of profiles (e.g. "
 		  "500M, 20G)" },
+	{ .name = "span-cache",
+	  .type = CLI_SIZE,
+	  V(span_cache, int64_t),
+	  .cmds = CLI_SERVE,
+	  .arg = "SIZE",
+	  .def = COLLECTOR_DEFAULT_SPAN_CACHE,
+	  .section = "Collector",
+	  .help = "memory for the UI's merged past days, hours and ten minutes (off: merge "
+		  "every profile)",
+	  .man = "Memory for the web UI's merged past days, hours and ten-minute spans, kept "
+		 "gzip'd, least recently used out first; a span is keyed by its profiles, so a "
+		 "late push or a retention delete makes a new one. `off` merges every profile "
+		 "of a view" },
+	{ .name = "span-warm",
+	  .type = CLI_AGE,
+	  V(span_warm_s, int64_t),
+	  .cmds = CLI_SERVE,
+	  .arg = "AGE",
+	  .def = COLLECTOR_DEFAULT_SPAN_WARM,
+	  .section = "Collector",
+	  .help = "make the spans of the last AGE ahead, every minute (off: only as views ask)" },
 	{ .name = "token-file",
 	  .type = CLI_STRING,
 	  V(token_file, const char *),
