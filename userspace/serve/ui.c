@@ -186,6 +186,54 @@ static json_t *label_keys(const struct profile *p)
 
 /* One range merged: *flame and, for the main range, the groups and the
  * label keys into body. 0 or a negative errno. */
+/* Are q's profiles snapshots (memory contexts: what a process held at a
+ * time, not what it did over one)? profefe files them under heap. */
+static bool snapshots(const struct catalog_query *q)
+{
+	return q->type && !strcmp(q->type, ptype_info(PTYPE_MEMORY)->profefe);
+}
+
+static const char *row_label(const struct catalog_row *r, const char *key)
+{
+	for (size_t i = 0; i < r->nlabels; i++)
+		if (!strcmp(r->labels[i].key, key))
+			return r->labels[i].value;
+	return "";
+}
+
+/* Snapshots: keep each process's last in the range (of two at one time,
+ * the first listed). The rows kept, in place; all of them on -ENOMEM. */
+static size_t last_per_process(struct catalog_row *rows, size_t n)
+{
+	struct hashmap *last = hm_new(hm_hash_str, hm_equal_str); /* pid -> row + 1 */
+	size_t kept = 0;
+	void *v;
+
+	for (size_t i = 0; last && i < n; i++) {
+		const char *pid = row_label(&rows[i], "pid");
+
+		if (hm_find(last, pid, &v) ||
+		    rows[i].created_ns > rows[(uintptr_t)v - 1].created_ns)
+			if (hm_set(last, pid, (void *)(uintptr_t)(i + 1), NULL)) {
+				hm_free(last);
+				last = NULL;
+			}
+	}
+	if (!last)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		if (hm_find(last, row_label(&rows[i], "pid"), &v) || (uintptr_t)v != i + 1) {
+			catalog_row_free(&rows[i]);
+			continue;
+		}
+		if (kept != i)
+			rows[kept] = rows[i];
+		kept++;
+	}
+	hm_free(last);
+	return kept;
+}
+
 static int merge_range(struct collector *co, const struct catalog_query *q, struct filter *f,
 		       const char *group, json_t *body, const char *prefix)
 {
@@ -202,12 +250,27 @@ static int merge_range(struct collector *co, const struct catalog_query *q, stru
 	pthread_mutex_lock(&co->lock);
 	ret = catalog_list(co->cat, &w, &rows, &n);
 	pthread_mutex_unlock(&co->lock);
-	if (!ret)
+	/* snapshots: what each process held at the end of the range (their
+	 * sum over the range would count a process once per snapshot) */
+	if (!ret && snapshots(q)) {
+		size_t kept = last_per_process(rows, n);
+
+		memset(&st, 0, sizeof(st));
+		st.profiles = kept;
+		ret = serve_merge(co, rows, kept,
+				  &(struct profile_merge_filter){
+					  f->n || f->drop_idle ? keep_sample : NULL, f },
+				  &acc);
+		catalog_rows_free(rows, kept);
+		rows = NULL;
+	} else if (!ret) {
 		ret = serve_merge_spans(co, rows, n, q->from_ns, q->to_ns,
 					&(struct profile_merge_filter){
 						f->n || f->drop_idle ? keep_sample : NULL, f },
 					&acc, &st);
-	catalog_rows_free(rows, n);
+	}
+	if (rows)
+		catalog_rows_free(rows, n);
 	if (ret)
 		return ret;
 	if (co->cache) {
@@ -258,7 +321,9 @@ static json_t *timeline(struct collector *co, const struct catalog_query *q, int
 
 	if (v && values) {
 		pthread_mutex_lock(&co->lock);
-		ret = catalog_timeline(co->cat, q, from, step, with_idle, v, buckets);
+		ret = snapshots(q)
+			      ? catalog_timeline_snapshots(co->cat, q, from, step, v, buckets)
+			      : catalog_timeline(co->cat, q, from, step, with_idle, v, buckets);
 		pthread_mutex_unlock(&co->lock);
 	}
 	for (size_t i = 0; !ret && i < buckets; i++)
