@@ -27,7 +27,7 @@ P="psql -X -At -q -h $pgdir -p $port -U postgres postgres"
 # walk_ms PID: the walk's milliseconds of one snapshot of PID
 walk_ms() {
 	"$bin" record --type memory -p "$1" -d 1 -o "$work/w.pb.gz" -v 2>&1 |
-		sed -n 's/.*snapshots (\([0-9.]*\) ms walking).*/\1/p'
+		sed -n 's/.*snapshots (\([0-9.]*\) ms of CPU).*/\1/p'
 }
 # contexts PID: how many contexts its last snapshot had
 contexts() {
@@ -54,10 +54,10 @@ $P -c "DO \$\$ BEGIN FOR i IN 1..3000 LOOP EXECUTE format('CREATE TABLE t%s (a i
 	echo
 	echo "## 1. A snapshot's walk"
 	echo
-	echo "\`ebprof record --type memory -p PID\`, $RUNS runs each; the walk's wall time (a"
-	echo "process_vm_readv(2) per group of pages, CPU-bound: its CPU time)."
+	echo "\`ebprof record --type memory -p PID\`, $RUNS runs each; the snapshot's CPU time"
+	echo "(the walk, its used bytes and the statement; the thread's CPU clock)."
 	echo
-	echo "| backend | contexts | walk ms (median) | min | max | µs per context |"
+	echo "| backend | contexts | CPU ms (median) | min | max | µs per context |"
 	echo "| --- | --- | --- | --- | --- | --- |"
 	for tables in 0 1000 3000; do
 		pid=$(session "$tables")
@@ -103,6 +103,10 @@ $P -c "DO \$\$ BEGIN FOR i IN 1..3000 LOOP EXECUTE format('CREATE TABLE t%s (a i
 	echo
 	echo "## 3. Agreement under load"
 	echo
+	kill "$bench" 2>/dev/null || true
+	pgbench -n -S -c 4 -j 2 -T $((RUNS * 4 + 30)) -h "$pgdir" -p "$port" -U postgres postgres >"$work/pgbench3.log" 2>&1 &
+	bench=$!
+	sleep 3
 	pid=$($P -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
 	for _ in $(seq "$RUNS"); do
 		"$bin" record --type memory -p "$pid" -d 1 -o "$work/l.pb.gz" 2>/dev/null

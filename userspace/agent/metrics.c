@@ -241,8 +241,8 @@ static void memory_metrics(FILE *out, const struct agent_metrics *m)
 	       "Snapshots taken at once because a backend's private memory doubled.",
 	       m->memory.jumps);
 	head(out, "ebprof_memory_walk_seconds_total", "counter",
-	     "Time spent reading memory contexts from outside the backends.");
-	fprintf(out, "ebprof_memory_walk_seconds_total %.6f\n", m->memory.walk_ns / 1e9);
+	     "CPU time spent reading memory contexts from outside the backends.");
+	fprintf(out, "ebprof_memory_walk_seconds_total %.6f\n", m->memory.cpu_ns / 1e9);
 	head(out, "ebprof_memory_dropped_total", "counter",
 	     "Memory contexts (with their branch) a walk dropped, by reason.");
 	for (int d = 0; d < PGMEM_DROP_MAX; d++)

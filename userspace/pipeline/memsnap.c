@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "memsnap.h"
@@ -188,6 +189,7 @@ int memsnap_take(struct memsnap *m, uint32_t pid, const struct pg_proc_addrs *a,
 	const struct pgmem_layout *l = pgmem_layout_for((int)a->major);
 	struct memsnap_shot shot = { 0 };
 	struct msproc *p = proc(m, pid);
+	struct timespec c0, c1;
 	struct memread *r;
 	int err;
 
@@ -204,10 +206,13 @@ int memsnap_take(struct memsnap *m, uint32_t pid, const struct pg_proc_addrs *a,
 	if (err)
 		return err;
 	shot.time_ns = wall_ns();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	err = pgmem_walk(r, l, a->top_memory_context, &m->o.limits, &shot.snap);
 	if (!err)
 		read_statement(m, r, a, &shot);
 	memread_free(r);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	m->st.cpu_ns += (uint64_t)(timespec_ns(&c1) - timespec_ns(&c0));
 	if (err) {
 		m->st.failed++;
 		return err;

@@ -44,7 +44,8 @@ struct memsnap_shot {
 struct memsnap_stats {
 	uint64_t taken, failed;		/* snapshots, and attempts that read nothing */
 	uint64_t jumps;			/* taken because a backend grew */
-	uint64_t walk_ns;		/* time spent walking */
+	uint64_t walk_ns;		/* wall time spent walking */
+	uint64_t cpu_ns;		/* CPU time of the snapshots (walk, statement) */
 	uint64_t kept_bytes;		/* held now by the last snapshots */
 	uint64_t evicted;		/* last snapshots let go for max_kept */
 	uint64_t drops[PGMEM_DROP_MAX]; /* what the walks dropped, by reason */
