@@ -1,5 +1,6 @@
 # ebprof — one entry point. See README.md.
 #   make          build ebprof (build/ebprof)
+#   make man      the option lists of packaging/ebprof.8 from the program's
 #   make run      install missing packages, build, run the profiler on its defaults
 #   make test     install missing packages, build, run every test (root needed)
 #   make deps     install missing Debian packages only
@@ -80,13 +81,13 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols bench-serve bench-http bench-scale bench-faults clean format
-all: $(BUILD)/ebprof
+.PHONY: all run test test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols bench-serve bench-http bench-scale bench-faults clean format
+all: $(BUILD)/ebprof $(BUILD)/man.ok
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
 # packages it needs (DEB_PACKAGES +=), its shell tests (SHELL_TESTS +=, run
 # by tests/run.sh) and what those tests need built first (TEST_PREREQS +=).
-SHELL_TESTS := tests/tools/test_check_layers.sh tests/valgrind/test_memcheck.sh \
+SHELL_TESTS := tests/tools/test_check_layers.sh tests/tools/test_man_options.sh tests/valgrind/test_memcheck.sh \
 	tests/sanitize/test_sanitized_suite.sh tests/bench/test_pipeline_scale.sh
 TEST_PREREQS := $(BUILD)/bench/pipeline-scale $(BUILD)/bench/pprofutil
 DEB_PACKAGES += valgrind
@@ -117,6 +118,21 @@ $(BUILD)/layers.ok: tools/check-layers.sh $(LAYERED_SRCS)
 	@mkdir -p $(@D)
 	@sh tools/check-layers.sh
 	@touch $@
+
+# The man page's option lists are the program's, from its table of options
+# (tools/man-options.sh): `make man` writes them into packaging/ebprof.8,
+# and the build stops when the page differs from them.
+$(BUILD)/man.ok: $(BUILD)/ebprof packaging/ebprof.8 tools/man-options.sh
+	$(STEP) MAN packaging/ebprof.8
+	@sh tools/man-options.sh $(BUILD)/ebprof packaging/ebprof.8 > $(BUILD)/ebprof.8
+	@cmp -s $(BUILD)/ebprof.8 packaging/ebprof.8 || { diff -u packaging/ebprof.8 $(BUILD)/ebprof.8 | head -20; \
+		echo "error: the option lists of packaging/ebprof.8 are not the program's: make man" >&2; exit 1; }
+	@touch $@
+
+.PHONY: man
+man: $(BUILD)/ebprof
+	sh tools/man-options.sh $(BUILD)/ebprof packaging/ebprof.8 > $(BUILD)/ebprof.8
+	cp $(BUILD)/ebprof.8 packaging/ebprof.8
 
 # --- BPF: vmlinux.h from the running kernel's BTF, object, skeleton --------
 $(BUILD)/vmlinux.h:
@@ -218,10 +234,19 @@ $(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
 
+# The cost of function starts from .eh_frame per binary (bench/fde-names.sh).
+$(BUILD)/bench/fdebench: bench/fdebench.c $(SYM_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
+
 test: deps
 	@echo "building the program, its tests and fixtures into $(BUILD)/ (make V=1 shows the commands)"
 	$(MAKE) --no-print-directory -s all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES) $(TEST_PREREQS)
 	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS) $(INTEG_BINS) $(SHELL_TESTS)
+
+# The program, its unit and integration tests and their fixtures, built
+# (nothing run).
+test-bins: all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES)
 
 unit-test: all $(UNIT_BINS) $(FIXTURES)
 	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS)

@@ -7,7 +7,10 @@
  *       every sample as one line "COUNT<TAB>frame;frame;...", root first,
  *       one frame per location (a physical frame: a return address or the
  *       sampled ip), named by the outermost function of its inline chain,
- *       "0xADDR" when unresolved; kernel and user frames alike.
+ *       "0xADDR" when unresolved, "[NAME]" when named after its
+ *       function's start only (postgres+0x47c3a0, profile/unnamed.h: a
+ *       bracketed frame is no name to stackstats.py); kernel and user
+ *       frames alike.
  *   pprofutil ustacks FILE...
  *       the same with user frames only (no kernel frame, no marker), each
  *       line prefixed by the sample's pid: "COUNT<TAB>PID<TAB>frames".
@@ -20,8 +23,18 @@
  *       numeric pid label > 0) files=N.
  *   pprofutil leafshare FILE...
  *       of the samples whose stack has a user frame, how many have that
- *       leaf (the first user frame) named: user_leaf=N named=N share=P,
- *       then the same per mapping file, most samples first.
+ *       leaf (the first user frame) named by a symbol (not by its
+ *       function's start only): user_leaf=N named=N share=P, then the
+ *       same per mapping file, most samples first.
+ *   pprofutil unnamed SUFFIX FILE...
+ *       the frames no symbol names in binaries whose mapping file name
+ *       ends with SUFFIX, over all files: locations=N (such locations),
+ *       before=N (their distinct names as readers gave them when each
+ *       was named by its address, BASE+0xOFFSET), after=N (their distinct
+ *       names now: the Function of a function's start, else that address
+ *       label), functions=N (of them, function starts), frames=N and
+ *       unnamed_frames=N (sample-weighted frames of those binaries, and
+ *       the unnamed among them).
  *   pprofutil encode FILE SECONDS
  *       decode FILE once, then encode it (gzip and raw) again and again
  *       for about SECONDS each; prints one line of key=value figures.
@@ -36,6 +49,7 @@
 #include "formats/pprof.h"
 #include "util/fileio.h"
 #include "profile/profile.h"
+#include "profile/unnamed.h"
 
 static struct profile *load(const char *path)
 {
@@ -67,7 +81,9 @@ static void print_frame(const struct profile *p, uint64_t loc_id)
 		if (!*name)
 			name = profile_string(p, f->system_name);
 	}
-	if (name && *name) {
+	if (name && *name && unnamed_location(p, l)) {
+		printf("[%s]", name);
+	} else if (name && *name) {
 		for (; *name; name++)
 			putchar(*name == ';' ? ':' : *name == '\n' ? ' ' : *name);
 	} else {
@@ -220,10 +236,10 @@ static int cmd_leafshare(int argc, char **argv)
 			if (r == nrows && nrows < 64)
 				snprintf(rows[nrows++].file, sizeof(rows[0].file), "%s", file);
 			n += s->values[0];
-			named += l->nlines ? s->values[0] : 0;
+			named += unnamed_location(p, l) ? 0 : s->values[0];
 			if (r < nrows) {
 				rows[r].n += s->values[0];
-				rows[r].named += l->nlines ? s->values[0] : 0;
+				rows[r].named += unnamed_location(p, l) ? 0 : s->values[0];
 			}
 		}
 		profile_free(p);
@@ -244,26 +260,38 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Does location l belong to a mapping whose file ends with suffix? Its
+ * mapping then. */
+static const struct pf_mapping *of_suffix(const struct profile *p, const struct pf_location *l,
+					  const char *suffix)
+{
+	const struct pf_mapping *m;
+	const char *fn;
+	size_t fl, sl = strlen(suffix);
+
+	if (!l->mapping_id)
+		return NULL;
+	m = &p->mappings[l->mapping_id - 1];
+	fn = profile_string(p, m->filename);
+	fl = strlen(fn);
+	if (fl < sl || strcmp(fn + fl - sl, suffix) || l->address < m->start)
+		return NULL;
+	return m;
+}
+
 static int cmd_offsets(const char *suffix, int argc, char **argv)
 {
 	uint64_t *offs = NULL;
-	size_t n = 0, cap = 0, sl = strlen(suffix);
+	size_t n = 0, cap = 0;
 
 	for (int i = 0; i < argc; i++) {
 		struct profile *p = load(argv[i]);
 
 		for (size_t k = 0; k < p->nlocations; k++) {
 			const struct pf_location *l = &p->locations[k];
-			const struct pf_mapping *m;
-			const char *fn;
-			size_t fl;
+			const struct pf_mapping *m = of_suffix(p, l, suffix);
 
-			if (!l->mapping_id)
-				continue;
-			m = &p->mappings[l->mapping_id - 1];
-			fn = profile_string(p, m->filename);
-			fl = strlen(fn);
-			if (fl < sl || strcmp(fn + fl - sl, suffix) || l->address < m->start)
+			if (!m)
 				continue;
 			if (n == cap) {
 				cap = cap ? cap * 2 : 1024;
@@ -280,6 +308,85 @@ static int cmd_offsets(const char *suffix, int argc, char **argv)
 		if (!k || offs[k] != offs[k - 1])
 			printf("0x%" PRIx64 "\n", offs[k]);
 	free(offs);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Distinct strings of v (sorted in place); frees them. */
+static size_t distinct(char **v, size_t n)
+{
+	size_t d = 0;
+
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	for (size_t i = 0; i < n; i++)
+		d += !i || strcmp(v[i], v[i - 1]);
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	return d;
+}
+
+static int cmd_unnamed(const char *suffix, int argc, char **argv)
+{
+	char **before = NULL, **after = NULL, **funcs = NULL, label[512];
+	size_t n = 0, nf = 0, cap = 0;
+	int64_t frames = 0, unnamed = 0;
+
+	for (int i = 0; i < argc; i++) {
+		struct profile *p = load(argv[i]);
+
+		for (size_t k = 0; k < p->nlocations; k++) {
+			const struct pf_location *l = &p->locations[k];
+			const struct pf_mapping *m = of_suffix(p, l, suffix);
+
+			if (!m || !unnamed_location(p, l))
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 1024;
+				before = realloc(before, cap * sizeof(*before));
+				after = realloc(after, cap * sizeof(*after));
+				funcs = realloc(funcs, cap * sizeof(*funcs));
+				if (!before || !after || !funcs)
+					return 1;
+			}
+			unnamed_label(label, sizeof(label), profile_string(p, m->filename),
+				      l->address - m->start + m->offset);
+			before[n] = strdup(label);
+			if (l->nlines) {
+				after[n] = strdup(profile_string(
+					p, p->functions[l->lines[0].function_id - 1].name));
+				funcs[nf++] = strdup(after[n]);
+			} else {
+				after[n] = strdup(label);
+			}
+			n++;
+		}
+		for (size_t k = 0; k < p->nsamples; k++) {
+			const struct pf_sample *smp = &p->samples[k];
+
+			for (size_t j = 0; j < smp->nlocations; j++) {
+				const struct pf_location *l =
+					&p->locations[smp->location_ids[j] - 1];
+
+				if (!of_suffix(p, l, suffix))
+					continue;
+				frames += smp->values[0];
+				unnamed += unnamed_location(p, l) ? smp->values[0] : 0;
+			}
+		}
+		profile_free(p);
+	}
+	printf("locations=%zu before=%zu", n, distinct(before, n));
+	printf(" after=%zu", distinct(after, n));
+	printf(" functions=%zu frames=%" PRId64 " unnamed_frames=%" PRId64 "\n",
+	       distinct(funcs, nf), frames, unnamed);
+	free(before);
+	free(after);
+	free(funcs);
 	return 0;
 }
 
@@ -378,11 +485,13 @@ int main(int argc, char **argv)
 		return cmd_count(argc - 2, argv + 2);
 	if (argc >= 4 && !strcmp(argv[1], "offsets"))
 		return cmd_offsets(argv[2], argc - 3, argv + 3);
+	if (argc >= 4 && !strcmp(argv[1], "unnamed"))
+		return cmd_unnamed(argv[2], argc - 3, argv + 3);
 	if (argc == 4 && !strcmp(argv[1], "encode"))
 		return cmd_encode(argv[2], atof(argv[3]));
 	fprintf(stderr, "usage: pprofutil stacks FILE... | ustacks FILE... | count FILE... | "
 			"leafshare FILE... |\n"
-			"       offsets SUFFIX FILE... |\n"
+			"       offsets SUFFIX FILE... | unnamed SUFFIX FILE... |\n"
 			"       encode FILE SECONDS\n");
 	return 2;
 }

@@ -3,7 +3,8 @@
  * ELF and DWARF a tenant plants for the symbolizer: the input becomes a
  * binary in a tmpfs directory, opened and resolved through the public API
  * as the agent does (sym_elf_get, sym_elf_resolve with inline chains,
- * sym_elf_symbol, the DWARF walks of elf_data.c). With an odd first byte
+ * sym_elf_function_start over .eh_frame_hdr and .eh_frame, sym_elf_symbol,
+ * the DWARF walks of elf_data.c). With an odd first byte
  * of e_ident padding the same bytes are also its separate debug file
  * (".gnu_debuglink"-named and build-id-named), so the debug-file path runs.
  */
@@ -72,11 +73,17 @@ static uint64_t get64(const uint8_t *p)
 	return v;
 }
 
+/* An offset as the profile builder looks it up: its inline chain, and
+ * where its function starts by .eh_frame (.eh_frame_hdr's table, else
+ * every FDE) for when no symbol names it. */
 static void resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t off)
 {
 	struct sym_frame frames[NFRAMES];
+	uint64_t start;
 
 	sym_elf_resolve(sym, elf, off, frames, NFRAMES);
+	if (!sym_elf_function_start(sym, elf, off, &start) && start > off)
+		abort(); /* a function starts at or before its addresses */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

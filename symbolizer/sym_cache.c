@@ -20,7 +20,7 @@
 void symc_account(struct symbolizer *sym, struct sym_elf *e)
 {
 	size_t b = sizeof(*e) + e->file_bytes + e->memo_bytes + e->str_bytes +
-		   e->id.nloads * sizeof(*e->id.loads);
+		   e->id.nloads * sizeof(*e->id.loads) + fdex_bytes(e->fdes);
 
 	sym->stats.cache_bytes = sym->stats.cache_bytes - e->bytes + b;
 	e->bytes = b;
@@ -265,6 +265,8 @@ static void entry_free(struct symbolizer *sym, struct sym_elf *e)
 	symc_memo_clear(e);
 	htab_delete(e->memo);
 	htab_delete(e->strs);
+	sym->stats.fde_index_bytes -= fdex_bytes(e->fdes);
+	fdex_free(e->fdes); /* before the ELF it reads */
 	symdw_close(e->dw);
 	elfbin_ident_release(&e->id);
 	sym->stats.cache_bytes -= e->bytes;

@@ -20,6 +20,7 @@
 #include "dwarf_resolve.h"
 #include "ebprof/symbolizer.h"
 #include "elf_binary.h"
+#include "fde_index.h"
 #include "kallsyms.h"
 
 #define SYM_DEFAULT_CACHE_BYTES (64ULL << 20)
@@ -94,6 +95,10 @@ struct sym_elf {
 	size_t bytes; /* this entry's share of cache_bytes */
 	enum sym_source source;
 	bool stale; /* on the stale list (its debug file arrived) */
+	/* Function ranges from .eh_frame (fde_index.h), built the first time
+	 * the binary has code no symbol names; fdes_err: why there are none */
+	struct fde_index *fdes;
+	int fdes_err;
 };
 
 struct symbolizer {

@@ -25,6 +25,7 @@
 #include "ebprof/symbolizer.h"
 #include "cfi_check.h"
 #include "dwarf_resolve.h"
+#include "eh_frame.h"
 #include "sym_cache.h"
 
 #define REG_RBP 6
@@ -176,83 +177,6 @@ static int push_fde(struct builder *b, uint64_t start, uint64_t end, Dwarf_CFI *
 	return 0;
 }
 
-/* A pointer of encoding enc at p (section address of p: addr); false when
- * it does not fit or is an encoding FDEs do not use. */
-static bool read_encoded(const uint8_t *p, const uint8_t *end, uint8_t enc, uint64_t addr,
-			 uint64_t *out, size_t *len)
-{
-	uint64_t v;
-
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		*len = 8;
-		break;
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		*len = 4;
-		break;
-	case DW_EH_PE_udata2:
-	case DW_EH_PE_sdata2:
-		*len = 2;
-		break;
-	default:
-		return false;
-	}
-	if (end - p < (ptrdiff_t)*len)
-		return false;
-	v = 0;
-	memcpy(&v, p, *len); /* little endian: x86-64 only */
-	if ((enc & 0x0f) == DW_EH_PE_sdata4)
-		v = (uint64_t)(int64_t)(int32_t)v;
-	else if ((enc & 0x0f) == DW_EH_PE_sdata2)
-		v = (uint64_t)(int64_t)(int16_t)v;
-	switch (enc & 0x70) {
-	case DW_EH_PE_absptr:
-		break;
-	case DW_EH_PE_pcrel:
-		v += addr;
-		break;
-	default:
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
-/* The FDE pointer encoding of a CIE ('R' in its augmentation). */
-static uint8_t fde_encoding(const Dwarf_CIE *cie, bool eh)
-{
-	const uint8_t *d = cie->augmentation_data;
-	const uint8_t *end = d + cie->augmentation_data_size;
-	size_t len;
-	uint64_t v;
-
-	if (!eh || !cie->augmentation || cie->augmentation[0] != 'z')
-		return DW_EH_PE_absptr;
-	for (const char *a = cie->augmentation + 1; *a && d < end; a++) {
-		switch (*a) {
-		case 'R':
-			return *d;
-		case 'L':
-			d++;
-			break;
-		case 'P':
-			if (!read_encoded(d + 1, end, *d & 0x7f, 0, &v, &len))
-				return 0xff;
-			d += 1 + len;
-			break;
-		case 'S':
-		case 'B':
-			break;
-		default:
-			return 0xff;
-		}
-	}
-	return DW_EH_PE_absptr;
-}
-
 /* Every FDE's [start, end) in section data of address sh_addr. */
 static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh_addr, bool eh,
 			Dwarf_CFI *cfi)
@@ -291,7 +215,7 @@ static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh
 				continue;
 			}
 			last_cie.off = e.fde.CIE_pointer;
-			last_cie.enc = fde_encoding(&c.cie, eh);
+			last_cie.enc = ehf_fde_encoding(&c.cie, eh);
 			last_cie.ok = c.cie.return_address_register < CFI_MAX_REG &&
 				      cfi_program_ok(c.cie.initial_instructions,
 						     c.cie.initial_instructions_end);
@@ -300,11 +224,11 @@ static int collect_fdes(struct builder *b, Elf *elf, Elf_Data *data, uint64_t sh
 		enc = last_cie.enc;
 		p = e.fde.start;
 		end = e.fde.end;
-		if (enc == 0xff || p < (const uint8_t *)data->d_buf ||
-		    !read_encoded(p, end, enc,
-				  sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf), &start,
-				  &len) ||
-		    !read_encoded(p + len, end, enc & 0x0f, 0, &range, &len)) {
+		if (enc == EHF_ENC_BAD || p < (const uint8_t *)data->d_buf ||
+		    !ehf_read_encoded(p, end, enc,
+				      sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf),
+				      &start, &len) ||
+		    !ehf_read_encoded(p + len, end, enc & 0x0f, 0, &range, &len)) {
 			off = next;
 			continue;
 		}
@@ -395,25 +319,6 @@ static int compile(struct builder *b)
 	return b->n ? 0 : -ENODATA;
 }
 
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
-			continue;
-		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
 /* Compile from .eh_frame of elf and .debug_frame of dbg_elf (cfi_dbg: its
  * CFI, owned by its Dwarf), which covers what .eh_frame does not (code
  * built without unwind tables next to crt files that have them). */
@@ -433,11 +338,11 @@ static int compile_elf(Elf *elf, Elf *dbg_elf, Dwarf_CFI *cfi_dbg, struct sym_un
 		return -ENOEXEC;
 	if (eh.e_machine != EM_X86_64 || eh.e_ident[EI_CLASS] != ELFCLASS64)
 		return -ENOTSUP;
-	if ((scn = find_section(elf, ".eh_frame", &sh)) && (data = elf_getdata(scn, NULL)) &&
+	if ((scn = ehf_section(elf, ".eh_frame", &sh)) && (data = elf_getdata(scn, NULL)) &&
 	    data->d_size && (cfi = dwarf_getcfi_elf(elf)))
 		ret = collect_fdes(&b, elf, data, sh.sh_addr, true, cfi);
 	neh = b.nfdes;
-	if (!ret && dbg_elf && cfi_dbg && (scn = find_section(dbg_elf, ".debug_frame", &sh)) &&
+	if (!ret && dbg_elf && cfi_dbg && (scn = ehf_section(dbg_elf, ".debug_frame", &sh)) &&
 	    (data = elf_getdata(scn, NULL)))
 		ret = collect_fdes(&b, dbg_elf, data, sh.sh_addr, false, cfi_dbg);
 	if (!ret && !b.nfdes)

@@ -263,4 +263,13 @@ struct ebprof_query {
 	char text[EBPROF_QUERY_LEN];
 };
 
+/* oom.bpf.c: the kernel chose a victim to kill for lack of memory (the
+ * mark_victim tracepoint), any process: userspace decides whether it was
+ * one of its targets. */
+struct ebprof_oom_event {
+	__u32 pid; /* the victim's tgid */
+	__u32 pad;
+	__u64 ktime_ns;
+};
+
 #endif /* EBPROF_BPF_SHARED_H */

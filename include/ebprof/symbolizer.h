@@ -88,6 +88,8 @@ struct sym_stats {
 	uint64_t cache_bytes; /* current estimate */
 	uint64_t resolve_calls;
 	uint64_t resolve_failures; /* addresses with no symbol at all */
+	/* function ranges kept for sym_elf_function_start() (in cache_bytes) */
+	uint64_t fde_index_bytes;
 	/* debuginfod, when configured */
 	uint64_t debuginfod_requests; /* HTTP requests made */
 	uint64_t debuginfod_found;    /* debug files downloaded */
@@ -143,6 +145,21 @@ int sym_elf_get_by_build_id(struct symbolizer *sym, const char *build_id, const 
  */
 int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_offset,
 		    struct sym_frame *frames, int max);
+
+/*
+ * Where the function that holds a file offset starts, from the binary's
+ * CFI: every FDE of .eh_frame covers one function. For naming code that no
+ * symbol names (the static functions of a stripped binary) after its
+ * function, so that every address of one function names one frame.
+ * Returns 0 and the file offset of the function's first byte in *start
+ * (<= file_offset); -ENOENT when no FDE covers the offset (a gap, code
+ * without CFI: the address stays its own name); -ENODATA without
+ * .eh_frame; -ENOMEM. The ranges are read on the first call for a binary
+ * (.eh_frame_hdr's search table, else every FDE of .eh_frame) and kept
+ * with it in the cache: 8 bytes per FDE.
+ */
+int sym_elf_function_start(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_offset,
+			   uint64_t *start);
 
 /*
  * Data of a binary (for reading a process's memory from BPF). The ELF

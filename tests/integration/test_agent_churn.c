@@ -33,22 +33,11 @@ static void stop_cluster(void)
 	pg_stop(&pg);
 }
 
-/* Samples of p with a symbolized frame of the postgres binary: a backend
- * gone by the flush is still symbolized (through its postmaster). */
-static int64_t with_postgres_frames(const struct gp_profile *p)
+/* A symbolized frame of the postgres binary: a backend gone by the flush
+ * is still symbolized (through its postmaster). */
+static bool postgres_frame(const struct gp_frame *f)
 {
-	int64_t n = 0;
-
-	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct gp_sample *s = &p->samples[i];
-		bool pg = false;
-
-		for (size_t j = 0; j < s->nframes && !pg; j++)
-			pg = s->frames[j].fn && s->frames[j].mapping &&
-			     strstr(s->frames[j].mapping->file, "/bin/postgres");
-		n += pg ? s->values[0] : 0;
-	}
-	return n;
+	return gp_named(f) && f->mapping && strstr(f->mapping->file, "/bin/postgres");
 }
 
 /* The distinct pid labels of p's samples, added to *pids (*n of them). */
@@ -126,7 +115,7 @@ Test(agent_churn, short_lived_backends_share_grouped_profiles, .timeout = 300, .
 			continue;
 		ngroups++;
 		in_groups += n;
-		pg_frames += with_postgres_frames(p);
+		pg_frames += gp_with_frame(p, postgres_frame);
 		add_pids(p, &grouped_pids, &ngrouped);
 		cr_expect_str_eq(store_entry_label(e, "group"), "short-lived");
 		if (strcmp(store_entry_label(e, "backend_type") ?: "", "client backend"))

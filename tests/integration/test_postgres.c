@@ -8,9 +8,12 @@
  * kernel's fork events (procevents.h) tell which processes are the
  * postmaster's, short-lived ones included. A decoy process named
  * "postgres" outside the cluster burns CPU meanwhile and must not appear
- * (a recording by name would take it).
+ * (a recording by name would take it). Debian's postgres is stripped:
+ * its static functions are named after their start (profile/unnamed.h),
+ * checked against readelf's FDEs (fde_oracle.h): one function, one name.
  */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fde_oracle.h"
 #include "pgcluster.h"
 #include "procevents.h"
+#include "profile/unnamed.h"
 #include "testlib.h"
 
 static struct pgcluster pg;
@@ -32,7 +37,71 @@ static void stop_cluster(void)
 /* Whether a frame is a symbolized one of the postgres binary. */
 static bool postgres_frame(const struct gp_frame *f)
 {
-	return f->fn && f->mapping && strstr(f->mapping->file, "/bin/postgres");
+	return gp_named(f) && f->mapping && strstr(f->mapping->file, "/bin/postgres");
+}
+
+/*
+ * The frames of postgres that no symbol names, against readelf's FDEs of
+ * the binary: a name "postgres+0xSTART" is that of an FDE's start and its
+ * FDE holds the location's address (or the byte before: a return
+ * address); one FDE has one name; a location left without a line is in
+ * no FDE (at its address or the byte before). Returns the distinct names.
+ */
+static size_t check_function_starts(const struct gp_profile *p)
+{
+	const char *bin = NULL;
+	struct fdo_range *r;
+	size_t n, names = 0, locs = 0, bare = 0;
+	uint64_t *named_by; /* per FDE: the name's start, 0 when none yet */
+
+	for (size_t i = 0; i < p->nmappings && !bin; i++)
+		if (strstr(p->mappings[i].file, "/bin/postgres"))
+			bin = p->mappings[i].file;
+	cr_assert_not_null(bin, "no postgres mapping");
+	r = fdo_ranges(bin, &n);
+	named_by = calloc(n, sizeof(*named_by));
+	cr_assert_not_null(named_by);
+	for (size_t i = 0; i < p->nlocations; i++) {
+		const struct gp_location *l = &p->locations[i];
+		const struct gp_mapping *m = gp_mapping(p, l->mapping_id);
+		const struct fdo_range *f;
+		uint64_t off, start;
+		const char *hex;
+
+		if (!m || strcmp(m->file, bin) || l->addr < m->start || l->addr >= m->limit)
+			continue;
+		off = l->addr - m->start + m->offset;
+		if (!l->nlines) { /* looked up at off (a leaf) or off - 1 */
+			cr_expect(!fdo_find(r, n, off) || !fdo_find(r, n, off - 1),
+				  "postgres+0x%" PRIx64 " is in an FDE but was not named after it",
+				  off);
+			bare++;
+			continue;
+		}
+		if (l->nlines != 1 || !unnamed_name(l->lines[0].fn))
+			continue;
+		locs++;
+		hex = strrchr(l->lines[0].fn, '+') + 3;
+		start = strtoull(hex, NULL, 16);
+		cr_expect(!strncmp(l->lines[0].fn, "postgres+0x", 11), "%s", l->lines[0].fn);
+		f = fdo_find(r, n, start);
+		cr_assert(f && f->start == start,
+			  "%s (at postgres+0x%" PRIx64 ") is no FDE's start", l->lines[0].fn, off);
+		cr_expect(start <= off && off <= f->end, "%s names postgres+0x%" PRIx64 ", outside",
+			  l->lines[0].fn, off);
+		if (!named_by[f - r])
+			names++;
+		cr_expect(!named_by[f - r] || named_by[f - r] == start,
+			  "two names in one FDE: 0x%" PRIx64 " and 0x%" PRIx64, named_by[f - r],
+			  start);
+		named_by[f - r] = start;
+	}
+	cr_log_info("postgres: %zu functions named after their start, over %zu locations; %zu "
+		    "locations in no FDE",
+		    names, locs, bare);
+	free(named_by);
+	free(r);
+	return names;
 }
 
 Test(postgres, pgbench_select_profile_has_backend_frames, .timeout = 300, .fini = stop_cluster)
@@ -132,6 +201,7 @@ Test(postgres, pgbench_select_profile_has_backend_frames, .timeout = 300, .fini 
 	cr_expect_geq(pg_frames, total / 2, "too few symbolized frames of the postgres binary");
 	cr_expect_gt(backend_main, 0, "no stack reaches PostgresMain or exec_simple_query");
 	cr_expect_eq(misplaced, 0, "backend frames under the postmaster's pid");
+	cr_expect_gt(check_function_starts(p), 0, "no static function of postgres was sampled");
 	cr_expect_eq(gp_counted_samples(p), total,
 		     "BPF counted %lld samples, the profile holds %lld",
 		     (long long)gp_counted_samples(p), (long long)total);

@@ -414,7 +414,8 @@ Test(record, top_bad_input_is_rejected_with_one_line)
 {
 	static const char *const cases[][2] = {
 		{ "--once -d 0", "delay must be between 1 and 60, got 0" },
-		{ "--once -F 1001", "frequency must be between 1 and 1000, got 1001" },
+		{ "--once -F 10001", "frequency must be between 1 and 10000, got 10001" },
+		{ "--once --comm a,b,c,d,e,f,g,h,i", "--comm takes at most 8 names, got 9" },
 		{ "--rows many", "rows must be an integer" },
 		{ "--once extra", "extra" },
 		{ "--bogus", "unknown option '--bogus'" },

@@ -2,11 +2,11 @@
 /*
  * Names for stripped binaries, end to end (root, BPF): a stripped fixture
  * (work_split_stripped, its debug file only in <BUILD>/fixtures/remote)
- * recorded without debug information and named afterwards by `ebprof
- * symbolize`; recorded with a debuginfod server (Debian's, started here);
- * and the agent, which writes its profiles on time while a server does not
- * answer and names later profiles once the debug file is there. Every
- * profile is read back by go tool pprof.
+ * recorded without debug information (its functions named after their
+ * start, profile/unnamed.h) and named afterwards by `ebprof symbolize`; recorded with a debuginfod
+ * server (Debian's, started here); and the agent, which writes its profiles on time while a server
+ * does not answer and names later profiles once the debug file is there. Every profile is read back
+ * by go tool pprof.
  */
 #include <criterion/criterion.h>
 #include <netinet/in.h>
@@ -19,6 +19,7 @@
 
 #include "agent_env.h"
 #include "debuginfod_env.h"
+#include "profile/unnamed.h"
 #include "record_env.h"
 #include "testlib.h"
 
@@ -59,6 +60,13 @@ static void expect_named(const struct gp_profile *p, int64_t total)
 	cr_expect_gt(gp_with(p, "main", -1, 0), total * 9 / 10, "main is not named");
 }
 
+/* A frame of the stripped fixture named after its function's start
+ * ("work_split_stripped+0x...", profile/unnamed.h). */
+static bool function_start(const struct gp_frame *f)
+{
+	return f->fn && unnamed_name(f->fn) && !strncmp(f->fn, "work_split_stripped+0x", 22);
+}
+
 static char *symbolize(const char *args)
 {
 	char cmd[2048], *out = NULL;
@@ -87,6 +95,9 @@ Test(symbolize, stored_profile_gets_names_later, .timeout = 120)
 	total = gp_total(before, -1, 0);
 	cr_assert_gt(total, 50);
 	cr_expect_eq(gp_with(before, "burn_three", -1, 0), 0, "named without debug info?");
+	/* its functions by their starts, until a debug file names them */
+	cr_expect_geq(gp_with_frame(before, function_start), total * 9 / 10,
+		      "the stripped functions are not named after their start");
 
 	/* 1. a debug directory by build-id */
 	cr_assert_eq(dbgd_build_id(tl_path(STRIPPED), id), 0);
@@ -101,6 +112,8 @@ Test(symbolize, stored_profile_gets_names_later, .timeout = 120)
 	free(out);
 	after = rec_read_back(named);
 	expect_named(after, total);
+	cr_expect_eq(gp_with_frame(after, function_start), 0,
+		     "function starts left after symbolize");
 	rec_expect_sample_labels(after);
 	gp_free(after);
 

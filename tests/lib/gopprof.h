@@ -112,6 +112,11 @@ int64_t gp_total(const struct gp_profile *p, int64_t pid, size_t vi);
 int64_t gp_with(const struct gp_profile *p, const char *fn, int64_t pid, size_t vi);
 /* Position (0 = leaf) of the first frame named fn, or -1. */
 int gp_frame_pos(const struct gp_sample *s, const char *fn);
+/* Is a frame named by a symbol: a name, and not one made of its
+ * function's start ("postgres+0x47c3a0", profile/unnamed.h)? */
+bool gp_named(const struct gp_frame *f);
+/* Sum of value[0] over samples with a frame for which pred is true. */
+int64_t gp_with_frame(const struct gp_profile *p, bool (*pred)(const struct gp_frame *f));
 /* Does a frame mark a truncated stack ("[truncated: ...]")? */
 bool gp_truncated(const struct gp_sample *s);
 /* A whole stack with a frame named fn and main below it? */

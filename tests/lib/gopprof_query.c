@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gopprof.h"
+#include "profile/unnamed.h"
 
 int gp_type(const struct gp_profile *p, const char *type_unit)
 {
@@ -77,6 +78,26 @@ int gp_frame_pos(const struct gp_sample *s, const char *fn)
 		if (s->frames[i].fn && !strcmp(s->frames[i].fn, fn))
 			return (int)i;
 	return -1;
+}
+
+bool gp_named(const struct gp_frame *f)
+{
+	return f->fn && !unnamed_name(f->fn);
+}
+
+int64_t gp_with_frame(const struct gp_profile *p, bool (*pred)(const struct gp_frame *f))
+{
+	int64_t n = 0;
+
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct gp_sample *s = &p->samples[i];
+		bool found = false;
+
+		for (size_t j = 0; j < s->nframes && !found; j++)
+			found = pred(&s->frames[j]);
+		n += found ? s->values[0] : 0;
+	}
+	return n;
 }
 
 bool gp_truncated(const struct gp_sample *s)

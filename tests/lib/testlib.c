@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +30,54 @@ const char *tl_path(const char *rel)
 
 	snprintf(b, sizeof(bufs[0]), "%s/%s", tl_build(), rel);
 	return b;
+}
+
+/* path's bytes, NUL-terminated (asserted). */
+static char *slurp(const char *path, size_t *len)
+{
+	uint8_t *b;
+	size_t n;
+	char *s;
+
+	cr_assert_eq(read_file(path, &b, &n), 0, "%s", path);
+	s = realloc(b, n + 1);
+	cr_assert_not_null(s);
+	s[n] = '\0';
+	if (len)
+		*len = n;
+	return s;
+}
+
+int tl_run_captured(int (*fn)(int, char **), int argc, char **argv, const char *dir, char **out,
+		    size_t *outlen, char **err)
+{
+	char outp[600], errp[600];
+	int status;
+	pid_t pid;
+
+	snprintf(outp, sizeof(outp), "%s/stdout", dir);
+	snprintf(errp, sizeof(errp), "%s/stderr", dir);
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (o < 0 || e < 0)
+			_exit(99);
+		dup2(o, 1);
+		dup2(e, 2);
+		status = fn(argc, argv);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(status);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "%s crashed", argv[0]);
+	*out = slurp(outp, outlen);
+	*err = slurp(errp, NULL);
+	return WEXITSTATUS(status);
 }
 
 int tl_sh(const char *cmd, char **out)

@@ -30,6 +30,13 @@ int tl_sh(const char *cmd, char **out);
  * exit 2 (bad input) with needle in what it prints (asserted). */
 void tl_expect_usage_error(const char *args, const char *needle);
 
+/* Run fn(argc, argv) (a command's entry point; argv NULL-terminated) in
+ * a forked child, its stdout and stderr in files under dir; *out (of
+ * *outlen bytes) and *err get them (malloc'ed, NUL-terminated). Returns
+ * fn's value as the child's exit status (asserted: it exited). */
+int tl_run_captured(int (*fn)(int, char **), int argc, char **argv, const char *dir, char **out,
+		    size_t *outlen, char **err);
+
 /* Run the shell command made from fmt (printf-style); asserts it exits 0. */
 void tl_system(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

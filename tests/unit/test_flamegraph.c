@@ -184,6 +184,35 @@ Test(flamegraph, structure_and_geometry)
 	profile_free(p);
 }
 
+/* Two addresses of one function no symbol names, named after its start
+ * (profile/unnamed.h): one frame, in the unsymbolized grey. */
+Test(flamegraph, unnamed_function_is_one_grey_frame)
+{
+	struct locs L;
+	struct profile *p = base_profile(&L);
+	int64_t fn = profile_add_function(p, "app+0x3000", "app+0x3000", NULL, 0);
+	struct pf_line line = { .function_id = (uint64_t)fn };
+	uint64_t app = p->locations[L.main - 1].mapping_id, a, b;
+	struct frame f, other;
+	char *svg;
+
+	a = (uint64_t)profile_add_location(p, app, 0x403010, &line, 1);
+	b = (uint64_t)profile_add_location(p, app, 0x403020, &line, 1);
+	cr_assert_neq(a, b);
+	sample(p, (uint64_t[]){ a, L.main }, 2, 2, NULL);
+	sample(p, (uint64_t[]){ b, L.main }, 2, 3, NULL);
+	sample(p, (uint64_t[]){ L.alpha, L.main }, 2, 5, NULL);
+	svg = render_ok(p, NULL);
+	f = frame_of(svg, "app+0x3000");
+	cr_assert_eq(nth_frame(svg, "app+0x3000", 1, &other), -ENOENT, "split in two frames");
+	assert_near(f.w, IW * 0.5, "both addresses' samples");
+	cr_assert_str_eq(f.cls, "k-unsymbolized");
+	cr_assert(f.r == f.g && f.g == f.b, "unsymbolized grey");
+	cr_assert_str_eq(frame_of(svg, "alpha").cls, "k-user");
+	free(svg);
+	profile_free(p);
+}
+
 Test(flamegraph, labels_cut_to_width)
 {
 	struct locs L;

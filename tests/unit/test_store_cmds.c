@@ -9,18 +9,15 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util/args.h"
 #include "cli/commands.h"
-#include "util/fileio.h"
 #include "sinks/store/store.h"
 #include "../lib/store_fixture.h"
 #include "../lib/testlib.h"
@@ -58,57 +55,19 @@ struct run {
 	size_t outlen;
 };
 
-static char *slurp(const char *path, size_t *len)
-{
-	uint8_t *b;
-	size_t n;
-	char *s;
-
-	cr_assert_eq(read_file(path, &b, &n), 0);
-	s = realloc(b, n + 1);
-	cr_assert_not_null(s);
-	s[n] = '\0';
-	if (len)
-		*len = n;
-	return s;
-}
-
 /* Run fn(args) in a child; args[0] is the command name, NULL-terminated. */
 static struct run run(int (*fn)(int, char **), const char *const *args)
 {
-	char outp[600], errp[600], *argv[32];
+	char *argv[32];
 	struct run r = { 0 };
-	int argc = 0, status;
-	pid_t pid;
+	int argc = 0;
 
 	while (args[argc] && argc < 31) {
 		argv[argc] = (char *)args[argc];
 		argc++;
 	}
 	argv[argc] = NULL;
-	snprintf(outp, sizeof(outp), "%s/stdout", tmp);
-	snprintf(errp, sizeof(errp), "%s/stderr", tmp);
-	fflush(NULL);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (o < 0 || e < 0)
-			_exit(99);
-		dup2(o, 1);
-		dup2(e, 2);
-		status = fn(argc, argv);
-		fflush(stdout);
-		fflush(stderr);
-		_exit(status);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status), "%s crashed", args[0]);
-	r.rc = WEXITSTATUS(status);
-	r.out = slurp(outp, &r.outlen);
-	r.err = slurp(errp, NULL);
+	r.rc = tl_run_captured(fn, argc, argv, tmp, &r.out, &r.outlen, &r.err);
 	return r;
 }
 

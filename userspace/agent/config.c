@@ -221,25 +221,6 @@ static int key_of_option(int opt)
 	return -1;
 }
 
-/* The message for getopt's '?' (unknown, ambiguous, or a value given to a
- * flag without one). */
-static int bad_option(const struct option *opts, const char *arg, int opt, char *err, size_t errlen)
-{
-	size_t len, matches = 0;
-
-	if (strncmp(arg, "--", 2))
-		return args_fail(err, errlen, "unknown option '-%c' (see ebprof agent --help)",
-				 opt ? opt : '?');
-	len = strcspn(arg + 2, "=");
-	for (const struct option *o = opts; o->name; o++) {
-		if (strlen(o->name) == len && !strncmp(o->name, arg + 2, len))
-			return args_fail(err, errlen, "option '--%s' takes no value", o->name);
-		matches += !strncmp(o->name, arg + 2, len);
-	}
-	return args_fail(err, errlen, "%s option '%.*s' (see ebprof agent --help)",
-			 matches > 1 ? "ambiguous" : "unknown", (int)len + 2, arg);
-}
-
 int config_parse_args_path(struct agent_config *c, int argc, char **argv, const char *default_path,
 			   char *err, size_t errlen)
 {
@@ -288,11 +269,8 @@ int config_parse_args_path(struct agent_config *c, int argc, char **argv, const 
 			verbose++;
 			break;
 		case ':':
-			if (optopt > 0 && optopt < 256)
-				return args_fail(err, errlen, "option -%c needs a value", optopt);
-			return args_fail(err, errlen, "option %s needs a value", argv[optind - 1]);
 		case '?':
-			return bad_option(opts, argv[optind - 1], optopt, err, errlen);
+			return args_option_error(opt, argv, opts, "agent", err, errlen);
 		default:
 			i = key_of_option(opt);
 			if (i < 0)

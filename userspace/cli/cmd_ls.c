@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,63 +14,15 @@
 #include "store_select.h"
 #include "util/timeutil.h"
 
-struct ls_opts {
-	struct store_filter f;
-	bool json;
+const struct cli_command cli_ls = {
+	.id = CLI_LS,
+	.name = "ls",
+	.synopsis = "[OPTIONS]",
+	.about = "List the profiles the agent stored, oldest first, one line each:\n"
+		 "start (local time), duration, pid, comm, backend type, size, path.\n",
+	.epilog = "Exit status: 0 profiles listed, 1 runtime failure, 2 bad input or no profile\n"
+		  "matches.\n",
 };
-
-void cmd_ls_usage(void)
-{
-	printf("Usage: ebprof ls [OPTIONS]\n"
-	       "List the profiles the agent stored, oldest first, one line each:\n"
-	       "start (local time), duration, pid, comm, backend type, size, path.\n"
-	       "\n"
-	       "Selection:\n" STORE_FILTER_USAGE "\n"
-	       "Output:\n"
-	       "  --json              one JSON object per line (start_ns, end_ns, pid, size,\n"
-	       "                      path, labels)\n"
-	       "  -h, --help          this help\n"
-	       "\n"
-	       "Exit status: 0 profiles listed, 1 runtime failure, 2 bad input or no profile\n"
-	       "matches.\n");
-}
-
-/* 0, 1 when help was printed, -EINVAL (logged). */
-static int parse_args(int argc, char **argv, struct ls_opts *o)
-{
-	enum { OPT_JSON = 0x2000 };
-	static const struct option longopts[] = {
-		STORE_FILTER_LONGOPTS,
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int64_t now = wall_ns();
-	char err[512];
-	int c;
-
-	optind = 0;
-	while ((c = store_filter_getopt(&o->f, argc, argv, ":p:h", longopts, now, err,
-					sizeof(err))) != -1) {
-		switch (c) {
-		case STORE_FILTER_BAD:
-			goto bad;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		default:
-			return cli_option_end(c, argv, "ls", cmd_ls_usage);
-		}
-	}
-	if (cli_operands(argc, argv, 0, "ls"))
-		return -EINVAL;
-	if (store_filter_finish(&o->f, err, sizeof(err)))
-		goto bad;
-	return 0;
-bad:
-	log_error("%s", err);
-	return -EINVAL;
-}
 
 static void human_size(int64_t b, char *buf, size_t len)
 {
@@ -133,18 +84,17 @@ static int print_json(const struct store_entry *e)
 
 int cmd_ls(int argc, char **argv)
 {
-	struct ls_opts o = { 0 };
+	struct cli_values o = { 0 };
 	struct store_entry *e = NULL;
 	size_t n = 0, i;
 	int rc = EXIT_USAGE, err;
 
-	store_filter_init(&o.f);
-	err = parse_args(argc, argv, &o);
+	err = cli_parse(&cli_ls, argc, argv, &o);
 	if (err) {
 		rc = err > 0 ? EXIT_OK : EXIT_USAGE;
 		goto out;
 	}
-	rc = store_filter_select(&o.f, &e, &n);
+	rc = store_select(&o, false, &e, &n);
 	if (rc != EXIT_OK)
 		goto out;
 	for (i = 0; i < n; i++) {
@@ -159,6 +109,6 @@ int cmd_ls(int argc, char **argv)
 	}
 out:
 	store_entries_free(e, n);
-	store_filter_free(&o.f);
+	cli_values_free(&o);
 	return rc;
 }

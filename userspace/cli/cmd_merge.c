@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,80 +15,19 @@
 #include "store_select.h"
 #include "util/timeutil.h"
 
-struct merge_opts {
-	struct store_filter f;
-	const char *output;
-	enum render_format format;
+const struct cli_command cli_merge = {
+	.id = CLI_MERGE,
+	.name = "merge",
+	.synopsis = "[OPTIONS] -o OUT",
+	.about = "Merge the stored profiles selected into one profile. Every sample keeps the\n"
+		 "identity of its process as labels pid, comm, backend_type, database and\n"
+		 "user, so\n"
+		 "  go tool pprof -tagfocus backend_type=checkpointer OUT\n"
+		 "still works. Unreadable profiles are skipped with a warning.\n",
+	.epilog = "Exit status: 0 merged, 1 runtime failure, 2 bad input, no profile matches or\n"
+		  "profiles of different sample types.\n",
+	.output = CLI_OUTPUT_REQUIRED,
 };
-
-void cmd_merge_usage(void)
-{
-	printf("Usage: ebprof merge [OPTIONS] -o OUT\n"
-	       "Merge the stored profiles selected into one profile. Every sample keeps the\n"
-	       "identity of its process as labels pid, comm, backend_type, database and\n"
-	       "user, so\n"
-	       "  go tool pprof -tagfocus backend_type=checkpointer OUT\n"
-	       "still works. Unreadable profiles are skipped with a warning.\n"
-	       "\n"
-	       "Selection:\n" STORE_FILTER_USAGE "\n"
-	       "Output:\n"
-	       "  -o, --output OUT    output file, '-' for stdout (written atomically)\n"
-	       "  --format FORMAT     pprof (gzip-compressed, default) or folded\n"
-	       "  -h, --help          this help\n"
-	       "\n"
-	       "Exit status: 0 merged, 1 runtime failure, 2 bad input, no profile matches or\n"
-	       "profiles of different sample types.\n");
-}
-
-/* 0, 1 when help was printed, -EINVAL (logged). */
-static int parse_args(int argc, char **argv, struct merge_opts *o)
-{
-	enum { OPT_FORMAT = 0x2000 };
-	static const struct option longopts[] = {
-		STORE_FILTER_LONGOPTS,
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int64_t now = wall_ns();
-	char err[512];
-	int c;
-
-	optind = 0;
-	while ((c = store_filter_getopt(&o->f, argc, argv, ":p:o:h", longopts, now, err,
-					sizeof(err))) != -1) {
-		switch (c) {
-		case STORE_FILTER_BAD:
-			goto bad;
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_FORMAT:
-			if (render_format_parse(optarg, &o->format) || o->format == RENDER_SVG) {
-				snprintf(err, sizeof(err),
-					 "unknown format '%s': use pprof or folded", optarg);
-				goto bad;
-			}
-			break;
-		default:
-			return cli_option_end(c, argv, "merge", cmd_merge_usage);
-		}
-	}
-	if (cli_operands(argc, argv, 0, "merge"))
-		return -EINVAL;
-	if (!o->output) {
-		snprintf(err, sizeof(err), "merge needs -o OUT ('-' for stdout)");
-		goto bad;
-	}
-	if (store_filter_finish(&o->f, err, sizeof(err)) ||
-	    args_check_output(o->output, err, sizeof(err)))
-		goto bad;
-	return 0;
-bad:
-	log_error("%s", err);
-	return -EINVAL;
-}
 
 static void types_str(const struct profile *p, char *buf, size_t len)
 {
@@ -152,21 +90,20 @@ static int merge_one(struct profile *dst, const struct store_entry *e)
 
 int cmd_merge(int argc, char **argv)
 {
-	struct merge_opts o = { 0 };
+	struct cli_values o = { 0 };
 	struct store_entry *e = NULL;
 	struct profile *dst = NULL;
 	size_t n = 0, i, merged = 0, skipped = 0;
 	char from[48], to[48], msg[512];
 	int rc = EXIT_USAGE, err;
 
-	store_filter_init(&o.f);
-	o.f.one_type = true; /* the sample types of one profile */
-	err = parse_args(argc, argv, &o);
+	err = cli_parse(&cli_merge, argc, argv, &o);
 	if (err) {
 		rc = err > 0 ? EXIT_OK : EXIT_USAGE;
 		goto out;
 	}
-	rc = store_filter_select(&o.f, &e, &n);
+	/* one type: the sample types of one profile */
+	rc = store_select(&o, true, &e, &n);
 	if (rc != EXIT_OK)
 		goto out;
 	dst = profile_new();
@@ -208,6 +145,6 @@ int cmd_merge(int argc, char **argv)
 out:
 	profile_free(dst);
 	store_entries_free(e, n);
-	store_filter_free(&o.f);
+	cli_values_free(&o);
 	return rc;
 }

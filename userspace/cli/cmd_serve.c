@@ -2,7 +2,6 @@
 /* `ebprof serve`: the profefe-compatible collector (serve/collector.h)
  * until SIGINT or SIGTERM. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,102 +45,47 @@ static char *read_token(const char *path)
 	return tok;
 }
 
-void cmd_serve_usage(void)
-{
-	printf("Usage: ebprof serve [OPTIONS]\n"
-	       "A profefe-compatible collector: takes profiles pushed by ebprof agent,\n"
-	       "profefe's agent or any Pyroscope client, keeps them in a directory store\n"
-	       "with a SQLite catalog, and answers profefe's API (list, merge, by id,\n"
-	       "services, version). `go tool pprof 'http://HOST:PORT/api/0/profiles/merge?...'`\n"
-	       "reads merged profiles.\n"
-	       "\n"
-	       "Options:\n"
-	       "      --listen ADDR:PORT  IPv4 address, [IPv6 address] or localhost and a port\n"
-	       "                          (default " COLLECTOR_DEFAULT_LISTEN ")\n"
-	       "      --store DIR         profiles and catalog (default " COLLECTOR_DEFAULT_STORE
-	       ")\n"
-	       "      --retention AGE     drop profiles older than AGE (e.g. 12h, 7d, 4w;\n"
-	       "                          default 7d; off keeps them)\n"
-	       "      --max-size SIZE     then drop the oldest until the store holds at most\n"
-	       "                          SIZE of profiles (e.g. 500M, 20G; default: no bound)\n"
-	       "      --token-file FILE   require the token on FILE's first line on every API\n"
-	       "                          request: Authorization: Bearer TOKEN, or basic auth\n"
-	       "                          with TOKEN as the password (the UI asks for it)\n"
-	       "  -v, --verbose           more messages (repeat for debug)\n"
-	       "  -h, --help              this help\n"
-	       "\n"
-	       "Exit status: 0 stopped by SIGINT/SIGTERM, 1 runtime failure (port taken,\n"
-	       "store unwritable), 2 bad input.\n");
-}
+const struct cli_command cli_serve = {
+	.id = CLI_SERVE,
+	.name = "serve",
+	.synopsis = "[OPTIONS]",
+	.about = "A profefe-compatible collector: takes profiles pushed by ebprof agent,\n"
+		 "profefe's agent or any Pyroscope client, keeps them in a directory store\n"
+		 "with a SQLite catalog, and answers profefe's API (list, merge, by id,\n"
+		 "services, version). `go tool pprof 'http://HOST:PORT/api/0/profiles/merge?...'`\n"
+		 "reads merged profiles.\n",
+	.epilog = "Exit status: 0 stopped by SIGINT/SIGTERM, 1 runtime failure (port taken,\n"
+		  "store unwritable), 2 bad input.\n",
+};
 
 int cmd_serve(int argc, char **argv)
 {
-	enum { OPT_LISTEN = 0x2000, OPT_STORE, OPT_RETENTION, OPT_MAX_SIZE, OPT_TOKEN_FILE };
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, OPT_LISTEN },
-		{ "store", required_argument, NULL, OPT_STORE },
-		{ "retention", required_argument, NULL, OPT_RETENTION },
-		{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
-		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct collector_opts o = { .listen = COLLECTOR_DEFAULT_LISTEN,
-				    .store = COLLECTOR_DEFAULT_STORE,
-				    .retention_s = COLLECTOR_DEFAULT_RETENTION_S };
+	struct cli_values v = { 0 };
+	struct collector_opts o;
 	char *token = NULL;
 	struct sigaction sa = { 0 };
 	sigset_t block, old;
 	struct collector *co;
 	char err[512];
-	int c, verbose = 0, ret;
+	int ret;
 
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_LISTEN:
-			o.listen = optarg;
-			break;
-		case OPT_STORE:
-			o.store = optarg;
-			break;
-		case OPT_RETENTION:
-			if (!strcmp(optarg, "off")) {
-				o.retention_s = 0;
-			} else if (args_parse_duration(optarg, &o.retention_s)) {
-				log_error("--retention: '%s' is not an age (12h, 7d, 4w or off)",
-					  optarg);
-				goto usage;
-			}
-			break;
-		case OPT_MAX_SIZE:
-			if (args_parse_size(optarg, &o.max_bytes)) {
-				log_error("--max-size: '%s' is not a size (500M, 20G)", optarg);
-				goto usage;
-			}
-			break;
-		case OPT_TOKEN_FILE:
-			free(token);
-			token = read_token(optarg);
-			if (!token)
-				goto usage;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		default:
-			free(token);
-			ret = cli_option_end(c, argv, "serve", cmd_serve_usage);
-			return ret > 0 ? EXIT_OK : EXIT_USAGE;
-		}
+	ret = cli_parse(&cli_serve, argc, argv, &v);
+	if (ret) {
+		cli_values_free(&v);
+		return ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
-	if (cli_operands(argc, argv, 0, "serve"))
-		goto usage;
-	o.token = token;
-	if (verbose)
-		log_set_level(verbose > 1 ? LOG_DEBUG : LOG_INFO);
+	if (v.token_file) {
+		token = read_token(v.token_file);
+		if (!token)
+			return EXIT_USAGE;
+	}
+	o = (struct collector_opts){ .listen = v.listen,
+				     .store = v.store,
+				     .retention_s = v.retention_s,
+				     .max_bytes = v.max_bytes,
+				     .token = token };
+	if (v.verbose)
+		log_set_level(v.verbose > 1 ? LOG_DEBUG : LOG_INFO);
 	/* blocked (the server's threads inherit it) until sigsuspend() */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -166,7 +110,4 @@ int cmd_serve(int argc, char **argv)
 		sigsuspend(&old);
 	serve_stop(co);
 	return EXIT_OK;
-usage:
-	free(token);
-	return EXIT_USAGE;
 }

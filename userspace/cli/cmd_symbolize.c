@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,102 +12,23 @@
 #include "util/args.h"
 #include "util/log.h"
 
-struct symbolize_opts {
-	const char *input, *output;
-	const char *debug_dirs;
-	const char *urls; /* NULL: $DEBUGINFOD_URLS */
-	bool offline;
-	long timeout_s;
-	int verbose;
+const struct cli_command cli_symbolize = {
+	.id = CLI_SYMBOLIZE,
+	.name = "symbolize",
+	.synopsis = "[OPTIONS] IN.pb.gz -o OUT.pb.gz",
+	.about = "Name the frames of a pprof profile that were recorded without debug\n"
+		 "information, from what is available now: the binary at its mapped path when\n"
+		 "it has the same build-id, debug files by build-id under the debug\n"
+		 "directories, and debuginfod servers. Named frames are kept as they are.\n",
+	.epilog = "Exit status: 0 written, 1 runtime failure, 2 bad input (unreadable or invalid\n"
+		  "profile, bad option).\n",
+	.operand = "IN.pb.gz",
+	.output = CLI_OUTPUT_REQUIRED,
 };
-
-void cmd_symbolize_usage(void)
-{
-	printf("Usage: ebprof symbolize [OPTIONS] IN.pb.gz -o OUT.pb.gz\n"
-	       "Name the frames of a pprof profile that were recorded without debug\n"
-	       "information, from what is available now: the binary at its mapped path when\n"
-	       "it has the same build-id, debug files by build-id under the debug\n"
-	       "directories, and debuginfod servers. Named frames are kept as they are.\n"
-	       "\n"
-	       "Options:\n"
-	       "  -o, --output OUT         write OUT atomically ('-' = stdout)\n"
-	       "      --debug-dir DIR[:DIR]  debug directories (default /usr/lib/debug)\n"
-	       "      --debuginfod-urls URLS  debuginfod servers, space-separated\n"
-	       "                           (default: $DEBUGINFOD_URLS; files are kept in\n"
-	       "                           $DEBUGINFOD_CACHE_PATH, by default\n"
-	       "                           /var/cache/ebprof/debuginfod)\n"
-	       "      --debuginfod-timeout SECS  per request, 1..600 (default 10)\n"
-	       "      --offline            never ask debuginfod servers\n"
-	       "  -v, --verbose            say where each binary's names came from\n"
-	       "  -h, --help               this help\n"
-	       "\n"
-	       "Exit status: 0 written, 1 runtime failure, 2 bad input (unreadable or invalid\n"
-	       "profile, bad option).\n");
-}
-
-/* 0, 1 when help was printed, -EINVAL (logged). */
-static int parse_args(int argc, char **argv, struct symbolize_opts *o)
-{
-	enum { OPT_DEBUG_DIR = 0x2000, OPT_URLS, OPT_TIMEOUT, OPT_OFFLINE };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
-		{ "debuginfod-urls", required_argument, NULL, OPT_URLS },
-		{ "debuginfod-timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "offline", no_argument, NULL, OPT_OFFLINE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char err[512];
-	int c;
-
-	o->timeout_s = 10;
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_DEBUG_DIR:
-			o->debug_dirs = optarg;
-			break;
-		case OPT_URLS:
-			o->urls = optarg;
-			break;
-		case OPT_TIMEOUT:
-			if (args_parse_int(optarg, "--debuginfod-timeout", 1, 600, &o->timeout_s,
-					   err, sizeof(err)))
-				goto bad;
-			break;
-		case OPT_OFFLINE:
-			o->offline = true;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		default:
-			return cli_option_end(c, argv, "symbolize", cmd_symbolize_usage);
-		}
-	}
-	if (cli_profile_operand(argc, argv, "symbolize", &o->input))
-		return -EINVAL;
-	if (!o->output) {
-		snprintf(err, sizeof(err), "symbolize needs -o OUT ('-' for stdout)");
-		goto bad;
-	}
-	if (args_check_output(o->output, err, sizeof(err)))
-		goto bad;
-	return 0;
-bad:
-	log_error("%s", err);
-	return -EINVAL;
-}
 
 int cmd_symbolize(int argc, char **argv)
 {
-	struct symbolize_opts o = { 0 };
+	struct cli_values o = { 0 };
 	struct profile *p = NULL, *named = NULL;
 	struct symbolizer *sym = NULL;
 	struct resym_stats st;
@@ -116,20 +36,25 @@ int cmd_symbolize(int argc, char **argv)
 	char err[1024];
 	int rc = EXIT_RUNTIME, r;
 
-	r = parse_args(argc, argv, &o);
-	if (r)
-		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	r = cli_parse(&cli_symbolize, argc, argv, &o);
+	if (r) {
+		rc = r > 0 ? EXIT_OK : EXIT_USAGE;
+		goto out;
+	}
 	if (o.verbose)
 		log_set_level(o.verbose > 1 ? LOG_DEBUG : LOG_INFO);
 	r = pprof_read_file(o.input, &p, err, sizeof(err));
 	if (r) {
 		log_error("%s", err);
-		return r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+		rc = r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+		goto out;
 	}
 	so.debug_dirs = o.debug_dirs;
-	so.debuginfod_urls = o.offline ? NULL : o.urls ? o.urls : getenv("DEBUGINFOD_URLS");
+	so.debuginfod_urls = o.offline		 ? NULL
+			     : o.debuginfod_urls ? o.debuginfod_urls
+						 : getenv("DEBUGINFOD_URLS");
 	so.debuginfod_cache = getenv("DEBUGINFOD_CACHE_PATH");
-	so.debuginfod_timeout_ms = (int)o.timeout_s * 1000;
+	so.debuginfod_timeout_ms = (int)o.debuginfod_timeout * 1000;
 	so.debuginfod_wait = true; /* nothing to do but wait */
 	r = sym_new(&so, &sym);
 	if (r) {
@@ -156,5 +81,6 @@ out:
 	profile_free(named);
 	profile_free(p);
 	sym_free(sym);
+	cli_values_free(&o);
 	return rc;
 }

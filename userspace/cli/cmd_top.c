@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,18 +27,9 @@
 #include "util/log.h"
 #include "util/version.h"
 
-struct top_opts {
-	long frequency, delay, rows, offcpu_pct, offcpu_period_us;
-	bool once, waits, idle;
-	uint32_t *pids;
-	size_t npids;
-	char **comms;
-	size_t ncomms;
-};
-
 struct top {
 	struct sink base;
-	struct top_opts o;
+	struct cli_values o;
 	struct top_table *table; /* being filled */
 	struct top_table *shown; /* the last interval's, rows point into it */
 	const struct top_row *rows;
@@ -47,6 +37,7 @@ struct top {
 	int64_t total_ns, wait_ns;
 	size_t sel;
 	bool details, tty, drawn;
+	bool waits; /* off-CPU sampled too (not --no-waits, and the kernel lets it) */
 	int ncpus;
 };
 
@@ -58,126 +49,19 @@ static void on_signal(int sig)
 	atomic_store(&stop_requested, 1);
 }
 
-void cmd_top_usage(void)
-{
-	printf("Usage: ebprof top [OPTIONS]\n"
-	       "CPU and waits by SQL statement, refreshed every 2 s: each normalized\n"
-	       "statement with its share of the CPU, backends, database, user and query id,\n"
-	       "and its time (CPU + off-CPU, summed over backends) split into CPU and its\n"
-	       "top wait events (Lock:transactionid, IO:DataFileRead, ..., or the state:\n"
-	       "sleeping, disk, runnable), most time first. j/k or the arrows select a\n"
-	       "statement, Enter shows its hottest functions and all its waits, q quits.\n"
-	       "\n"
-	       "Options:\n"
-	       "  -d, --delay SECS       refresh interval, 1..60 (default 2)\n"
-	       "  -F, --frequency HZ     samples per second per CPU, 1..1000 (default 99)\n"
-	       "      --no-waits         CPU only: no off-CPU sampling, no wait column\n"
-	       "      --offcpu-ratio PCT percent of switches taken, 1..100 (times scaled\n"
-	       "                         back; default 100)\n"
-	       "      --offcpu-period USECS waits at least this long are taken whole,\n"
-	       "                         shorter ones by chance (their share of it) as\n"
-	       "                         this long; 0: every wait, 0..1000000\n"
-	       "                         (default " SAMPLER_OFFCPU_PERIOD_US_TEXT ")\n"
-	       "      --idle             count idle waits too: backends waiting for their\n"
-	       "                         client (Client:ClientRead (idle)), background\n"
-	       "                         processes in their main loop (Activity:*)\n"
-	       "  -p, --pid PID[,PID]    these processes (default: every postgres process)\n"
-	       "      --comm NAME[,NAME] processes by these names instead\n"
-	       "  -n, --rows N           statements shown, 1..100 (default: what fits)\n"
-	       "      --once             sample one interval, print it as text and exit\n"
-	       "  -h, --help             this help\n"
-	       "\n"
-	       "Exit status: 0 success, 1 runtime failure (privileges, kernel), 2 bad input.\n");
-}
-
-static int parse_args(int argc, char **argv, struct top_opts *o)
-{
-	enum {
-		OPT_COMM = 256,
-		OPT_ONCE,
-		OPT_NO_WAITS,
-		OPT_OFFCPU_RATIO,
-		OPT_OFFCPU_PERIOD,
-		OPT_IDLE
-	};
-	static const struct option longopts[] = {
-		{ "delay", required_argument, NULL, 'd' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "rows", required_argument, NULL, 'n' },
-		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "no-waits", no_argument, NULL, OPT_NO_WAITS },
-		{ "offcpu-ratio", required_argument, NULL, OPT_OFFCPU_RATIO },
-		{ "offcpu-period", required_argument, NULL, OPT_OFFCPU_PERIOD },
-		{ "idle", no_argument, NULL, OPT_IDLE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char err[256];
-	int c;
-
-	o->frequency = 99;
-	o->delay = 2;
-	o->offcpu_pct = 100; /* at 5%, one 3.5 s wait is mostly missed */
-	o->offcpu_period_us = SAMPLER_OFFCPU_PERIOD_US;
-	o->waits = true;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":d:F:p:n:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (args_parse_int(optarg, "delay", 1, 60, &o->delay, err, sizeof(err)))
-				goto bad;
-			break;
-		case 'F':
-			if (args_parse_int(optarg, "frequency", 1, 1000, &o->frequency, err,
-					   sizeof(err)))
-				goto bad;
-			break;
-		case 'p':
-			free(o->pids);
-			if (args_parse_pids(optarg, &o->pids, &o->npids, err, sizeof(err)))
-				goto bad;
-			break;
-		case OPT_COMM:
-			args_free_list(o->comms, o->ncomms);
-			o->comms = NULL;
-			if (args_parse_names(optarg, &o->comms, &o->ncomms, err, sizeof(err)))
-				goto bad;
-			break;
-		case 'n':
-			if (args_parse_int(optarg, "rows", 1, 100, &o->rows, err, sizeof(err)))
-				goto bad;
-			break;
-		case OPT_ONCE:
-			o->once = true;
-			break;
-		case OPT_NO_WAITS:
-			o->waits = false;
-			break;
-		case OPT_OFFCPU_PERIOD:
-			if (args_parse_int(optarg, "offcpu-period", 0, SAMPLER_OFFCPU_PERIOD_MAX_US,
-					   &o->offcpu_period_us, err, sizeof(err)))
-				goto bad;
-			break;
-		case OPT_OFFCPU_RATIO:
-			if (args_parse_int(optarg, "offcpu-ratio", 1, 100, &o->offcpu_pct, err,
-					   sizeof(err)))
-				goto bad;
-			break;
-		case OPT_IDLE:
-			o->idle = true;
-			break;
-		default:
-			return cli_option_end(c, argv, "top", cmd_top_usage);
-		}
-	}
-	return cli_operands(argc, argv, 0, "top") ? -EINVAL : 0;
-bad:
-	log_error("%s", err);
-	return -EINVAL;
-}
+const struct cli_command cli_top = {
+	.id = CLI_TOP,
+	.name = "top",
+	.synopsis = "[OPTIONS]",
+	.about = "CPU and waits by SQL statement, refreshed every 2 s: each normalized\n"
+		 "statement with its share of the CPU, backends, database, user and query id,\n"
+		 "and its time (CPU + off-CPU, summed over backends) split into CPU and its\n"
+		 "top wait events (Lock:transactionid, IO:DataFileRead, ..., or the state:\n"
+		 "sleeping, disk, runnable), most time first. j/k or the arrows select a\n"
+		 "statement, Enter shows its hottest functions and all its waits, q quits.\n"
+		 "The targets are every postgres process unless -p or --comm says otherwise.\n",
+	.epilog = "Exit status: 0 success, 1 runtime failure (privileges, kernel), 2 bad input.\n",
+};
 
 static int top_write(struct sink *k, const struct sink_profile *r)
 {
@@ -255,7 +139,7 @@ static void put_row(const struct top *t, const struct top_row *r, bool selected,
 	printf("%s\n          ", selected && t->tty ? "\033[0m" : "");
 	put_cut(r->query, cols - 10);
 	putchar('\n');
-	if (t->o.waits)
+	if (t->waits)
 		put_wait_line(r, cols);
 }
 
@@ -302,7 +186,7 @@ static void draw(struct top *t)
 		fputs("\033[H\033[2J", stdout);
 	else if (t->drawn)
 		putchar('\n');
-	if (t->o.waits)
+	if (t->waits)
 		printf("ebprof top %s %lds: CPU %.2fs, waits %.2fs, %ld Hz, %d CPUs, %zu "
 		       "statements\n",
 		       when, t->o.delay, t->total_ns / 1e9, t->wait_ns / 1e9, t->o.frequency,
@@ -312,14 +196,14 @@ static void draw(struct top *t)
 		       when, t->total_ns / 1e9, t->o.delay, t->o.frequency, t->ncpus, t->nrows);
 	/* the detail view: its functions, and its waits (as many as fit
 	 * beside one row) */
-	row_lines = t->o.waits ? 3 : 2;
-	nfuncs = t->o.waits ? DETAIL_FUNCS_WITH_WAITS : TOP_MAX_FUNCS;
+	row_lines = t->waits ? 3 : 2;
+	nfuncs = t->waits ? DETAIL_FUNCS_WITH_WAITS : TOP_MAX_FUNCS;
 	nwaits = lines - 3 - row_lines - (nfuncs + 2) - 3;
 	if (t->sel < t->nrows && (size_t)nwaits > t->rows[t->sel].nwaits)
 		nwaits = (int)t->rows[t->sel].nwaits; /* no more than it has */
 	if (nwaits < DETAIL_MIN_WAITS)
 		nwaits = DETAIL_MIN_WAITS;
-	detail_lines = !t->details ? 0 : nfuncs + 2 + (t->o.waits ? nwaits + 3 : 0);
+	detail_lines = !t->details ? 0 : nfuncs + 2 + (t->waits ? nwaits + 3 : 0);
 	avail = lines - 3 - detail_lines;
 	fit = t->o.rows ? (size_t)t->o.rows
 			: (size_t)(avail > row_lines ? avail : row_lines) / (size_t)row_lines;
@@ -332,19 +216,19 @@ static void draw(struct top *t)
 		put_row(t, &t->rows[i], t->tty && i == t->sel, cols);
 		if (!t->tty) {
 			put_funcs(&t->rows[i], cols, 5);
-			if (t->o.waits)
+			if (t->waits)
 				put_waits(&t->rows[i], cols, 10);
 		}
 	}
 	if (t->tty && t->details && t->nrows) {
 		putchar('\n');
 		put_funcs(&t->rows[t->sel], cols, (size_t)nfuncs);
-		if (t->o.waits)
+		if (t->waits)
 			put_waits(&t->rows[t->sel], cols, (size_t)nwaits);
 	}
 	if (!t->nrows)
-		puts(t->o.waits ? "  (no samples: the targets neither ran nor waited)"
-				: "  (no samples: the targets used no CPU)");
+		puts(t->waits ? "  (no samples: the targets neither ran nor waited)"
+			      : "  (no samples: the targets used no CPU)");
 	fflush(stdout);
 	t->drawn = true;
 }
@@ -399,7 +283,7 @@ static void session_options(struct top *t, struct sink **sink, struct session_op
 {
 	memset(so, 0, sizeof(*so));
 	so->frequency = (int)t->o.frequency;
-	so->types = PTYPE_BIT(PTYPE_CPU) | (t->o.waits ? PTYPE_BIT(PTYPE_OFFCPU) : 0);
+	so->types = PTYPE_BIT(PTYPE_CPU) | (t->waits ? PTYPE_BIT(PTYPE_OFFCPU) : 0);
 	so->offcpu_pct = (uint32_t)t->o.offcpu_pct;
 	so->offcpu_period_ns = (uint64_t)t->o.offcpu_period_us * 1000;
 	so->kernel = so->user = so->inherit = true;
@@ -428,11 +312,12 @@ int cmd_top(int argc, char **argv)
 	char err[512] = "";
 	int rc = EXIT_RUNTIME, ret;
 
-	ret = parse_args(argc, argv, &t.o);
+	ret = cli_parse(&cli_top, argc, argv, &t.o);
 	if (ret) {
 		rc = ret > 0 ? EXIT_OK : EXIT_USAGE;
 		goto out;
 	}
+	t.waits = !t.o.no_waits;
 	t.tty = !t.o.once && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	if (top_table_new(&t.table) || top_table_new(&t.shown)) {
 		log_error("out of memory");
@@ -446,9 +331,9 @@ int cmd_top(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	session_options(&t, &sink, &so);
 	ret = session_open(&so, &s, err, sizeof(err));
-	if (ret && ret != -ESRCH && t.o.waits) {
+	if (ret && ret != -ESRCH && t.waits) {
 		log_warn("no off-CPU sampling here (%s): CPU only, as with --no-waits", err);
-		t.o.waits = false;
+		t.waits = false;
 		session_options(&t, &sink, &so);
 		ret = session_open(&so, &s, err, sizeof(err));
 	}
@@ -468,7 +353,7 @@ int cmd_top(int argc, char **argv)
 	}
 	if (t.o.once)
 		fprintf(stderr, "ebprof top: sampling %ld s%s\n", t.o.delay,
-			t.o.waits ? ", CPU and waits" : "");
+			t.waits ? ", CPU and waits" : "");
 	ro.duration_s = t.o.once ? (double)t.o.delay : 0;
 	ro.stop = &stop_requested;
 	ro.on_interval = on_interval;
@@ -492,7 +377,6 @@ out:
 	session_close(s);
 	top_table_free(t.table);
 	top_table_free(t.shown);
-	free(t.o.pids);
-	args_free_list(t.o.comms, t.o.ncomms);
+	cli_values_free(&t.o);
 	return rc;
 }

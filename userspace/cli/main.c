@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * ebprof: the command table and dispatch. A new command is a file
- * cmd_NAME.c (commands.h) and one line in the table below.
+ * cmd_NAME.c (commands.h) and one line in the table below; its options
+ * are rows of the table of options (option_table.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,25 +16,24 @@
 struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
-	void (*usage)(void);
-	const char *summary; /* lines of the overview, "\n"-separated */
+	const struct cli_command *cli; /* its options (options.h); NULL: the agent's */
+	const char *summary;	       /* lines of the overview, "\n"-separated */
 };
 
 static const struct command commands[] = {
-	{ "record", cmd_record, cmd_record_usage,
-	  "sample processes and write one symbolized profile" },
-	{ "agent", cmd_agent, cmd_agent_usage,
+	{ "record", cmd_record, &cli_record, "sample processes and write one symbolized profile" },
+	{ "agent", cmd_agent, NULL,
 	  "profile continuously: a profile per process per interval,\n"
 	  "to disk and to remote storage" },
-	{ "top", cmd_top, cmd_top_usage,
+	{ "top", cmd_top, &cli_top,
 	  "CPU by SQL statement, live, with each statement's hottest functions" },
-	{ "ls", cmd_ls, cmd_ls_usage, "list the profiles the agent stored (time, labels, pids)" },
-	{ "merge", cmd_merge, cmd_merge_usage, "merge stored profiles into one pprof" },
-	{ "flamegraph", cmd_flamegraph, cmd_flamegraph_usage,
+	{ "ls", cmd_ls, &cli_ls, "list the profiles the agent stored (time, labels, pids)" },
+	{ "merge", cmd_merge, &cli_merge, "merge stored profiles into one pprof" },
+	{ "flamegraph", cmd_flamegraph, &cli_flamegraph,
 	  "render any pprof profile as an interactive SVG flamegraph" },
-	{ "serve", cmd_serve, cmd_serve_usage,
+	{ "serve", cmd_serve, &cli_serve,
 	  "collect profiles: profefe's API on a store with a catalog" },
-	{ "symbolize", cmd_symbolize, cmd_symbolize_usage,
+	{ "symbolize", cmd_symbolize, &cli_symbolize,
 	  "name the frames a profile recorded without debug information" },
 };
 
@@ -79,6 +79,29 @@ static void symbolizer_print(enum sym_log_level level, const char *fmt, va_list 
 	log_vmsg(to_log[level], fmt, ap);
 }
 
+/* `ebprof help-man CMD...` (not in the overview): the man page's option
+ * list of these commands, for `make man` (tools/man-options.sh). */
+static int help_man(int argc, char **argv)
+{
+	const struct cli_command *cli[NCOMMANDS];
+	const struct command *cmd;
+
+	if (argc < 1 || (size_t)argc > NCOMMANDS) {
+		log_error("help-man needs 1 to %zu commands", NCOMMANDS);
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < argc; i++) {
+		cmd = find(argv[i]);
+		if (!cmd || !cmd->cli) {
+			log_error("no option table for '%s'", argv[i]);
+			return EXIT_USAGE;
+		}
+		cli[i] = cmd->cli;
+	}
+	cli_man(stdout, cli, (size_t)argc);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *cmd;
@@ -98,12 +121,16 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "help")) {
 		cmd = argc > 2 ? find(argv[2]) : NULL;
-		if (cmd)
-			cmd->usage();
+		if (cmd && cmd->cli)
+			cli_usage(cmd->cli);
+		else if (cmd)
+			cmd_agent_usage();
 		else
 			usage(stdout);
 		return EXIT_OK;
 	}
+	if (!strcmp(argv[1], "help-man"))
+		return help_man(argc - 2, argv + 2);
 	cmd = find(argv[1]);
 	if (cmd)
 		return cmd->run(argc - 1, argv + 1);

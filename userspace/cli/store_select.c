@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Selection options of `ebprof ls` and `ebprof merge`. */
+/* Selection of stored profiles for `ebprof ls` and `ebprof merge`. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -8,28 +8,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "options.h"
+#include "store_select.h"
 #include "util/args.h"
 #include "util/log.h"
-#include "util/profile_types.h"
-#include "store_select.h"
 #include "util/timeutil.h"
-
-void store_filter_init(struct store_filter *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->dir = STORE_DEFAULT_DIR;
-}
-
-void store_filter_free(struct store_filter *f)
-{
-	for (size_t i = 0; i < f->nlabels; i++) {
-		free((char *)f->labels[i].key);
-		free((char *)f->labels[i].value);
-	}
-	free(f->labels);
-	free(f->pids);
-	memset(f, 0, sizeof(*f));
-}
 
 /* Exactly n digits at s -> value. */
 static bool num(const char *s, int n, int *out)
@@ -201,160 +184,65 @@ static bool label_key_ok(const char *k, size_t n)
 	return true;
 }
 
-static int add_label(struct store_filter *f, const char *arg, char *err, size_t errlen)
+int store_label_parse(const char *s, struct kv *kv, char *err, size_t errlen)
 {
-	const char *eq = strchr(arg, '=');
-	struct kv *n;
-	char *k, *v;
+	const char *eq = strchr(s, '=');
 
-	if (!eq || !label_key_ok(arg, (size_t)(eq - arg)))
+	if (!eq || !label_key_ok(s, (size_t)(eq - s)))
 		return args_fail(err, errlen,
 				 "bad label '%s': expected KEY=VALUE, KEY of [a-z0-9_] "
 				 "(e.g. backend_type=checkpointer)",
-				 arg);
-	n = realloc(f->labels, (f->nlabels + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	f->labels = n;
-	k = strndup(arg, (size_t)(eq - arg));
-	v = strdup(eq + 1);
-	if (!k || !v) {
-		free(k);
-		free(v);
+				 s);
+	kv->key = strndup(s, (size_t)(eq - s));
+	kv->value = strdup(eq + 1);
+	if (!kv->key || !kv->value) {
+		free((char *)kv->key);
+		free((char *)kv->value);
 		return -ENOMEM;
 	}
-	f->labels[f->nlabels++] = (struct kv){ k, v };
 	return 0;
 }
 
-static int add_pids(struct store_filter *f, const char *arg, char *err, size_t errlen)
+int store_select(const struct cli_values *v, bool one_type, struct store_entry **e, size_t *n)
 {
-	uint32_t *pids, *all;
-	size_t n;
-	int r;
+	struct store_query q = { .from_ns = v->from.ns, .to_ns = v->to.ns, .service = v->service };
+	struct kv *labels;
+	bool typed = v->type != NULL;
+	int err;
 
-	r = args_parse_pids(arg, &pids, &n, err, errlen);
-	if (r)
-		return r;
-	all = realloc(f->pids, (f->npids + n) * sizeof(*all));
-	if (!all) {
-		free(pids);
-		return -ENOMEM;
+	if (v->from.arg && v->to.arg && v->from.ns >= v->to.ns) {
+		log_error("--from %s is not before --to %s", v->from.arg, v->to.arg);
+		return EXIT_USAGE;
 	}
-	memcpy(all + f->npids, pids, n * sizeof(*pids));
-	free(pids);
-	f->pids = all;
-	f->npids += n;
-	return 0;
-}
-
-int store_filter_option(struct store_filter *f, int opt, const char *arg, int64_t now_ns, char *err,
-			size_t errlen)
-{
-	int r = 0;
-
-	switch (opt) {
-	case STORE_OPT_DIR:
-		if (!*arg)
-			return args_fail(err, errlen, "--dir needs a directory");
-		f->dir = arg;
-		break;
-	case STORE_OPT_FROM:
-		r = store_parse_time(arg, now_ns, &f->q.from_ns, err, errlen);
-		f->from_arg = arg;
-		break;
-	case STORE_OPT_TO:
-		r = store_parse_time(arg, now_ns, &f->q.to_ns, err, errlen);
-		f->to_arg = arg;
-		break;
-	case STORE_OPT_LABEL:
-		r = add_label(f, arg, err, errlen);
-		break;
-	case STORE_OPT_PID:
-		r = add_pids(f, arg, err, errlen);
-		break;
-	case STORE_OPT_TYPE: {
-		char names[64];
-
-		if (!ptype_by_name(arg))
-			return args_fail(err, errlen, "unknown type '%s': use %s", arg,
-					 ptype_names(PTYPE_ALL, " or ", names, sizeof(names)));
-		if (f->type && strcmp(f->type, arg))
-			return args_fail(err, errlen, "--type given twice (%s, %s)", f->type, arg);
-		f->type = arg;
-		break;
+	labels = calloc(v->nlabels + 1, sizeof(*labels));
+	if (!labels) {
+		log_error("out of memory");
+		return EXIT_RUNTIME;
 	}
-	case STORE_OPT_SERVICE:
-		if (!*arg)
-			return args_fail(err, errlen, "--service needs a name");
-		f->q.service = arg;
-		break;
-	default:
-		return 1;
+	for (size_t i = 0; i < v->nlabels; i++) {
+		labels[i] = v->labels[i];
+		typed |= !strcmp(v->labels[i].key, "type"); /* --label type=... */
 	}
-	if (r == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
-	return r;
-}
-
-int store_filter_getopt(struct store_filter *f, int argc, char **argv, const char *optstring,
-			const struct option *longopts, int64_t now_ns, char *err, size_t errlen)
-{
-	int c, r;
-
-	if (!optind)
-		opterr = 0;
-	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
-		r = store_filter_option(f, c, optarg, now_ns, err, errlen);
-		if (r < 0)
-			return STORE_FILTER_BAD;
-		if (r > 0)
-			return c;
-	}
-	return -1;
-}
-
-int store_filter_finish(struct store_filter *f, char *err, size_t errlen)
-{
-	if (f->q.from_ns && f->q.to_ns && f->q.from_ns >= f->q.to_ns)
-		return args_fail(err, errlen, "--from %s is not before --to %s", f->from_arg,
-				 f->to_arg);
-	bool typed = false;
-
-	for (size_t i = 0; i < f->nlabels; i++)
-		typed |= !strcmp(f->labels[i].key, "type"); /* --label type=... */
-	if (f->type || (f->one_type && !typed)) {
-		char label[32];
-		int r;
-
-		snprintf(label, sizeof(label), "type=%s", f->type ? f->type : "cpu");
-		r = add_label(f, label, err, errlen);
-		if (r)
-			return r;
-	}
-	f->q.labels = f->labels;
-	f->q.nlabels = f->nlabels;
-	f->q.pids = f->pids;
-	f->q.npids = f->npids;
-	return 0;
-}
-
-int store_filter_select(const struct store_filter *f, struct store_entry **e, size_t *n)
-{
-	int err = store_list(f->dir, &f->q, e, n);
-
+	q.labels = labels;
+	q.nlabels = v->nlabels;
+	if (v->type || (one_type && !typed))
+		labels[q.nlabels++] = (struct kv){ "type", v->type ? v->type : "cpu" };
+	q.pids = v->pids;
+	q.npids = v->npids;
+	err = store_list(v->dir, &q, e, n);
+	free(labels);
 	if (err == -ENOENT || err == -ENOTDIR) {
-		log_error("no profile store at %s (see --dir)", f->dir);
+		log_error("no profile store at %s (see --dir)", v->dir);
 		return EXIT_USAGE;
 	}
 	if (err) {
-		log_error("cannot read the profile store %s: %s", f->dir, strerror(-err));
+		log_error("cannot read the profile store %s: %s", v->dir, strerror(-err));
 		return EXIT_RUNTIME;
 	}
 	if (!*n) {
 		store_entries_free(*e, *n);
 		*e = NULL;
-		log_error("no profiles match in %s", f->dir);
+		log_error("no profiles match in %s", v->dir);
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;

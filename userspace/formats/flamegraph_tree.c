@@ -13,6 +13,7 @@
 
 #include "flamegraph_internal.h"
 #include "folded.h"
+#include "profile/unnamed.h"
 #include "util/array.h"
 
 static int64_t sat_add(int64_t a, int64_t b)
@@ -143,7 +144,7 @@ static void address_label(const struct profile *p, const struct pf_location *l, 
 	    (m->limit && l->address >= m->limit))
 		snprintf(buf, len, "0x%" PRIx64, l->address);
 	else
-		snprintf(buf, len, "%s+0x%" PRIx64, base, l->address - m->start + m->offset);
+		unnamed_label(buf, len, file, l->address - m->start + m->offset);
 }
 
 static const char *function_name(const struct profile *p, uint64_t fid)
@@ -198,6 +199,8 @@ static int build_locations(struct fg *g)
 				address_label(p, l, addr, sizeof(addr));
 				name = addr;
 				kind = K_UNSYM;
+			} else if (unnamed_function_id(p, l->lines[j].function_id)) {
+				kind = K_UNSYM; /* named after its function's start only */
 			} else if (j + 1 < l->nlines) {
 				kind = K_INLINED;
 			} else {

@@ -15,6 +15,7 @@
 #include "build.h"
 #include "offcpu_labels.h"
 #include "sampling/sampler.h"
+#include "unnamed.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 
@@ -243,11 +244,12 @@ static int64_t add_location(struct builder *b, uint64_t mapping_id, uint64_t add
 	return profile_add_location(b->p, mapping_id, address, lines, (size_t)nframes);
 }
 
-static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t address, bool leaf,
-			       const struct sym_frame *frames, int nframes, bool *resolved)
+/* Remember location id (or an error) as the one of (mapping, address,
+ * leaf); *resolved: named by a symbol. */
+static int64_t remember_location(struct builder *b, uint64_t mapping_id, uint64_t address,
+				 bool leaf, int64_t id, bool named, bool *resolved)
 {
 	struct loc_entry *le;
-	int64_t id = add_location(b, mapping_id, address, frames, nframes);
 
 	if (id < 0)
 		return id;
@@ -258,13 +260,21 @@ static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t 
 	le->key.address = address;
 	le->key.leaf = leaf;
 	le->location_id = (uint64_t)id;
-	le->resolved = nframes > 0;
+	le->resolved = named;
 	if (hm_set(b->locs, &le->key, le, NULL)) {
 		free(le);
 		return -ENOMEM;
 	}
 	*resolved = le->resolved;
 	return id;
+}
+
+static int64_t intern_location(struct builder *b, uint64_t mapping_id, uint64_t address, bool leaf,
+			       const struct sym_frame *frames, int nframes, bool *resolved)
+{
+	return remember_location(b, mapping_id, address, leaf,
+				 add_location(b, mapping_id, address, frames, nframes), nframes > 0,
+				 resolved);
 }
 
 static int64_t cached_location(struct builder *b, uint64_t mapping_id, uint64_t address, bool leaf,
@@ -385,8 +395,12 @@ static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, boo
 		 * first byte: the byte before belongs to no function */
 		if (n <= 0 && !leaf)
 			n = sym_elf_resolve(b->opts.sym, bm->elf, off + 1, frames, MAX_INLINE);
-		if (n < 0)
-			n = 0;
+		if (n <= 0) /* named after its function's start, or by its address */
+			return remember_location(b, bm->mapping_id, addr, leaf,
+						 unnamed_add_location(b->p, b->opts.sym, bm->elf,
+								      e->path, bm->mapping_id, addr,
+								      off),
+						 false, resolved);
 	} else if (e->kind == MAPPING_ANON) {
 		n = jit_frame(b, pid, leaf ? addr : addr - 1, frames);
 	}

@@ -288,6 +288,16 @@ int profile_set_period(struct profile *p, const char *type, const char *unit, in
 	return 0;
 }
 
+int profile_set_default_type(struct profile *p, const char *type)
+{
+	int64_t s = profile_str(p, type);
+
+	if (s < 0)
+		return (int)s;
+	p->default_sample_type = s;
+	return 0;
+}
+
 int profile_add_comment(struct profile *p, const char *comment)
 {
 	int64_t s = profile_str(p, comment);

@@ -108,6 +108,8 @@ int64_t profile_str(struct profile *p, const char *s);
 int profile_add_sample_type(struct profile *p, const char *type, const char *unit);
 /* Set period type and period. 0 or -ENOMEM. */
 int profile_set_period(struct profile *p, const char *type, const char *unit, int64_t period);
+/* The sample type readers show first (its type name). 0 or -ENOMEM. */
+int profile_set_default_type(struct profile *p, const char *type);
 int profile_add_comment(struct profile *p, const char *comment);
 
 /*

@@ -6,6 +6,7 @@
 
 #include "merge.h"
 #include "resymbolize.h"
+#include "unnamed.h"
 #include "util/log.h"
 
 #define RESYM_MAX_INLINE 32
@@ -27,8 +28,26 @@ static bool *leaf_locations(const struct profile *p)
 	return leaf;
 }
 
+/* Name l after the start of its function; 0 either way, or -ENOMEM. */
+static int fde_name(struct profile *p, struct symbolizer *sym, struct sym_elf *elf,
+		    const struct pf_mapping *m, struct pf_location *l, uint64_t off)
+{
+	int64_t fid = unnamed_function(p, sym, elf, profile_string(p, m->filename), off);
+
+	if (fid <= 0)
+		return (int)fid;
+	l->lines = calloc(1, sizeof(*l->lines));
+	if (!l->lines)
+		return -ENOMEM;
+	l->lines[0].function_id = (uint64_t)fid;
+	l->nlines = 1;
+	return 0;
+}
+
 /* Give location l the inline chain at its address. 1 named, 0 not, or a
- * negative errno. */
+ * negative errno. One that stays unnamed and had no line yet is named
+ * after its function's start where an FDE covers it (unnamed.h), as
+ * profiles are written now. */
 static int name_location(struct profile *p, struct symbolizer *sym, struct sym_elf *elf,
 			 const struct pf_mapping *m, struct pf_location *l, bool leaf)
 {
@@ -41,7 +60,7 @@ static int name_location(struct profile *p, struct symbolizer *sym, struct sym_e
 		return 0;
 	n = sym_elf_resolve(sym, elf, pc - m->start + m->offset, frames, RESYM_MAX_INLINE);
 	if (n <= 0)
-		return 0;
+		return l->nlines ? 0 : fde_name(p, sym, elf, m, l, pc - m->start + m->offset);
 	lines = calloc((size_t)n, sizeof(*lines));
 	if (!lines)
 		return -ENOMEM;
@@ -77,7 +96,8 @@ static int resymbolize_mapping(struct profile *p, struct symbolizer *sym, size_t
 	int err = 0;
 
 	for (size_t i = 0; i < p->nlocations; i++)
-		unnamed += p->locations[i].mapping_id == m->id && !p->locations[i].nlines;
+		unnamed += p->locations[i].mapping_id == m->id &&
+			   unnamed_location(p, &p->locations[i]);
 	if (!unnamed)
 		return 0;
 	st->mappings++;
@@ -94,7 +114,7 @@ static int resymbolize_mapping(struct profile *p, struct symbolizer *sym, size_t
 	for (size_t i = 0; i < p->nlocations && err >= 0; i++) {
 		struct pf_location *l = &p->locations[i];
 
-		if (l->mapping_id != m->id || l->nlines)
+		if (l->mapping_id != m->id || !unnamed_location(p, l))
 			continue;
 		err = name_location(p, sym, elf, m, l, leaf[l->id]);
 		if (err > 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Re-symbolizing a stored profile: names for the locations that have none,
+ * Re-symbolizing a stored profile: names for the locations that have none
+ * (no line, or one naming their function's start only: unnamed.h),
  * from whatever debug information is at hand now (the binary at its mapped
  * path when it still carries the mapping's build-id, debug files under the
  * symbolizer's debug directories, debuginfod). Locations that have names
@@ -29,7 +30,8 @@ struct resym_stats {
  * frees with profile_free(); p is changed (its unnamed locations get their
  * lines) and stays the caller's. A negative errno on allocation failure.
  * A mapping whose binary is nowhere to be found is not an error: its
- * locations keep their addresses.
+ * locations keep their addresses. A Function only replaced lines named
+ * stays in *out, unreferenced (pprof readers ignore it).
  */
 int profile_resymbolize(struct profile *p, struct symbolizer *sym, struct profile **out,
 			struct resym_stats *st);

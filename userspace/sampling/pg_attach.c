@@ -50,19 +50,23 @@ struct pg_binary {
 	struct bin_key key;
 	bool pg;
 	struct ebprof_pg_proc proc; /* addresses as ELF vaddrs */
+	uint64_t top_mcxt;	    /* vaddr of TopMemoryContext, 0: none */
 	struct sym_elf *elf;	    /* pinned while pg */
+};
+
+/* What is known of a process: PostgreSQL with its addresses, or not. */
+struct pg_pid {
+	bool pg;
+	struct pg_proc_addrs a;
 };
 
 struct pg_attach {
 	struct sampler *s;
 	struct symbolizer *sym;
 	struct hashmap *bins;  /* bin_key -> pg_binary */
-	struct hashmap *procs; /* u64 pid -> (void *)1 pg, (void *)2 not */
+	struct hashmap *procs; /* u64 pid -> struct pg_pid (malloc'ed) */
 	struct pg_attach_stats st;
 };
-
-#define STATE_PG ((void *)1)
-#define STATE_OTHER ((void *)2)
 
 static uint64_t hash_bin(const void *k)
 {
@@ -112,6 +116,8 @@ void pg_attach_free(struct pg_attach *pa)
 		free(b);
 	}
 	hm_free(pa->bins);
+	for (size_t it = 0; pa->procs && hm_next(pa->procs, &it, &k, &v);)
+		free(v);
 	hm_free(pa->procs);
 	free(pa);
 }
@@ -207,6 +213,8 @@ static struct pg_binary *binary(struct pg_attach *pa, uint32_t pid, const struct
 		b->pg = !sym_elf_symbol(b->elf, "debug_query_string", &dqs);
 		if (b->pg) {
 			b->proc.query_string = dqs;
+			if (sym_elf_symbol(b->elf, "TopMemoryContext", &b->top_mcxt))
+				b->top_mcxt = 0;
 			layout_of(b, e->path);
 			if (!b->proc.be_entry)
 				pa->st.no_layout++;
@@ -225,9 +233,25 @@ static struct pg_binary *binary(struct pg_attach *pa, uint32_t pid, const struct
 	return b;
 }
 
-static int mark(struct pg_attach *pa, uint32_t pid, void *state)
+/* Set what is known of pid: a copy of *p. 0 or -ENOMEM. */
+static int mark(struct pg_attach *pa, uint32_t pid, const struct pg_pid *p)
 {
-	return hm_set_u64(pa->procs, pid, state);
+	struct pg_pid *copy = malloc(sizeof(*copy));
+	void *old = NULL;
+	uint64_t key = pid;
+
+	if (!copy)
+		return -ENOMEM;
+	*copy = *p;
+	if (!hm_find_u64(pa->procs, pid, &old)) {
+		free(old);
+		hm_remove(pa->procs, &key, NULL, NULL);
+	}
+	if (hm_set_u64(pa->procs, pid, copy)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps)
@@ -257,18 +281,26 @@ int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps
 			proc.be_entry += e->start - vaddr;
 		if (proc.wait_event)
 			proc.wait_event += e->start - vaddr;
-		err = sampler_set_pg_proc(pa->s, pid, &proc);
-		if (err) {
+		if (pa->s && (err = sampler_set_pg_proc(pa->s, pid, &proc))) {
 			log_debug("cannot label the statements of pid %u: %s", pid, strerror(-err));
 			return err;
 		}
 		pa->st.processes++;
-		return mark(pa, pid, STATE_PG) ?: 1;
+		return mark(pa, pid,
+			    &(struct pg_pid){
+				    .pg = true,
+				    .a = { proc.major,
+					   b->top_mcxt ? b->top_mcxt + e->start - vaddr : 0,
+					   proc.query_string, proc.be_entry, proc.state_off,
+					   proc.query_id_off, proc.state_running },
+			    })
+			       ?: 1;
 	}
 	pa->st.others++;
 	/* an entry without addresses: the BPF program stops asking */
-	sampler_set_pg_proc(pa->s, pid, &(struct ebprof_pg_proc){ 0 });
-	return mark(pa, pid, STATE_OTHER);
+	if (pa->s)
+		sampler_set_pg_proc(pa->s, pid, &(struct ebprof_pg_proc){ 0 });
+	return mark(pa, pid, &(struct pg_pid){ .pg = false });
 }
 
 bool pg_attach_known(struct pg_attach *pa, uint32_t pid)
@@ -278,17 +310,50 @@ bool pg_attach_known(struct pg_attach *pa, uint32_t pid)
 
 void pg_attach_on_fork(struct pg_attach *pa, uint32_t child, uint32_t parent)
 {
-	void *state;
+	void *p;
 
-	if (!hm_find_u64(pa->procs, parent, &state))
-		mark(pa, child, state);
+	/* a fork keeps the address space: the parent's addresses are the
+	 * child's */
+	if (!hm_find_u64(pa->procs, parent, &p))
+		mark(pa, child, p);
 }
 
 void pg_attach_forget(struct pg_attach *pa, uint32_t pid)
 {
 	uint64_t key = pid;
+	void *old;
 
-	hm_remove(pa->procs, &key, NULL, NULL);
+	if (!hm_remove(pa->procs, &key, NULL, &old))
+		free(old);
+}
+
+int pg_attach_addrs(const struct pg_attach *pa, uint32_t pid, struct pg_proc_addrs *out)
+{
+	void *v;
+	const struct pg_pid *p;
+
+	if (hm_find_u64(pa->procs, pid, &v))
+		return -ENOENT;
+	p = v;
+	if (!p->pg)
+		return -ENOENT;
+	*out = p->a;
+	return 0;
+}
+
+int pg_attach_pids(const struct pg_attach *pa, uint32_t **pids, size_t *n)
+{
+	const void *k;
+	void *v;
+
+	*n = 0;
+	*pids = malloc((hm_size(pa->procs) + 1) * sizeof(**pids));
+	if (!*pids)
+		return -ENOMEM;
+	for (size_t it = 0; hm_next(pa->procs, &it, &k, &v);)
+		if (((const struct pg_pid *)v)->pg)
+			(*pids)[(*n)++] = (uint32_t) * (const uint64_t *)k;
+	return 0;
 }
 
 void pg_attach_get_stats(const struct pg_attach *pa, struct pg_attach_stats *out)

@@ -50,6 +50,26 @@ bool pg_attach_known(struct pg_attach *pa, uint32_t pid);
 void pg_attach_on_fork(struct pg_attach *pa, uint32_t child, uint32_t parent);
 void pg_attach_forget(struct pg_attach *pa, uint32_t pid);
 
+/* Where a PostgreSQL process keeps what the agent reads from outside it
+ * (its memory contexts, its statement), as addresses in the process; 0:
+ * absent. */
+struct pg_proc_addrs {
+	uint32_t major;		     /* 0: unknown */
+	uint64_t top_memory_context; /* &TopMemoryContext (MemoryContext) */
+	uint64_t query_string;	     /* &debug_query_string (const char *) */
+	uint64_t be_entry;	     /* &MyBEEntry (PgBackendStatus *), 14+ */
+	uint16_t state_off, query_id_off;
+	int32_t state_running;
+};
+
+/* The addresses of PostgreSQL process pid: 0, or -ENOENT when it is not
+ * known as one. */
+int pg_attach_addrs(const struct pg_attach *pa, uint32_t pid, struct pg_proc_addrs *out);
+
+/* Every process known as PostgreSQL now, in *pids (malloc'ed; the caller
+ * frees it) and *n. 0 or -ENOMEM. */
+int pg_attach_pids(const struct pg_attach *pa, uint32_t **pids, size_t *n);
+
 void pg_attach_get_stats(const struct pg_attach *pa, struct pg_attach_stats *out);
 
 #endif /* EBPROF_PG_ATTACH_H */

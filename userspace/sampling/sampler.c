@@ -387,6 +387,11 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 	return ret;
 }
 
+int sampler_add_ringbuf(struct sampler *s, int map_fd, sampler_ring_fn fn, void *ctx)
+{
+	return ring_buffer__add(s->rb, map_fd, fn, ctx);
+}
+
 int sampler_add_cgroup(struct sampler *s, uint64_t cgroup_id)
 {
 	uint8_t yes = 1;

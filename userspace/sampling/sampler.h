@@ -126,6 +126,11 @@ void sampler_stop(struct sampler *s);
  * the number of events, or a negative errno. */
 int sampler_poll(struct sampler *s, int timeout_ms);
 
+/* Records of another BPF object's ring buffer (map_fd), handed to
+ * fn(ctx, data, size) at every sampler_poll(). 0 or a negative errno. */
+typedef int (*sampler_ring_fn)(void *ctx, void *data, size_t size);
+int sampler_add_ringbuf(struct sampler *s, int map_fd, sampler_ring_fn fn, void *ctx);
+
 /*
  * Switch sampling to the other counts buffer, then drain (read and delete)
  * the one that was active, handing each entry to fn through the stack

@@ -31,7 +31,7 @@
 #define COLLECTOR_DEFAULT_STORE "/var/lib/ebprof/serve"
 #define COLLECTOR_MAX_BODY (64u << 20) /* bytes of a pushed profile */
 
-#define COLLECTOR_DEFAULT_RETENTION_S (7 * 86400)
+#define COLLECTOR_DEFAULT_RETENTION "7d" /* profiles older are dropped */
 
 struct collector_opts {
 	const char *listen;  /* ADDR:PORT (util/netlisten.h); port 0: a free one */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -24,6 +25,30 @@ int args_fail(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
+}
+
+int args_option_error(int c, char *const argv[], const struct option *opts, const char *cmd,
+		      char *err, size_t errlen)
+{
+	const char *arg = argv[optind - 1];
+	size_t len, matches = 0;
+
+	if (c == ':') {
+		if (optopt > 0 && optopt < 256)
+			return args_fail(err, errlen, "option -%c needs a value", optopt);
+		return args_fail(err, errlen, "option %s needs a value", arg);
+	}
+	if (strncmp(arg, "--", 2))
+		return args_fail(err, errlen, "unknown option '-%c' (see ebprof %s --help)",
+				 optopt ? optopt : '?', cmd);
+	len = strcspn(arg + 2, "=");
+	for (const struct option *o = opts; o->name; o++) {
+		if (strlen(o->name) == len && !strncmp(o->name, arg + 2, len))
+			return args_fail(err, errlen, "option '--%s' takes no value", o->name);
+		matches += !strncmp(o->name, arg + 2, len);
+	}
+	return args_fail(err, errlen, "%s option '%.*s' (see ebprof %s --help)",
+			 matches > 1 ? "ambiguous" : "unknown", (int)len + 2, arg, cmd);
 }
 
 int args_parse_pids(const char *s, uint32_t **pids, size_t *n, char *err, size_t errlen)

@@ -21,6 +21,17 @@ enum {
  * common error path. */
 int args_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+struct option;
+/*
+ * The message for getopt_long's ':' (a value missing) or '?' (an unknown or
+ * ambiguous option, or a value given to a flag) as it returned c, argv
+ * and optind, optopt as it left them; opts is the table it was given,
+ * whose long options return values of 256 and above. cmd names the
+ * command in "(see ebprof CMD --help)". Returns -EINVAL.
+ */
+int args_option_error(int c, char *const argv[], const struct option *opts, const char *cmd,
+		      char *err, size_t errlen);
+
 /* "1234,5678" -> malloc'ed array (caller frees). Pids must be 1..2^22. */
 int args_parse_pids(const char *s, uint32_t **pids, size_t *n, char *err, size_t errlen);
 /* "a,b" -> malloc'ed array of malloc'ed names (free with args_free_list).
