@@ -3,6 +3,7 @@
  * names parsed, looked up by name, by record and by sample type. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/profile_types.h"
@@ -97,4 +98,22 @@ Test(profile_types, lists)
 			 "cpu and faults");
 	cr_expect_str_eq(ptype_names(0, " or ", buf, sizeof(buf)), "");
 	cr_expect_str_eq(ptype_names(PTYPE_ALL, " or ", buf, 8), "cpu, of");
+}
+
+/* The compile-time lists of names say what the table says. */
+Test(profile_types, name_lists_follow_the_table)
+{
+	char all[128] = "", sampled[128] = "";
+
+	for (int t = 0; t < PTYPE_N; t++) {
+		const struct ptype_info *a = ptype_info(t);
+
+		snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", t ? "," : "",
+			 a->name);
+		if (a->source == PTYPE_FROM_BPF)
+			snprintf(sampled + strlen(sampled), sizeof(sampled) - strlen(sampled),
+				 "%s%s", *sampled ? "," : "", a->name);
+	}
+	cr_expect_str_eq(PTYPE_NAMES, all);
+	cr_expect_str_eq(PTYPE_SAMPLED_NAMES, sampled);
 }

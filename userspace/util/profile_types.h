@@ -32,6 +32,13 @@ enum ptype {
 	PTYPE_N,
 };
 
+/* The names of every type, and of those the sampler counts (record,
+ * /profile/NAME), comma-separated in the table's order: for lists of
+ * choices made at compile time (cli/option_table.c). The unit test
+ * checks them against the table. */
+#define PTYPE_NAMES "cpu,offcpu,faults"
+#define PTYPE_SAMPLED_NAMES "cpu,offcpu,faults"
+
 #define PTYPE_BIT(t) (1u << (t))
 #define PTYPE_ALL ((1u << PTYPE_N) - 1)
 #define PTYPE_MAX_VALUES 4
