@@ -51,7 +51,7 @@ const struct key_def config_keys[] = {
 		  "profile of each per process and interval.\n"
 		  "offcpu costs ~1-2% of a core under 25 000\n"
 		  "switches/s (bench/results/offcpu-*), faults\n"
-		  "every page fault ~70 ns, over 1% of a core\n"
+		  "every page fault ~90 ns, over 1% of a core\n"
 		  "under connection churn (bench/results/faults-*)" },
 	{ .name = "offcpu-min",
 	  .type = T_INT,
