@@ -81,7 +81,7 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-query bench-symbols bench-serve bench-http bench-scale bench-faults clean format
+.PHONY: all run test check test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-memory bench-query bench-symbols bench-serve bench-http bench-scale bench-faults clean format
 all: $(BUILD)/ebprof $(BUILD)/man.ok
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
@@ -239,10 +239,22 @@ $(BUILD)/bench/fdebench: bench/fdebench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
 
+# What runs beside the host's tests, at the same time (tests/lanes.sh):
+# qemu guests and fuzzers share nothing with them.
+BESIDE_TESTS := tests/vmtest/test_matrix.sh tests/fuzz/test_fuzz.sh
+
 test: deps
 	@echo "building the program, its tests and fixtures into $(BUILD)/ (make V=1 shows the commands)"
-	$(MAKE) --no-print-directory -s all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES) $(TEST_PREREQS)
-	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS) $(INTEG_BINS) $(SHELL_TESTS)
+	@t0=$$(date +%s); $(MAKE) --no-print-directory -s all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES) \
+		$(TEST_PREREQS) && echo "build took $$(($$(date +%s) - t0)) s"
+	BUILD=$(BUILD) tests/lanes.sh "$(filter $(BESIDE_TESTS),$(SHELL_TESTS))" -- $(UNIT_BINS) \
+		$(INTEG_BINS) $(filter-out $(BESIDE_TESTS),$(SHELL_TESTS))
+
+# The inner loop's tier: the unit tests and the host's integration tests
+# (no sanitizers, packages, fuzzers or kernel matrix).
+check: deps
+	@$(MAKE) --no-print-directory -s all $(UNIT_BINS) $(INTEG_BINS) $(FIXTURES)
+	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS) $(INTEG_BINS)
 
 # The program, its unit and integration tests and their fixtures, built
 # (nothing run).
@@ -280,6 +292,12 @@ bench-agent: deps
 bench-adhoc: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/adhoc-latency.sh
+
+# Memory profiles: a snapshot's walk, the agent with them on, agreement
+# under load (bench/memory.sh); against 13..17 (bench/memory-versions.sh).
+bench-memory: deps
+	$(MAKE) --no-print-directory -s all
+	BUILD=$(BUILD) ./bench/memory.sh
 
 bench-churn: deps
 	$(MAKE) --no-print-directory all

@@ -47,6 +47,7 @@ SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	bool unready;
 	__u8 yes = 1;
 
 	if (ptgid == ctgid) /* a new thread: targeted through its tgid */
@@ -60,8 +61,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	{ /* the child has its parent's mappings until it execs */
 		__u32 *set = bpf_map_lookup_elem(&unwind_pids, &ptgid);
 
+		if (set && *set == EBPROF_UNWIND_NO_SET)
+			set = NULL;
 		if (set && bpf_map_update_elem(&unwind_pids, &ctgid, set, BPF_ANY))
 			stat_inc(STAT_UNWIND_PROCS_FULL);
+		unready = wake_unready && !set;
 	}
 	if (filter_targets) {
 		/* current is the parent: its cgroup is the child's */
@@ -72,14 +76,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 			return 0;
 		}
 	}
-	emit(EVENT_FORK, ctgid, ptgid, 0);
+	/* a child without tables: userspace reads its parent's maps at once */
+	emit(EVENT_FORK, ctgid, ptgid, 0, unready ? EVENT_F_UNREADY : 0, unready);
 	return 0;
 }
 
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = BPF_CORE_READ(p, tgid), no_set = EBPROF_UNWIND_NO_SET;
 	char comm[EBPROF_TASK_COMM_LEN];
 	__u8 yes = 1;
 
@@ -97,8 +102,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * whether it is PostgreSQL). */
 	bpf_map_delete_elem(&seen, &tgid);
 	bpf_map_delete_elem(&pg_procs, &tgid);
-	bpf_map_delete_elem(&unwind_pids, &tgid);
-	emit(EVENT_EXEC, tgid, 0, 0);
+	/* no set for the new image, and none userspace made before it */
+	if (bpf_map_update_elem(&unwind_pids, &tgid, &no_set, BPF_ANY))
+		bpf_map_delete_elem(&unwind_pids, &tgid);
+	emit(EVENT_EXEC, tgid, 0, 0, 0, false);
 	return 0;
 }
 
@@ -143,7 +150,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		return 0; /* -a: only processes we sampled are of interest */
 	bpf_map_delete_elem(&targets, &tgid);
 	bpf_map_delete_elem(&seen, &tgid);
-	emit(EVENT_EXIT, tgid, 0, 0);
+	emit(EVENT_EXIT, tgid, 0, 0, 0, false);
 	return 0;
 }
 

@@ -30,6 +30,9 @@ const volatile bool follow_forks = true;
 const volatile __u32 ncomms = 0;
 const volatile char comms[EBPROF_MAX_COMMS][EBPROF_TASK_COMM_LEN] = {};
 const volatile bool want_queries = true; /* read statements of pg_procs */
+/* --unwind dwarf: wake userspace for a process sampled without a mapping
+ * set (see unready()). */
+const volatile bool wake_unready = false;
 
 /* Which counts map the sampler writes to; userspace flips it to drain the
  * other one while sampling goes on. */
@@ -91,13 +94,22 @@ struct {
 } stats SEC(".maps");
 
 /* Process events; userspace polls them every 100 ms (no wakeup per event:
- * under connection churn that was a context switch per fork and exit).
+ * under connection churn that was a context switch per fork and exit),
+ * but for the announcement of a process without unwind tables (unready()).
  * 1 MiB holds about 21 000 events: seconds of thousands of forks a second,
  * longer than a flush keeps userspace from polling. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1024 * 1024);
 } events SEC(".maps");
+
+/* struct ebprof_fresh records, for the thread that reads new processes'
+ * maps (sampling/maps_prefetch.c): 64 KiB, 2 700 new processes between
+ * two of its reads, which take milliseconds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} fresh SEC(".maps");
 
 static __always_inline void stat_add(__u32 idx, __u64 n)
 {
@@ -112,22 +124,27 @@ static __always_inline void stat_inc(__u32 idx)
 	stat_add(idx, 1);
 }
 
-static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages)
+/* flags: EVENT_F_*; wake: userspace at once, rather than at its next
+ * poll (100 ms). Returns the event's time. */
+static __always_inline __u64 emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages, __u32 flags,
+				  bool wake)
 {
 	struct ebprof_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	__u64 t = bpf_ktime_get_ns();
 
 	if (!e) {
 		stat_inc(STAT_EVENTS_LOST);
-		return;
+		return t;
 	}
 	e->type = type;
 	e->pid = pid;
 	e->ppid = ppid;
-	e->pad = 0;
-	e->ktime_ns = bpf_ktime_get_ns();
+	e->flags = flags;
+	e->ktime_ns = t;
 	e->exec_pages = exec_pages;
 	bpf_get_current_comm(&e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return t;
 }
 
 #include "statement.bpf.h"
@@ -136,7 +153,8 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_p
  * last exec, then EVENT_TITLE and EVENT_MAPS when these change). */
 struct seen_state {
 	__u64 title_head;	/* first 8 bytes of its argv area, 0: unread */
-	__u64 exec_pages;	/* mm->exec_vm */
+	__u32 exec_pages;	/* mm->exec_vm (pages: 16 TiB fit) */
+	__u32 first_t;		/* its first announcement: ktime >> 20 (about ms; wraps) */
 	struct stmt_state stmt; /* statement.bpf.h */
 };
 
@@ -253,6 +271,48 @@ static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)
 #endif
 }
 
+#include "unwind.bpf.h"
+
+/* About a second, in ktime >> 20 units. */
+#define YOUNG_T 1024
+
+/*
+ * Is a process announced to be announced at once (EVENT_F_UNREADY): under
+ * --unwind dwarf, one without a mapping set (exec'd, or forked from a
+ * process that had none) is unwound by frame pointers until userspace
+ * gives it one, and should it exit before userspace reads its maps, its
+ * frames have no names. A forked backend with its parent's set waits for
+ * the next poll, as every other event does.
+ */
+static __always_inline bool unready(__u32 tgid)
+{
+	const __u32 *set = bpf_map_lookup_elem(&unwind_pids, &tgid);
+
+	return wake_unready && (!set || *set == EBPROF_UNWIND_NO_SET);
+}
+
+/* Is a change of its code to be announced at once: it has no set, or it
+ * was announced less than a second ago (a new program's libraries, mapped
+ * by the dynamic loader after its first sample, are not in its set yet,
+ * its frames in them unwound by frame pointers). */
+static __always_inline bool young_or_unready(const struct seen_state *last, __u32 tgid)
+{
+	return wake_unready &&
+	       ((__u32)(bpf_ktime_get_ns() >> 20) - last->first_t < YOUNG_T || unready(tgid));
+}
+
+/* ... to the thread that reads its maps at once: the time of its event
+ * (t), and which image it is. */
+static __always_inline void announce_fresh(struct task_struct *task, __u32 tgid, __u64 t)
+{
+	struct ebprof_fresh f = { .pid = tgid,
+				  .ktime_ns = t,
+				  .start_code = BPF_CORE_READ(task, mm, start_code) };
+
+	if (bpf_ringbuf_output(&fresh, &f, sizeof(f), BPF_RB_FORCE_WAKEUP))
+		stat_inc(STAT_EVENTS_LOST);
+}
+
 /*
  * The argv area of a sampled process, where PostgreSQL keeps its process
  * title ("postgres: alice shop [local] idle"), sent as an EVENT_TITLE: at
@@ -280,7 +340,7 @@ static __always_inline void send_title(struct task_struct *task, __u32 tgid)
 	e->h.type = EVENT_TITLE;
 	e->h.pid = tgid;
 	e->h.ppid = 0;
-	e->h.pad = 0;
+	e->h.flags = 0;
 	e->h.ktime_ns = bpf_ktime_get_ns();
 	e->h.exec_pages = 0;
 	bpf_get_current_comm(&e->h.comm, sizeof(e->h.comm));
@@ -310,27 +370,36 @@ static __always_inline __u64 title_head(struct task_struct *task)
 static __always_inline struct seen_state *note_sampled(struct task_struct *task, __u32 tgid)
 {
 	struct seen_state now = {}, *last = bpf_map_lookup_elem(&seen, &tgid);
-	bool title;
+	__u64 exec_vm = BPF_CORE_READ(task, mm, exec_vm), t;
+	bool title, wake;
 
 	now.title_head = title_head(task);
-	now.exec_pages = BPF_CORE_READ(task, mm, exec_vm);
+	now.exec_pages = exec_vm;
 	if (!last) {
-		long ret = (int)bpf_map_update_elem(&seen, &tgid, &now,
-						    BPF_NOEXIST); /* see store_stack() */
+		long ret;
 
+		now.first_t = bpf_ktime_get_ns() >> 20;
+		ret = (int)bpf_map_update_elem(&seen, &tgid, &now,
+					       BPF_NOEXIST); /* see store_stack() */
 		if (ret == -EEXIST) /* another CPU announced it meanwhile */
 			return bpf_map_lookup_elem(&seen, &tgid);
 		if (ret) {
 			stat_inc(STAT_SEEN_FULL);
 			return NULL;
 		}
-		emit(EVENT_FIRST, tgid, 0, now.exec_pages);
+		wake = unready(tgid);
+		t = emit(EVENT_FIRST, tgid, 0, exec_vm, wake ? EVENT_F_UNREADY : 0, wake);
+		if (wake)
+			announce_fresh(task, tgid, t);
 		send_title(task, tgid);
 		return bpf_map_lookup_elem(&seen, &tgid);
 	}
 	if (last->exec_pages != now.exec_pages) {
 		last->exec_pages = now.exec_pages;
-		emit(EVENT_MAPS, tgid, 0, now.exec_pages);
+		wake = young_or_unready(last, tgid);
+		t = emit(EVENT_MAPS, tgid, 0, exec_vm, 0, wake);
+		if (wake)
+			announce_fresh(task, tgid, t);
 	}
 	title = now.title_head && last->title_head != now.title_head;
 	if (title) {
@@ -366,7 +435,6 @@ static __always_inline struct seen_state *task_common(struct sample_key *key, bo
 	return seen;
 }
 
-#include "unwind.bpf.h"
 #include "sample.bpf.h"
 #include "offcpu.bpf.h"
 #include "process.bpf.h"

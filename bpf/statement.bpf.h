@@ -79,7 +79,7 @@ static __always_inline bool send_text(struct ebprof_query *q, __u32 tgid, __u32 
 	q->h.type = EVENT_QUERY;
 	q->h.pid = tgid;
 	q->h.ppid = tid;
-	q->h.pad = 0;
+	q->h.flags = 0;
 	q->h.ktime_ns = 0; /* neither time nor name: userspace needs the text only */
 	q->h.exec_pages = 0;
 	q->h.comm[0] = '\0';

@@ -57,7 +57,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768);
 	__type(key, __u32);   /* tgid */
-	__type(value, __u32); /* index in unwind_sets */
+	__type(value, __u32); /* index in unwind_sets; EBPROF_UNWIND_NO_SET: exec'd */
 } unwind_pids SEC(".maps");
 
 struct {

@@ -29,6 +29,7 @@ declared_tests() {
 
 for bin in "$@"; do
 	echo "=== $bin"
+	t0=$(date +%s)
 	out=$(mktemp)
 	tap=$(mktemp)
 	note=""
@@ -123,6 +124,7 @@ for bin in "$@"; do
 		;;
 	esac
 	rm -f "$out" "$tap"
+	echo "--- $bin: $(($(date +%s) - t0)) s"
 	passed=$((passed + ${p:-0}))
 	if [ -z "$line" ]; then
 		failed=$((failed + ${f:-0} + 1))

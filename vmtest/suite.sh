@@ -64,6 +64,18 @@ export BUILD
 #    main -> touch_*, the function that touched the page as the leaf,
 #    user stacks unwound under bpf_loop() or by the fault programs' own
 #    tail calls (5.10), the total within a quarter of what was touched.
+#  - memory/hostile_trees_end_within_their_bounds: memory contexts read
+#    from outside a process named postgres (process_vm_readv; its trees a
+#    cycle, garbage, unmapped, too wide, changing while read) and the OOM
+#    watch loaded (the mark_victim raw tracepoint: its argument a pid up
+#    to 6.7, a task from 6.8). The agreement with PostgreSQL's own view is
+#    the host's (nothing of it is the kernel's: 55 s a guest).
+#  - first_second/*: a new program's children (fork_burst) under the agent:
+#    forks of a parent without tables wake userspace (BPF_RB_FORCE_WAKEUP),
+#    which gives the parent its set, inherited at the next forks; exec'd
+#    children marked EBPROF_UNWIND_NO_SET, their maps read by the
+#    read-ahead thread from the `fresh` ring while the event loop is held
+#    (ptrace of the agent's main thread alone).
 # Left out: agent/sighup_reloads_without_losing_samples asserts that the
 # profiles account for the workload's CPU time across a reload; under TCG
 # the reload (a new load, verification and attach, ~10-30x slower) leaves a
@@ -94,6 +106,9 @@ test_offcpu:offcpu/time_away_splits_3_to_1_under_complete_stacks
 test_offcpu:offcpu/postgres_lock_wait_and_idle_client
 test_offcpu_pgproc:offcpu_pgproc/postgres_13_wait_event_read_from_pgproc
 test_faults:faults/bytes_split_3_to_1_under_complete_stacks
+test_memory:memory/hostile_trees_end_within_their_bounds
+test_first_second:first_second/forked_children_of_a_new_program_under_the_agent
+test_first_second:first_second/execd_children_gone_before_the_event_loop_looks
 "
 
 features=$("$BUILD/ebprof" record -a -d 1 -v --format folded -o - 2>&1 >/dev/null |

@@ -154,6 +154,10 @@ struct unwind_mapping {
  * start, set by userspace from /proc/PID/maps. `unwind_pids` maps a tgid
  * to its set (processes with the same layout share one: a postmaster and
  * its backends); the BPF program gives a forked child its parent's set. */
+/* `unwind_pids` value of a process that exec'd and has no set for its new
+ * image yet: a set userspace made from what it knew before that exec
+ * (a forked child's parent's layout) must not replace it. */
+#define EBPROF_UNWIND_NO_SET 0xffffffffu
 struct unwind_proc {
 	__u32 n;
 	__u32 pad;
@@ -225,17 +229,37 @@ enum ebprof_event_type {
 };
 
 /* Ring buffer record for process life-cycle events of targets. */
+/* ebprof_event.flags */
+enum {
+	/* EVENT_FIRST, EVENT_FORK (the child): the process has no mapping
+	 * set for the DWARF unwinder (exec'd, or forked from a process that
+	 * had none): unwound by frame pointers until userspace gives it one.
+	 * Such an event wakes userspace at once, as does an EVENT_MAPS of a
+	 * process announced less than a second before. */
+	EVENT_F_UNREADY = 1,
+};
+
 struct ebprof_event {
 	__u32 type;
 	__u32 pid;
 	__u32 ppid;
-	__u32 pad;
+	__u32 flags; /* EVENT_F_* */
 	__u64 ktime_ns;
 	/* EVENT_FIRST, EVENT_MAPS: pages of its executable mappings (the
 	 * kernel's mm->exec_vm, /proc/PID/status VmExe + VmLib): a forked
 	 * child with its parent's count has its parent's code mapped. */
 	__u64 exec_pages;
 	char comm[EBPROF_TASK_COMM_LEN];
+};
+
+/* A process the BPF program announces at once (EVENT_F_UNREADY, or new
+ * code in its first second), also through the `fresh` ring buffer: a
+ * thread of its own reads its maps while the event loop may be busy. */
+struct ebprof_fresh {
+	__u32 pid;
+	__u32 pad;
+	__u64 ktime_ns;	  /* the same as its EVENT_FIRST's or EVENT_MAPS's */
+	__u64 start_code; /* mm->start_code: which image (/proc/PID/stat's startcode) */
 };
 
 /* EVENT_TITLE: the argv area of a sampled process as it exits, where

@@ -134,7 +134,7 @@ Test(unwind_budget, the_budget_goes_to_the_binaries_sampled_most)
 
 	/* every table loaded: their sizes */
 	env_new(&e, 1ull << 30);
-	cr_assert_eq(unwind_tables_load(e.u, pid, maps), 0);
+	cr_assert_eq(unwind_tables_load(e.u, pid, maps, false), 0);
 	set_of(&e, pid, &all);
 	unwind_tables_stats(e.u, &st);
 	total = st.bytes;
@@ -148,7 +148,7 @@ Test(unwind_budget, the_budget_goes_to_the_binaries_sampled_most)
 
 	/* one library's worth short: a table is left out, in the set without rows */
 	env_new(&e, total - lib_bytes);
-	cr_assert_eq(unwind_tables_load(e.u, pid, maps), 0);
+	cr_assert_eq(unwind_tables_load(e.u, pid, maps, false), 0);
 	set_of(&e, pid, &p);
 	cr_assert_eq(p.n, all.n, "a table out of the budget keeps its mapping in the set");
 	for (uint32_t i = 0; i < p.n; i++)
@@ -201,7 +201,7 @@ Test(unwind_budget, the_budget_goes_to_the_binaries_sampled_most)
 	cr_expect_eq(st.out_of_budget, 0);
 	cr_expect(!slot_filled(&e, r_id));
 	/* and come back, from the disk cache, when it is loaded again */
-	cr_assert_eq(unwind_tables_load(e.u, pid, maps), 0);
+	cr_assert_eq(unwind_tables_load(e.u, pid, maps, false), 0);
 	unwind_tables_stats(e.u, &st);
 	cr_expect_eq(st.tables, all.n - 1, "%llu tables", (unsigned long long)st.tables);
 	cr_expect_eq(st.built, (uint64_t)0, "compiled again rather than read from the cache");

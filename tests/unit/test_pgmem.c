@@ -100,7 +100,38 @@ Test(pgmem, tree_names_idents_and_totals, .fini = fini)
 	cr_expect_eq(c->kind, PGMEM_GENERATION);
 	cr_expect_eq(c->parent, 4);
 	cr_expect_not(c->used_known, "used bytes are measured for AllocSets only");
-	cr_expect_eq(snap.total, 8192 + 1048576 + 2048 + 3072 + 16384 + (1 << 20));
+	cr_expect_eq(c->total, (1 << 20) + 152, "a Generation's header, as 15's view counts it");
+	cr_expect_eq(snap.total, 8192 + 1048576 + 2048 + 3072 + 16384 + (1 << 20) + 152);
+}
+
+/* Totals as each version's view shows them: a Slab's header before 16 is
+ * its headerSize field; 17's Bump counts less than its mem_allocated. */
+Test(pgmem, slab_and_bump_totals_as_the_view_shows_them, .fini = fini)
+{
+	uint64_t top, slab;
+
+	img_init(&m, pgmem_layout_for(14));
+	top = img_context(&m, 0, PGMEM_ASET, "TopMemoryContext", NULL, 8192, 0);
+	slab = img_context(&m, top, PGMEM_SLAB, "TXN", NULL, 0, 0);
+	img_put64(&m, slab + 104, 544);
+	cr_assert_eq(walk(NULL), 0);
+	cr_assert_eq(snap.n, 2);
+	cr_expect_eq(snap.ctx[1].total, 544);
+	pgmem_snapshot_free(&snap);
+	img_put64(&m, slab + 104, 1ULL << 40); /* no header is that large */
+	cr_assert_eq(walk(NULL), 0);
+	cr_expect_eq(snap.drops[PGMEM_DROP_SIZE], 1);
+	pgmem_snapshot_free(&snap);
+	img_free(&m);
+
+	img_init(&m, pgmem_layout_for(17));
+	top = img_context(&m, 0, PGMEM_ASET, "TopMemoryContext", NULL, 8192, 0);
+	img_context(&m, top, PGMEM_BUMP, "Caller tuples", NULL, 25165824, 0);
+	img_context(&m, top, PGMEM_SLAB, "Change", NULL, 81920, 0);
+	cr_assert_eq(walk(NULL), 0);
+	cr_assert_eq(snap.n, 3);
+	cr_expect_eq(snap.ctx[1].total, 25165712);
+	cr_expect_eq(snap.ctx[2].total, 82096);
 }
 
 /* Used = total - (the unused tails of blocks + free chunks with their

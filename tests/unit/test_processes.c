@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -227,4 +228,104 @@ Test(processes, a_reused_pid_seen_at_exec_is_a_new_process)
 	cr_expect_eq(pi->start_ns, 3000);
 	cr_expect(pi->execd);
 	procs_free(reg);
+}
+
+/* A child forked from a process whose layout nobody read names that
+ * parent to read (its snapshot serves the child gone, and its siblings);
+ * not once the layout is known, nor for a child that exec'd, nor a parent
+ * gone, nor one that exec'd after the fork. */
+Test(processes, a_child_of_an_unread_parent_names_it)
+{
+	struct proc_registry *reg;
+	uint32_t me = (uint32_t)getpid(), c = 0x350000, d = 0x350001, e = 0x350002;
+
+	cr_assert_eq(procs_new(&reg), 0);
+	procs_on_exec(reg, me, 500); /* a new program: no maps read yet */
+	procs_on_fork(reg, c, me, 1000);
+	procs_on_fork(reg, d, me, 1100);
+	procs_on_exec(reg, d, 1200);
+	cr_expect_eq(procs_unread_parent(reg, c), me);
+	cr_expect_eq(procs_unread_parent(reg, d), 0, "exec'd: its own layout");
+	cr_expect_eq(procs_unread_parent(reg, 0x350009), 0, "unknown");
+	cr_assert_eq(procs_snapshot(reg, me, false), 0);
+	cr_expect_eq(procs_unread_parent(reg, c), 0, "read now");
+	cr_expect_eq(procs_maps(reg, c), procs_get(reg, me)->maps);
+	procs_on_exec(reg, me, 1500); /* after c's fork: another layout */
+	cr_expect_eq(procs_unread_parent(reg, c), 0);
+	procs_on_fork(reg, e, me, 1600);
+	cr_expect_eq(procs_unread_parent(reg, e), me);
+	procs_on_exit(reg, me, 1700);
+	cr_expect_eq(procs_unread_parent(reg, e), 0, "gone: nothing to read");
+	procs_free(reg);
+}
+
+/* A snapshot taken before the process was sampled (at the start, or as a
+ * parent) is read again at its first sample when its executable pages
+ * changed since; kept when they did not, or are unknown. */
+Test(processes, an_early_snapshot_is_read_again_when_its_code_changed)
+{
+	struct proc_registry *reg;
+	uint32_t p = 0x360000;
+	struct proc_maps *maps;
+
+	cr_assert_eq(procs_new(&reg), 0);
+	cr_assert_eq(procmaps_read(getpid(), true, &maps), 0);
+	cr_assert_eq(procs_adopt_snapshot(reg, p, maps, strdup("/bin/x")), 0);
+	cr_expect_eq(procs_maps(reg, p), maps);
+	cr_expect_str_eq(procs_get(reg, p)->exe, "/bin/x");
+	cr_expect_eq(procs_on_sampled(reg, p, 0), 0, "pages unknown: kept");
+	procs_get(reg, p)->exec_pages = 7;
+	cr_expect_eq(procs_on_sampled(reg, p, 7), 0, "the same pages: kept");
+	cr_expect_eq(procs_on_sampled(reg, p, 9), -ENOENT, "read again (a fake pid fails)");
+	cr_expect_eq(procs_maps(reg, p), maps, "a failed read keeps what it had");
+	procs_free(reg);
+}
+
+/* An exec'd child's samples from before its exec (in the interval of the
+ * rest) are named from the layout it had then: its parent's. Gone, it
+ * opens its own files through its living parent. */
+Test(processes, an_execd_child_keeps_its_layout_before_the_exec)
+{
+	struct proc_registry *reg;
+	uint32_t me = (uint32_t)getpid(), c = 0x370000, d = 0x370001, via = 0;
+	struct proc_maps *maps;
+
+	cr_assert_eq(procs_new(&reg), 0);
+	cr_assert_eq(procs_snapshot(reg, me, false), 0);
+	procs_on_fork(reg, c, me, 1000);
+	cr_expect_null(procs_maps_before_exec(reg, c, &via), "not exec'd");
+	procs_on_exec(reg, c, 2000);
+	cr_expect_null(procs_maps(reg, c));
+	cr_expect_eq(procs_maps_before_exec(reg, c, &via), procs_get(reg, me)->maps);
+	cr_expect_eq(via, me);
+	procs_on_exec(reg, d, 2100); /* its fork unseen */
+	cr_expect_null(procs_maps_before_exec(reg, d, &via));
+	cr_expect_eq(procs_on_sampled(reg, c, 5), -ENOENT, "gone before its maps were read");
+	cr_assert_eq(procmaps_read(getpid(), true, &maps), 0);
+	cr_assert_eq(procs_adopt_snapshot(reg, c, maps, NULL), 0); /* read ahead */
+	procs_on_exit(reg, c, 3000);
+	cr_expect_eq(procs_maps(reg, c), maps);
+	cr_expect_eq(procs_open_via(reg, c), me, "gone: through its parent");
+	procs_on_exit(reg, me, 3100);
+	cr_expect_eq(procs_open_via(reg, c), c, "its parent gone too: its own");
+	procs_free(reg);
+}
+
+/* Which image runs under a pid: where its executable's code starts, at or
+ * below this very function and inside a mapping of the test's binary. */
+Test(processes, start_code_is_where_the_executable_begins)
+{
+	uint64_t start = 0, fn = (uint64_t)(uintptr_t)&proc_read_start_code;
+	struct proc_maps *maps;
+	const struct map_entry *e;
+
+	cr_assert_eq(proc_read_start_code(getpid(), &start), 0);
+	cr_expect_gt(start, 0);
+	cr_expect_leq(start, fn);
+	cr_assert_eq(procmaps_read(getpid(), true, &maps), 0);
+	e = procmaps_find(maps, start);
+	cr_assert_not_null(e, "no executable mapping at %#" PRIx64, start);
+	cr_expect(strstr(e->path, "test_processes") != NULL, "%s", e->path);
+	procmaps_free(maps);
+	cr_expect_lt(proc_read_start_code(0x3fffff, &start), 0, "no such process");
 }

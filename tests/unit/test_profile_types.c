@@ -79,7 +79,7 @@ Test(profile_types, lists)
 
 	cr_expect_eq(ptype_parse_list("cpu", &m), 0);
 	cr_expect_eq(m, PTYPE_BIT(PTYPE_CPU));
-	cr_expect_eq(ptype_parse_list("faults,cpu,offcpu,cpu", &m), 0);
+	cr_expect_eq(ptype_parse_list("faults,cpu,memory,offcpu,cpu", &m), 0);
 	cr_expect_eq(m, PTYPE_ALL);
 	m = 77;
 	cr_expect_eq(ptype_parse_list("", &m), -EINVAL);
@@ -91,7 +91,8 @@ Test(profile_types, lists)
 	cr_expect_eq(ptype_parse_list("faul", &m), -EINVAL);
 	cr_expect_eq(ptype_parse_list(NULL, &m), -EINVAL);
 	cr_expect_eq(m, 77, "untouched on error");
-	cr_expect_str_eq(ptype_names(PTYPE_ALL, " or ", buf, sizeof(buf)), "cpu, offcpu or faults");
+	cr_expect_str_eq(ptype_names(PTYPE_ALL, " or ", buf, sizeof(buf)),
+			 "cpu, offcpu, faults or memory");
 	cr_expect_str_eq(ptype_names(PTYPE_BIT(PTYPE_FAULTS), " or ", buf, sizeof(buf)), "faults");
 	cr_expect_str_eq(ptype_names(PTYPE_BIT(PTYPE_CPU) | PTYPE_BIT(PTYPE_FAULTS), " and ", buf,
 				     sizeof(buf)),
@@ -100,20 +101,13 @@ Test(profile_types, lists)
 	cr_expect_str_eq(ptype_names(PTYPE_ALL, " or ", buf, 8), "cpu, of");
 }
 
-/* The compile-time lists of names say what the table says. */
-Test(profile_types, name_lists_follow_the_table)
+/* The compile-time list of names says what the table says. */
+Test(profile_types, name_list_follows_the_table)
 {
-	char all[128] = "", sampled[128] = "";
+	char all[128] = "";
 
-	for (int t = 0; t < PTYPE_N; t++) {
-		const struct ptype_info *a = ptype_info(t);
-
+	for (int t = 0; t < PTYPE_N; t++)
 		snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", t ? "," : "",
-			 a->name);
-		if (a->source == PTYPE_FROM_BPF)
-			snprintf(sampled + strlen(sampled), sizeof(sampled) - strlen(sampled),
-				 "%s%s", *sampled ? "," : "", a->name);
-	}
+			 ptype_info(t)->name);
 	cr_expect_str_eq(PTYPE_NAMES, all);
-	cr_expect_str_eq(PTYPE_SAMPLED_NAMES, sampled);
 }

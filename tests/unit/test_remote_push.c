@@ -130,3 +130,22 @@ Test(remote_push, faults_pushed_as_their_own_series)
 	ebprof__push__push_request__free_unpacked(req, NULL);
 	free(body);
 }
+
+/* Memory profiles too, as Pyroscope's "memory" series. */
+Test(remote_push, memory_pushed_as_memory)
+{
+	static const uint8_t pprof[] = { 0x1f, 0x8b, 1, 2 };
+	const struct sink_profile rec = { .type = "memory", .data = pprof, .len = sizeof(pprof) };
+	Ebprof__Push__PushRequest *req;
+	uint8_t *body = NULL;
+	size_t len = 0;
+
+	cr_expect(rhttp_push_wanted(&rec));
+	cr_expect_str_eq(rhttp_push_metric(&rec), "memory");
+	cr_assert_eq(rhttp_push_body(&rec, &body, &len), 0);
+	req = ebprof__push__push_request__unpack(NULL, len, body);
+	cr_assert_not_null(req);
+	cr_expect_str_eq(label(req->series[0], "__name__"), "memory");
+	ebprof__push__push_request__free_unpacked(req, NULL);
+	free(body);
+}

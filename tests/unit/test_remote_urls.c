@@ -147,6 +147,10 @@ Test(remote, url_builders)
 	u = rhttp_profefe_url("http://h", &rec);
 	cr_assert_str_eq(u, "http://h/api/0/profiles?service=s&type=other");
 	free(u);
+	rec.type = "memory"; /* PostgreSQL's memory contexts: where Go's heap goes */
+	u = rhttp_profefe_url("http://h", &rec);
+	cr_assert_str_eq(u, "http://h/api/0/profiles?service=s&type=heap");
+	free(u);
 }
 
 Test(remote, bad_url_is_einval)

@@ -418,7 +418,7 @@ Test(cmds, bad_input)
 	expect_usage_error(cmd_merge, m3, "no profiles match");
 	expect_usage_error(cmd_merge, m4, "/nonexistent/dir");
 	expect_usage_error(cmd_merge, m5, "bad time");
-	expect_usage_error(cmd_ls, t1, "unknown type 'wall': use cpu, offcpu or faults");
+	expect_usage_error(cmd_ls, t1, "unknown type 'wall': use cpu, offcpu, faults or memory");
 	expect_usage_error(cmd_ls, t2, "--type given twice (cpu, offcpu)");
 	expect_usage_error(cmd_merge, t3, "no profiles match"); /* the fixture has CPU only */
 	cr_assert_eq(access(out, F_OK), -1);

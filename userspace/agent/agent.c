@@ -136,6 +136,8 @@ static int start(struct agent *a)
 	so.offcpu_pct = (uint32_t)a->cfg.offcpu_ratio;
 	so.offcpu_period_ns = (uint64_t)a->cfg.offcpu_period_us * 1000;
 	so.faults_period = (uint32_t)a->cfg.faults_period;
+	so.memory_min_rss = (uint64_t)a->cfg.memory_min_rss;
+	so.memory_jump = 2; /* "resident memory doubles since its last snapshot" */
 	so.kernel = !a->cfg.no_kernel;
 	so.user = !a->cfg.no_user;
 	so.btf_path = a->cfg.btf;

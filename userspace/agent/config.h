@@ -47,6 +47,7 @@ struct agent_config {
 	int offcpu_ratio;		/* offcpu-ratio: percent of switches, default 100 */
 	int offcpu_period_us;		/* offcpu-period: microseconds, 0: every wait */
 	int faults_period;		/* faults-period: a sample every N page faults */
+	int64_t memory_min_rss;		/* memory-min-rss: bytes, default 8M */
 	int interval;			/* interval: seconds, 1..86400, default 60 */
 	bool group_short_lived;		/* group-short-lived: default true */
 	int group_min_samples;		/* group-min-samples: 0..1000000, default 0 */

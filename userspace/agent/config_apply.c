@@ -424,7 +424,8 @@ bool config_equal(const struct agent_config *a, const struct agent_config *b)
 	return a->frequency == b->frequency && a->profile_types == b->profile_types &&
 	       a->offcpu_min_us == b->offcpu_min_us && a->offcpu_ratio == b->offcpu_ratio &&
 	       a->offcpu_period_us == b->offcpu_period_us && a->faults_period == b->faults_period &&
-	       a->interval == b->interval && a->group_short_lived == b->group_short_lived &&
+	       a->memory_min_rss == b->memory_min_rss && a->interval == b->interval &&
+	       a->group_short_lived == b->group_short_lived &&
 	       a->group_min_samples == b->group_min_samples && a->query_labels == b->query_labels &&
 	       same_str(a->output_dir, b->output_dir) && a->retention_age == b->retention_age &&
 	       a->retention_size == b->retention_size &&

@@ -47,8 +47,10 @@ const struct key_def config_keys[] = {
 	  .def = "cpu",
 	  .help = "cpu (sampled stacks), offcpu (time away\n"
 		  "from the CPU with PostgreSQL wait events)\n"
-		  "and/or faults (page faults, in bytes): a\n"
-		  "profile of each per process and interval.\n"
+		  "and/or faults (page faults, in bytes)\n"
+		  "and/or memory (PostgreSQL backends' memory\n"
+		  "contexts): a profile of each per process\n"
+		  "and interval.\n"
 		  "offcpu costs ~1-2% of a core under 25 000\n"
 		  "switches/s (bench/results/offcpu-*), faults\n"
 		  "every page fault ~90 ns, over 1% of a core\n"
@@ -94,6 +96,15 @@ const struct key_def config_keys[] = {
 	  .def = SAMPLER_FAULTS_PERIOD_TEXT,
 	  .help = "faults: one sample every N page faults of\n"
 		  "a CPU, weighing N pages" },
+	{ .name = "memory-min-rss",
+	  .type = T_SIZE,
+	  .off = F(memory_min_rss),
+	  .arg = "SIZE",
+	  .def = "8M",
+	  .help = "memory: backends with less private\n"
+		  "resident memory are not snapshotted; one\n"
+		  "that doubles it since its last snapshot is\n"
+		  "snapshotted at once" },
 	{ .name = "interval",
 	  .type = T_INT,
 	  .off = F(interval),

@@ -36,6 +36,8 @@ void agent_metrics_interval(struct agent_metrics *m, const struct session_interv
 	m->offcpu_ns += iv->built.offcpu_ns;
 	m->fault_bytes += iv->built.fault_bytes;
 	m->unwind = iv->unwind;
+	m->memory = iv->memory;
+	m->memory_oom = iv->memory_oom;
 	if (iv->symbols && !symreport_merge(&m->symbols, iv->symbols))
 		symreport_sort(&m->symbols);
 	pthread_mutex_unlock(&m->lock);
@@ -227,6 +229,32 @@ static void unwind_metrics(FILE *out, const struct agent_metrics *m)
 	       m->unwind.stacks.bytes);
 }
 
+static void memory_metrics(FILE *out, const struct agent_metrics *m)
+{
+	head(out, "ebprof_memory_snapshots_total", "counter",
+	     "Memory-context snapshots of PostgreSQL backends, by result.");
+	fprintf(out, "ebprof_memory_snapshots_total{result=\"taken\"} %llu\n",
+		(unsigned long long)m->memory.taken);
+	fprintf(out, "ebprof_memory_snapshots_total{result=\"failed\"} %llu\n",
+		(unsigned long long)m->memory.failed);
+	metric(out, "ebprof_memory_growth_snapshots_total", "counter",
+	       "Snapshots taken at once because a backend's private memory doubled.",
+	       m->memory.jumps);
+	head(out, "ebprof_memory_walk_seconds_total", "counter",
+	     "Time spent reading memory contexts from outside the backends.");
+	fprintf(out, "ebprof_memory_walk_seconds_total %.6f\n", m->memory.walk_ns / 1e9);
+	head(out, "ebprof_memory_dropped_total", "counter",
+	     "Memory contexts (with their branch) a walk dropped, by reason.");
+	for (int d = 0; d < PGMEM_DROP_MAX; d++)
+		fprintf(out, "ebprof_memory_dropped_total{reason=\"%s\"} %llu\n",
+			pgmem_drop_name((enum pgmem_drop)d),
+			(unsigned long long)m->memory.drops[d]);
+	metric(out, "ebprof_memory_kept_bytes", "gauge",
+	       "Memory of the last snapshots kept for OOM kills.", m->memory.kept_bytes);
+	metric(out, "ebprof_memory_oom_kills_total", "counter",
+	       "PostgreSQL processes the kernel killed for lack of memory.", m->memory_oom);
+}
+
 int agent_metrics_write(FILE *out, void *ctx)
 {
 	struct agent_metrics *m = ctx;
@@ -286,6 +314,7 @@ int agent_metrics_write(FILE *out, void *ctx)
 	metric(out, "ebprof_fault_bytes_total", "counter",
 	       "Page faults in the profiles, in bytes (samples x faults-period x page size).",
 	       m->fault_bytes);
+	memory_metrics(out, m);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }

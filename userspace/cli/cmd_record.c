@@ -88,6 +88,8 @@ static void session_options(const struct cli_values *o, enum ptype type, const c
 	so->frequency = (int)o->frequency;
 	so->types = PTYPE_BIT(type);
 	so->faults_period = (uint32_t)o->faults_period;
+	so->memory_min_rss = (uint64_t)o->memory_min_rss;
+	so->memory_jump = 2; /* snapshots kept for an OOM kill meanwhile */
 	so->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
 	so->offcpu_pct = (uint32_t)o->offcpu_pct;
 	so->offcpu_period_ns = (uint64_t)o->offcpu_period_us * 1000;
@@ -167,11 +169,24 @@ static void summary(const struct cli_values *o, enum ptype type, const struct se
 	if (type == PTYPE_OFFCPU)
 		snprintf(what, sizeof(what), "%llu waits (%.3f s off the CPU)",
 			 (unsigned long long)st->built.samples, st->built.offcpu_ns / 1e9);
+	else if (type == PTYPE_MEMORY)
+		snprintf(what, sizeof(what), "%llu memory-context snapshots (%.1f ms walking)",
+			 (unsigned long long)st->memory.taken, st->memory.walk_ns / 1e6);
 	else
 		snprintf(what, sizeof(what), "%llu samples", (unsigned long long)st->built.samples);
 	if (type == PTYPE_FAULTS)
 		snprintf(faulted, sizeof(faulted), " (%.1f MiB faulted)",
 			 st->built.fault_bytes / 1048576.0);
+	if (type == PTYPE_MEMORY) {
+		fprintf(stderr,
+			"ebprof: wrote %s: %s in %.1fs, profile written %.0f ms after the end%s\n",
+			strcmp(o->output, "-") ? o->output : "stdout", what, st->elapsed_s,
+			st->last_flush_ms,
+			st->memory_oom ? " (with backends killed for lack of "
+					 "memory: oom_killed=true)"
+				       : "");
+		return;
+	}
 	fprintf(stderr,
 		"ebprof: wrote %s: %s from %lu processes in %.1fs%s, %llu frames "
 		"(%.1f%% symbolized), profile written %.0f ms after sampling ended%s%s%s\n",
@@ -248,6 +263,9 @@ int cmd_record(int argc, char **argv)
 	if (type == PTYPE_FAULTS)
 		log_info("sampling at 1 in %ld page faults on %d CPUs%s", o.faults_period,
 			 session_ncpus(s), o.duration > 0 ? "" : " until stopped");
+	else if (type == PTYPE_MEMORY)
+		log_info("memory contexts of the PostgreSQL backends at the end%s",
+			 o.duration > 0 ? "" : " (Ctrl-C)");
 	else
 		log_info("sampling at %ld Hz on %d CPUs%s", o.frequency, session_ncpus(s),
 			 o.duration > 0 ? "" : " until stopped");
@@ -269,7 +287,14 @@ int cmd_record(int argc, char **argv)
 		goto out; /* the file sink said why */
 	if (tty || o.verbose)
 		summary(&o, type, &st);
-	if (st.built.samples == 0)
+	if (type == PTYPE_MEMORY && !st.memory.taken && st.memory.failed)
+		log_warn("no memory contexts were read: the %llu backend(s) among the targets "
+			 "could not be read (-v says why)",
+			 (unsigned long long)st.memory.failed);
+	else if (type == PTYPE_MEMORY && !st.memory.taken)
+		log_warn("no memory contexts were read: no PostgreSQL backend among the targets "
+			 "(or none above --memory-min-rss)");
+	else if (type != PTYPE_MEMORY && st.built.samples == 0)
 		log_warn("no samples were recorded%s",
 			 type == PTYPE_CPU ? ": the targets used no CPU" : "");
 	rc = EXIT_OK;

@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "options.h"
 #include "pipeline/session.h"
+#include "top_memory.h"
 #include "top_table.h"
 #include "util/args.h"
 #include "util/log.h"
@@ -39,6 +40,7 @@ struct top {
 	bool details, tty, drawn;
 	bool waits; /* off-CPU sampled too (not --no-waits, and the kernel lets it) */
 	int ncpus;
+	struct top_memory mem, mem_shown; /* backends by private memory */
 };
 
 static atomic_int stop_requested;
@@ -65,7 +67,11 @@ const struct cli_command cli_top = {
 
 static int top_write(struct sink *k, const struct sink_profile *r)
 {
-	return top_table_add(((struct top *)k)->table, r);
+	struct top *t = (struct top *)k;
+
+	if (ptype_of_record(r->type) == ptype_info(PTYPE_MEMORY))
+		return top_memory_add(&t->mem, r);
+	return top_table_add(t->table, r);
 }
 
 static const struct sink_ops top_ops = { .kind = "top", .write = top_write };
@@ -98,6 +104,7 @@ static void put_cut(const char *s, int width)
 	fputs(s, stdout);
 }
 
+#define MEMORY_LINES 5		  /* backends by memory under the statements */
 #define DETAIL_FUNCS_WITH_WAITS 5 /* functions the detail view lists beside waits */
 #define DETAIL_MIN_WAITS 5	  /* waits it lists at least (more if they fit) */
 
@@ -170,6 +177,27 @@ static void put_waits(const struct top_row *r, int cols, size_t max)
 		printf("  (%zu more)\n", r->nwaits - max);
 }
 
+/* The backends with the most private memory, their largest context and
+ * statement: max lines under a heading. */
+static void put_memory(const struct top *t, int cols, size_t max)
+{
+	char line[512];
+
+	if (!t->mem_shown.n)
+		return;
+	printf("\n  %-7s %-18s %9s  %s\n", "PID", "BACKEND", "PRIVATE", "LARGEST CONTEXT");
+	for (size_t i = 0; i < t->mem_shown.n && i < max; i++) {
+		const struct top_mem_row *r = &t->mem_shown.rows[i];
+
+		snprintf(line, sizeof(line), "  %-7u %-18.18s %7.1fMi  %s %.1fMi of %.1fMi%s%s",
+			 r->pid, r->backend_type[0] ? r->backend_type : "-", r->rss / 1048576.0,
+			 r->largest, r->largest_bytes / 1048576.0, r->total / 1048576.0,
+			 r->query[0] ? "  " : "", r->query);
+		put_cut(line, cols);
+		putchar('\n');
+	}
+}
+
 static void draw(struct top *t)
 {
 	int cols, lines;
@@ -204,7 +232,10 @@ static void draw(struct top *t)
 	if (nwaits < DETAIL_MIN_WAITS)
 		nwaits = DETAIL_MIN_WAITS;
 	detail_lines = !t->details ? 0 : nfuncs + 2 + (t->waits ? nwaits + 3 : 0);
-	avail = lines - 3 - detail_lines;
+	avail = lines - 3 - detail_lines -
+		(t->mem_shown.n
+			 ? (int)(t->mem_shown.n < MEMORY_LINES ? t->mem_shown.n : MEMORY_LINES) + 2
+			 : 0);
 	fit = t->o.rows ? (size_t)t->o.rows
 			: (size_t)(avail > row_lines ? avail : row_lines) / (size_t)row_lines;
 	if (!t->tty && !t->o.rows)
@@ -229,6 +260,7 @@ static void draw(struct top *t)
 	if (!t->nrows)
 		puts(t->waits ? "  (no samples: the targets neither ran nor waited)"
 			      : "  (no samples: the targets used no CPU)");
+	put_memory(t, cols, t->tty ? MEMORY_LINES : 10);
 	fflush(stdout);
 	t->drawn = true;
 }
@@ -244,6 +276,14 @@ static void on_interval(const struct session_interval *iv, void *ctx)
 	t->table = t->shown;
 	t->shown = done;
 	top_table_reset(t->table);
+	if (t->mem.n || t->mem_shown.n) { /* memory profiles come per interval */
+		struct top_memory m = t->mem_shown;
+
+		t->mem_shown = t->mem;
+		t->mem = m;
+		top_memory_reset(&t->mem);
+		top_memory_sort(&t->mem_shown);
+	}
 	t->wait_ns = top_table_wait_ns(t->shown);
 	if (top_table_rows(t->shown, &t->rows, &t->nrows, &t->total_ns)) {
 		log_error("out of memory");
@@ -283,7 +323,9 @@ static void session_options(struct top *t, struct sink **sink, struct session_op
 {
 	memset(so, 0, sizeof(*so));
 	so->frequency = (int)t->o.frequency;
-	so->types = PTYPE_BIT(PTYPE_CPU) | (t->waits ? PTYPE_BIT(PTYPE_OFFCPU) : 0);
+	so->types = PTYPE_BIT(PTYPE_CPU) | (t->waits ? PTYPE_BIT(PTYPE_OFFCPU) : 0) |
+		    PTYPE_BIT(PTYPE_MEMORY);
+	so->memory_min_rss = 4u << 20; /* an idle backend holds 2-3 MiB */
 	so->offcpu_pct = (uint32_t)t->o.offcpu_pct;
 	so->offcpu_period_ns = (uint64_t)t->o.offcpu_period_us * 1000;
 	so->kernel = so->user = so->inherit = true;
@@ -377,6 +419,8 @@ out:
 	session_close(s);
 	top_table_free(t.table);
 	top_table_free(t.shown);
+	top_memory_free(&t.mem);
+	top_memory_free(&t.mem_shown);
 	cli_values_free(&t.o);
 	return rc;
 }

@@ -80,19 +80,22 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_RECORD,
 	  .arg = "TYPE",
-	  .choices = PTYPE_SAMPLED_NAMES,
+	  .choices = PTYPE_NAMES,
 	  .once = true,
 	  .def = "cpu",
 	  .section = "Sampling",
 	  .help = "`cpu`: stacks sampled on the CPU; `offcpu`: time away from the CPU by stack, "
 		  "state and, for PostgreSQL 14+, wait event; `faults`: page faults, in bytes; "
-		  "one type per file",
+		  "`memory`: PostgreSQL backends' memory contexts at the end; one type per file",
 	  .man = "`cpu`: stacks sampled on the CPU; `offcpu`: time away from the CPU, timed at "
 		 "sched_switch and taken where the thread resumes, by stack, state (`sleeping`, "
 		 "`disk`, `runnable`, `idle`) and, for PostgreSQL 14 and later, wait event "
 		 "(`wait_event_type`, `wait_event`, as pg_stat_activity names them); `faults`: "
 		 "page faults, one sample every --faults-period of them, weighed in bytes "
-		 "(where resident memory grows); one type per file" },
+		 "(where resident memory grows); `memory`: the memory contexts of every "
+		 "PostgreSQL backend among the targets, read from outside it at the end of the "
+		 "recording (total and used bytes by context path, as "
+		 "pg_backend_memory_contexts shows them); one type per file" },
 	{ .name = "offcpu-min",
 	  .type = CLI_INT,
 	  V(offcpu_min_us, long),
@@ -139,6 +142,14 @@ const struct cli_option cli_options[] = {
 	  .def = SAMPLER_FAULTS_PERIOD_TEXT,
 	  .section = "Sampling",
 	  .help = "faults: one sample every N page faults of a CPU, weighing N pages" },
+	{ .name = "memory-min-rss",
+	  .type = CLI_SIZE,
+	  V(memory_min_rss, int64_t),
+	  .cmds = CLI_RECORD,
+	  .arg = "SIZE",
+	  .def_text = "every backend",
+	  .section = "Sampling",
+	  .help = "memory: backends with less private resident memory are left out (e.g. 8M)" },
 	{ .name = "frequency",
 	  .shortopt = 'F',
 	  .type = CLI_INT,
@@ -510,6 +521,27 @@ const struct cli_option cli_options[] = {
 	  .def_text = "no bound",
 	  .help = "then drop the oldest until the store holds at most SIZE of profiles (e.g. "
 		  "500M, 20G)" },
+	{ .name = "span-cache",
+	  .type = CLI_SIZE,
+	  V(span_cache, int64_t),
+	  .cmds = CLI_SERVE,
+	  .arg = "SIZE",
+	  .def = COLLECTOR_DEFAULT_SPAN_CACHE,
+	  .section = "Collector",
+	  .help = "memory for the UI's merged past days, hours and ten minutes (off: merge "
+		  "every profile)",
+	  .man = "Memory for the web UI's merged past days, hours and ten-minute spans, kept "
+		 "gzip'd, least recently used out first; a span is keyed by its profiles, so a "
+		 "late push or a retention delete makes a new one. `off` merges every profile "
+		 "of a view" },
+	{ .name = "span-warm",
+	  .type = CLI_AGE,
+	  V(span_warm_s, int64_t),
+	  .cmds = CLI_SERVE,
+	  .arg = "AGE",
+	  .def = COLLECTOR_DEFAULT_SPAN_WARM,
+	  .section = "Collector",
+	  .help = "make the spans of the last AGE ahead, every minute (off: only as views ask)" },
 	{ .name = "token-file",
 	  .type = CLI_STRING,
 	  V(token_file, const char *),

@@ -50,7 +50,7 @@ enum cli_type {
 	CLI_LABELS,   /* struct kv * (+ count): KEY=VALUE, each adds one */
 	CLI_TIME,     /* struct cli_time: a time of the store's syntax (store_select.h) */
 	CLI_AGE,      /* int64_t seconds: 12h, 7d, 4w; "off" is 0 */
-	CLI_SIZE,     /* int64_t bytes: 500M, 20G */
+	CLI_SIZE,     /* int64_t bytes: 500M, 20G; "off" and 0 are 0 */
 	CLI_GROUP_BY, /* const char *: a label render_group_by_key() knows */
 	CLI_HELP,     /* prints the command's usage */
 	CLI_VERSION,  /* prints the version */
@@ -108,6 +108,7 @@ struct cli_values {
 	const char *type; /* a profile type's name: what record samples, what ls takes */
 	long offcpu_min_us, offcpu_pct, offcpu_period_us;
 	long faults_period;
+	int64_t memory_min_rss;
 	long frequency;
 	double duration; /* 0: until stopped */
 	long delay;
@@ -134,6 +135,7 @@ struct cli_values {
 	/* the collector */
 	const char *listen, *store, *token_file;
 	int64_t retention_s, max_bytes;
+	int64_t span_cache, span_warm_s;
 	/* general */
 	int verbose;
 	const char *input; /* the command's operand (struct cli_command) */

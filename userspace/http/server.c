@@ -11,7 +11,9 @@
  *                                                    query: pprof-endpoint API)
  *   /profile/TYPE         the same for the other profile types the sampler
  *                         takes (util/profile_types.h: offcpu, faults); one slot
+ *   /profile/heap         the memory contexts of PostgreSQL backends (memory)
  *   /debug/pprof/profile  GET, HEAD                 (Go net/http/pprof, Alloy)
+ *   /debug/pprof/heap     GET, HEAD                 (the same for memory)
  *   /metrics, /healthz    GET, HEAD
  * Anything else is 404, another method 405 with Allow. Every answer of
  * ours carries X-Request-Id (respond.c).
@@ -47,6 +49,7 @@
 enum route_id {
 	ROUTE_PROFILE, /* /profile/TYPE */
 	ROUTE_DEBUG_PPROF,
+	ROUTE_DEBUG_HEAP,
 	ROUTE_METRICS,
 	ROUTE_HEALTHZ,
 };
@@ -64,19 +67,25 @@ struct route {
 static const struct route routes[] = {
 	{ PROFILE_PREFIX, ROUTE_PROFILE, "GET, HEAD, POST, DELETE", STYLE_STRING, true },
 	{ "/debug/pprof/profile", ROUTE_DEBUG_PPROF, "GET, HEAD", STYLE_MSG, true },
+	{ "/debug/pprof/heap", ROUTE_DEBUG_HEAP, "GET, HEAD", STYLE_MSG, true },
 	{ "/metrics", ROUTE_METRICS, "GET, HEAD", STYLE_MSG, false },
 	{ "/healthz", ROUTE_HEALTHZ, "GET, HEAD", STYLE_MSG, false },
 };
 
-/* The route of url; /profile/NAME for each type the sampler counts. */
+/* The type of /profile/NAME: each type by its name, and memory as heap
+ * too (the path the platform's services use); NULL: none. */
+static const struct ptype_info *profile_type(const char *url)
+{
+	const char *name = url + strlen(PROFILE_PREFIX);
+
+	return ptype_by_name(strcmp(name, "heap") ? name : ptype_info(PTYPE_MEMORY)->name);
+}
+
+/* The route of url. */
 static const struct route *find_route(const char *url)
 {
-	const struct ptype_info *t;
-
-	if (!strncmp(url, PROFILE_PREFIX, strlen(PROFILE_PREFIX))) {
-		t = ptype_by_name(url + strlen(PROFILE_PREFIX));
-		return t && t->source == PTYPE_FROM_BPF ? &routes[0] : NULL;
-	}
+	if (!strncmp(url, PROFILE_PREFIX, strlen(PROFILE_PREFIX)))
+		return profile_type(url) ? &routes[0] : NULL;
 	for (size_t i = 1; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (!strcmp(url, routes[i].path))
 			return &routes[i];
@@ -261,7 +270,7 @@ static enum MHD_Result dispatch(struct http_server *s, struct http_req *rq,
 	}
 	switch (rt->id) {
 	case ROUTE_PROFILE: {
-		enum ptype type = ptype_by_name(url + strlen(PROFILE_PREFIX))->id;
+		enum ptype type = profile_type(url)->id;
 		char what[48];
 
 		if (!strcmp(method, "POST"))
@@ -269,13 +278,18 @@ static enum MHD_Result dispatch(struct http_server *s, struct http_req *rq,
 		if (!strcmp(method, "DELETE"))
 			return cancel_delete(s, rq, c);
 		snprintf(what, sizeof(what), "GET %s", url);
-		if (MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, NULL, NULL) > 0)
-			return profile_query(s, rq, c, what, 5, true, type);
+		/* a memory snapshot needs no time: taken a second on */
+		if (type == PTYPE_MEMORY ||
+		    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, NULL, NULL) > 0)
+			return profile_query(s, rq, c, what, type == PTYPE_MEMORY ? 1 : 5, true,
+					     type);
 		return status_get(s, rq, c);
 	}
 	case ROUTE_DEBUG_PPROF:
 		return profile_query(s, rq, c, "GET /debug/pprof/profile", HTTP_DEBUG_PPROF_SECONDS,
 				     false, PTYPE_CPU);
+	case ROUTE_DEBUG_HEAP:
+		return profile_query(s, rq, c, "GET /debug/pprof/heap", 1, false, PTYPE_MEMORY);
 	case ROUTE_METRICS:
 		return metrics_get(s, rq, c);
 	case ROUTE_HEALTHZ:

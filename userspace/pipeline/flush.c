@@ -18,11 +18,7 @@
 #include "util/timeutil.h"
 #include "util/version.h"
 
-#define MAX_LABELS 8
-
-/* A sampled process's PostgreSQL title, for the labels of a profile of
- * several processes: from its EVENT_TITLE, else read once from /proc. */
-static const struct pg_title *sample_title(void *ctx, uint32_t pid)
+const struct pg_title *session_pg_title(void *ctx, uint32_t pid)
 {
 	struct session *s = ctx;
 	struct session_proc *sp = session_proc(s, pid);
@@ -69,7 +65,7 @@ int session_new_builder(struct session *s, enum ptype t, int64_t start_ns, struc
 	bo.queries = s->queries;
 	bo.query_labels = s->o.query_labels;
 	if (s->o.split == SESSION_ONE_PROFILE) { /* per process, they label the profile */
-		bo.pg_title = sample_title;
+		bo.pg_title = session_pg_title;
 		bo.pg_title_ctx = s;
 	}
 	return builder_new(&bo, out);
@@ -156,9 +152,8 @@ static void main_build_id(struct session *s, struct session_proc *sp, const stru
 	}
 }
 
-/* The labels of a process's profile, in the order sink.h gives. */
-static size_t process_labels(struct session *s, struct session_proc *sp, char *pidbuf,
-			     size_t pidlen, struct sink_profile *rec, struct kv *labels)
+size_t session_process_labels(struct session *s, struct session_proc *sp, char *pidbuf,
+			      size_t pidlen, struct sink_profile *rec, struct kv *labels)
 {
 	struct proc_info *pi = procs_get(s->procs, sp->pid);
 	size_t n = 0;
@@ -330,6 +325,11 @@ void session_deliver(struct session *s, struct profile *p, struct sink_profile *
 			 s->o.faults_period, secs, (unsigned long long)iv->lost[STAT_FAULT_SAMPLES],
 			 profile_total(p, 1) / 1048576.0);
 		profile_add_comment(p, comment);
+	} else if (s->o.split == SESSION_ONE_PROFILE && ti && ti->id == PTYPE_MEMORY) {
+		snprintf(comment, sizeof(comment),
+			 "memory contexts, %.1f MiB in %llu contexts, snapshots at the end",
+			 profile_total(p, 0) / 1048576.0, (unsigned long long)profile_total(p, 2));
+		profile_add_comment(p, comment);
 	} else if (s->o.split == SESSION_ONE_PROFILE) {
 		snprintf(comment, sizeof(comment), "%d Hz, %.3f s, %llu samples", s->o.frequency,
 			 secs, (unsigned long long)iv->lost[STAT_SAMPLES]);
@@ -375,7 +375,7 @@ static void flush_process(struct session *s, struct session_proc *sp, int64_t en
 			  struct session_interval *iv)
 {
 	struct sink_profile rec = { .start_ns = iv->start_ns, .end_ns = end_ns };
-	struct kv labels[MAX_LABELS];
+	struct kv labels[SESSION_MAX_LABELS];
 	bool any = false;
 	char pidbuf[16];
 
@@ -388,7 +388,7 @@ static void flush_process(struct session *s, struct session_proc *sp, int64_t en
 		return;
 	}
 	rec.labels = labels;
-	rec.nlabels = process_labels(s, sp, pidbuf, sizeof(pidbuf), &rec, labels);
+	rec.nlabels = session_process_labels(s, sp, pidbuf, sizeof(pidbuf), &rec, labels);
 	for (int t = 0; t < PTYPE_N; t++) {
 		if (!sp->b[t])
 			continue;
@@ -417,6 +417,7 @@ static void forget_exited(struct session *s)
 				builder_free(((struct session_proc *)v)->b[t]);
 			free(v);
 		}
+		session_memory_forget(s, s->forget[i]);
 		procs_remove(s->procs, s->forget[i]);
 	}
 	s->nforget = 0;
@@ -507,8 +508,10 @@ int session_flush_from(struct session *s, bool final, int64_t end_ns, session_dr
 		for (size_t it = 0; hm_next(s->by_pid, &it, &k, &v);)
 			flush_process(s, v, end_ns, iv);
 		session_groups_emit(s, iv);
-		forget_exited(s);
 	}
+	session_memory_flush(s, end_ns, iv);
+	if (s->o.split == SESSION_PER_PROCESS)
+		forget_exited(s);
 	for (size_t i = 0; i < s->o.nsinks; i++) {
 		ret = sink_flush(s->o.sinks[i]);
 		if (ret)

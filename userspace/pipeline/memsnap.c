@@ -13,6 +13,10 @@
 #include "util/hashmap.h"
 #include "util/timeutil.h"
 
+/* Below this, a backend's growth is not worth a snapshot at once: an idle
+ * backend holds 2-3 MiB of its own. */
+#define JUMP_FLOOR (16ULL << 20)
+
 struct msproc {
 	uint32_t pid; /* the key comes first */
 	int fd;	      /* /proc/PID/statm, -1: not open */
@@ -210,6 +214,8 @@ int memsnap_take(struct memsnap *m, uint32_t pid, const struct pg_proc_addrs *a,
 	}
 	m->st.taken++;
 	m->st.walk_ns += shot.snap.walk_ns;
+	for (int d = 0; d < PGMEM_DROP_MAX; d++)
+		m->st.drops[d] += shot.snap.drops[d];
 	drop_shot(m, p);
 	p->shot = shot;
 	p->has_shot = true;
@@ -225,7 +231,8 @@ bool memsnap_jumped(struct memsnap *m, uint32_t pid)
 	struct msproc *p = proc(m, pid);
 	uint64_t rss;
 
-	if (!p || m->o.jump <= 0 || memsnap_rss(m, pid, &rss) || rss < m->o.min_rss)
+	if (!p || m->o.jump <= 0 || memsnap_rss(m, pid, &rss) || rss < m->o.min_rss ||
+	    rss < JUMP_FLOOR)
 		return false;
 	if (!p->has_shot || (double)rss >= m->o.jump * (double)p->shot.rss) {
 		m->st.jumps++;

@@ -4,13 +4,12 @@
  * take them and what is kept of them. A backend is snapshotted (through
  * process/pgmem.h, read-only and bounded) when its private resident
  * memory is at least min_rss: at the end of every interval, and at once
- * when it grew by the jump factor since its last snapshot (checked about
- * every second, one pread(2) of /proc/PID/statm per backend on a file
- * kept open). The last snapshot of each backend is kept, within max_kept
- * bytes (the smallest backends' go first), so that an OOM kill can be
- * explained with what the backend held last. The statement the backend
- * ran at the time is read with it and normalized at once: its text is
- * never kept.
+ * when it grew by the jump factor since its last snapshot, or reached
+ * 16 MiB with none (checked about every second, one pread(2) of /proc/PID/statm per backend on a
+ * file kept open). The last snapshot of each backend is kept, within max_kept bytes (the smallest
+ * backends' go first), so that an OOM kill can be explained with what the backend held last. The
+ * statement the backend ran at the time is read with it and normalized at once: its text is never
+ * kept.
  */
 #ifndef EBPROF_MEMSNAP_H
 #define EBPROF_MEMSNAP_H
@@ -43,11 +42,12 @@ struct memsnap_shot {
 };
 
 struct memsnap_stats {
-	uint64_t taken, failed; /* snapshots, and attempts that read nothing */
-	uint64_t jumps;		/* taken because a backend grew */
-	uint64_t walk_ns;	/* time spent walking */
-	uint64_t kept_bytes;	/* held now by the last snapshots */
-	uint64_t evicted;	/* last snapshots let go for max_kept */
+	uint64_t taken, failed;		/* snapshots, and attempts that read nothing */
+	uint64_t jumps;			/* taken because a backend grew */
+	uint64_t walk_ns;		/* time spent walking */
+	uint64_t kept_bytes;		/* held now by the last snapshots */
+	uint64_t evicted;		/* last snapshots let go for max_kept */
+	uint64_t drops[PGMEM_DROP_MAX]; /* what the walks dropped, by reason */
 };
 
 struct memsnap;

@@ -43,6 +43,7 @@ static int no_targets(const struct session_opts *o, char *err, size_t errlen)
 int session_seed(struct session *s, char *err, size_t errlen)
 {
 	struct sampler_unwind_info ui;
+	struct proc_info *pi;
 	int64_t t0;
 	const struct session_opts *o = &s->o;
 	struct target_rules rules = session_target_rules(o);
@@ -92,8 +93,10 @@ int session_seed(struct session *s, char *err, size_t errlen)
 			return ret;
 		}
 		procs_snapshot(s->procs, tgids[i], false);
+		pi = procs_get(s->procs, tgids[i]);
 		if (s->pg) /* before its first sample: backends it forks inherit */
-			pg_attach_process(s->pg, tgids[i], procs_maps(s->procs, tgids[i]));
+			pg_attach_process(s->pg, tgids[i], procs_maps(s->procs, tgids[i]),
+					  pi ? pi->exe : NULL);
 		session_unwind_process(s, tgids[i]); /* and its unwind tables */
 	}
 	free(tgids);

@@ -19,17 +19,56 @@
 #define POLL_MS 100
 #define PROGRESS_NS (NSEC_PER_SEC / 4)
 
-/* Its mappings and their unwind tables to the BPF program (DWARF). */
+/* Its mappings and their unwind tables to the BPF program (DWARF); the
+ * first time since its fork or exec, how long that took. */
 void session_unwind_process(struct session *s, uint32_t pid)
 {
 	const struct proc_maps *maps = procs_maps(s->procs, pid);
+	struct proc_info *pi = procs_get(s->procs, pid);
 	int err;
 
 	if (!maps)
 		return;
-	err = sampler_unwind_process(s->sampler, pid, maps);
-	if (err)
+	err = sampler_unwind_process(s->sampler, pid, maps, pi && pi->execd);
+	if (err) {
 		log_debug("no unwind tables for pid %u: %s", pid, strerror(-err));
+		return;
+	}
+	if (pi && pi->image_ns && !pi->ready_ns) {
+		pi->ready_ns = (uint64_t)mono_ns();
+		log_debug("pid %u: mappings and unwind tables ready %.1f ms after its %s", pid,
+			  (pi->ready_ns - pi->image_ns) / 1e6, pi->execd ? "exec" : "fork");
+	}
+}
+
+/* A forked process whose layout nobody has read: its parent's maps now,
+ * and the parent's set to the BPF program (its next children inherit it
+ * at their fork). */
+static void read_parent(struct session *s, uint32_t pid)
+{
+	uint32_t ppid = procs_unread_parent(s->procs, pid);
+
+	if (ppid && !procs_snapshot(s->procs, ppid, false))
+		session_unwind_process(s, ppid);
+}
+
+/* What the read-ahead thread took of e's process's maps for e: its
+ * snapshot when its own read (err) failed, the process gone; else dropped. */
+static void take_read_ahead(struct session *s, const struct ebprof_event *e, int err)
+{
+	struct proc_maps *maps;
+	char *exe;
+
+	maps = sampler_prefetched(s->sampler, e->pid, e->ktime_ns, &exe);
+	if (!maps)
+		return;
+	if (!err) {
+		procmaps_free(maps);
+		free(exe);
+	} else if (!procs_adopt_snapshot(s->procs, e->pid, maps, exe)) {
+		log_debug("pid %u gone before its maps were read here: its maps read ahead",
+			  e->pid);
+	}
 }
 
 static void handle_event(const struct ebprof_event *e, void *ctx)
@@ -42,19 +81,24 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 	switch (e->type) {
 	case EVENT_FIRST: /* its first sample */
 		s->processes_sampled++;
+		read_parent(s, e->pid);
 		err = procs_on_sampled(s->procs, e->pid, e->exec_pages);
-		if (err)
+		take_read_ahead(s, e, err);
+		if (err && !procs_maps(s->procs, e->pid))
 			log_debug("no maps snapshot of pid %u: %s", e->pid, strerror(-err));
-		/* not forked from a known process: is it PostgreSQL? */
-		if (s->pg && !pg_attach_known(s->pg, e->pid))
-			pg_attach_process(s->pg, e->pid, procs_maps(s->procs, e->pid));
+		/* unwound by frame pointers until then: before anything else */
 		session_unwind_process(s, e->pid);
+		/* not forked from a known process: is it PostgreSQL? */
 		pi = procs_get(s->procs, e->pid);
+		if (s->pg && !pg_attach_known(s->pg, e->pid))
+			pg_attach_process(s->pg, e->pid, procs_maps(s->procs, e->pid),
+					  pi ? pi->exe : NULL);
 		if (pi && !pi->comm[0]) /* its parent unknown, /proc not read */
 			snprintf(pi->comm, sizeof(pi->comm), "%.*s", (int)sizeof(e->comm), e->comm);
 		break;
 	case EVENT_MAPS: /* a library loaded since */
 		err = procs_on_maps_changed(s->procs, e->pid);
+		take_read_ahead(s, e, err);
 		if (err)
 			log_debug("no new maps snapshot of pid %u: %s", e->pid, strerror(-err));
 		else
@@ -82,6 +126,13 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 			pg_attach_on_fork(s->pg, e->pid, e->ppid);
 		procs_on_fork(s->procs, e->pid, e->ppid, e->ktime_ns);
 		s->live_targets++;
+		/* its parent has no tables: its maps and set now, so that its
+		 * next children inherit them, and this child's (refused when
+		 * it exec'd since: unwind_tables_load()) */
+		if (e->flags & EVENT_F_UNREADY) {
+			read_parent(s, e->pid);
+			session_unwind_process(s, e->pid);
+		}
 		break;
 	case EVENT_EXEC:
 		if (s->pg)
@@ -190,14 +241,18 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
 		goto fail;
 	}
-	ret = open_sampler(s, err, errlen);
-	if (!ret && o->query_labels != QUERY_LABELS_OFF) {
+	ret = open_sampler(s, err, errlen); /* says why in err */
+	if (ret)
+		goto fail;
+	if (o->query_labels != QUERY_LABELS_OFF)
 		ret = query_table_new(&s->queries);
-		if (!ret)
-			ret = pg_attach_new(s->sampler, s->sym, &s->pg);
-		if (ret)
-			snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
-	}
+	/* which processes are PostgreSQL: statements, and memory contexts */
+	if (!ret && (s->queries || session_takes(s, PTYPE_MEMORY)))
+		ret = pg_attach_new(s->sampler, s->sym, &s->pg);
+	if (ret)
+		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
+	if (!ret)
+		ret = session_memory_open(s, err, errlen);
 	if (!ret)
 		ret = sampler_attach_tracepoints(s->sampler, err, errlen);
 	if (ret)
@@ -338,6 +393,7 @@ int session_run(struct session *s, const struct session_run_opts *r, enum sessio
 			last_progress = now;
 			progress(s, r);
 		}
+		session_memory_tick(s);
 		maybe_flush(s, r);
 	}
 	if (end)
@@ -374,6 +430,9 @@ void session_get_stats(const struct session *s, struct session_stats *out)
 	sampler_loss_text(out->bpf.v, out->lost_text, sizeof(out->lost_text));
 	out->symbols = &s->total_symbols;
 	sampler_unwind_info(s->sampler, &out->unwind);
+	if (s->mem)
+		memsnap_get_stats(s->mem, &out->memory);
+	out->memory_oom = s->mem_oom;
 }
 
 size_t session_nprocs(const struct session *s)
@@ -404,6 +463,7 @@ void session_close(struct session *s)
 	pg_attach_free(s->pg); /* before the symbolizer it pins binaries in */
 	query_table_free(s->queries);
 	sampler_close(s->sampler);
+	session_memory_close(s); /* after the sampler, whose poll calls its watch */
 	free(s->forget);
 	procs_free(s->procs);
 	if (s->own_sym)

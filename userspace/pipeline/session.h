@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "ebprof/symbolizer.h"
+#include "memsnap.h"
 #include "profile/build.h"
 #include "query/table.h"
 #include "sampling/sampler.h"
@@ -78,6 +79,11 @@ struct session_opts {
 	struct sink *const *sinks;	/* borrowed; every profile goes to each */
 	size_t nsinks;
 	struct symbolizer *sym; /* borrowed (a warm cache); NULL: its own */
+	/* Memory profiles (PTYPE_MEMORY) */
+	uint64_t memory_min_rss; /* private resident bytes below which a backend
+				  * is not snapshotted; 0: every one */
+	double memory_jump;	 /* growth since its last snapshot that snapshots
+				  * it at once; 0: none */
 };
 
 /* What an interval's flush did. */
@@ -94,6 +100,8 @@ struct session_interval {
 	const struct symreport *symbols;   /* per binary, this interval; owned by
 					    * the session, valid in on_interval */
 	struct sampler_unwind_info unwind; /* the unwinder, since the start */
+	struct memsnap_stats memory;	   /* memory snapshots, since the start */
+	uint64_t memory_oom;		   /* ... PostgreSQL processes OOM-killed */
 };
 
 struct session_progress {
@@ -132,6 +140,8 @@ struct session_stats {
 	const struct symreport *symbols; /* per binary, since the start; owned by
 					  * the session, valid until it closes */
 	struct sampler_unwind_info unwind;
+	struct memsnap_stats memory; /* memory snapshots */
+	uint64_t memory_oom;	     /* PostgreSQL processes OOM-killed */
 };
 
 struct session;

@@ -10,10 +10,12 @@
 #ifndef EBPROF_SESSION_INTERNAL_H
 #define EBPROF_SESSION_INTERNAL_H
 
+#include "memsnap.h"
 #include "process/pgmeta.h"
 #include "process/targets.h"
 #include "process/processes.h"
 #include "query/table.h"
+#include "sampling/oom_watch.h"
 #include "sampling/pg_attach.h"
 #include "session.h"
 #include "util/hashmap.h"
@@ -62,6 +64,14 @@ struct session {
 	struct session_stats total;
 	struct symreport iv_symbols;	/* this interval's symbolization */
 	struct symreport total_symbols; /* since the start */
+	/* memory.c: memory profiles, NULL when the session takes none */
+	struct memsnap *mem;
+	struct oom_watch *oom;
+	int64_t mem_tick_mono_ns; /* the next growth check */
+	uint64_t mem_oom;	  /* OOM kills of PostgreSQL processes seen */
+	bool mem_eperm;		  /* reading a backend was refused (said once) */
+	uint32_t *oom_pids;	  /* killed, into the one profile at its end */
+	size_t noom, oom_cap;
 };
 
 /* seed.c: the target rules of the options. */
@@ -114,6 +124,16 @@ int session_new_builder(struct session *s, enum ptype t, int64_t start_ns, struc
 /* session.c: the samples BPF took of the session's types, from counters
  * indexed by enum ebprof_stat. */
 uint64_t session_samples(const struct session *s, const uint64_t *stats);
+/* flush.c: the labels of process sp's profile, in the order sink.h
+ * gives, into labels (SESSION_MAX_LABELS) and rec; pidbuf holds its pid's
+ * text. Their count. */
+#define SESSION_MAX_LABELS 8
+size_t session_process_labels(struct session *s, struct session_proc *sp, char *pidbuf,
+			      size_t pidlen, struct sink_profile *rec, struct kv *labels);
+/* flush.c: a process's PostgreSQL title, for the labels of a profile of
+ * several processes (ctx: the session): from its EVENT_TITLE, else read
+ * once from /proc. NULL when it is not PostgreSQL. */
+const struct pg_title *session_pg_title(void *ctx, uint32_t pid);
 /* flush.c: does the session take profiles of type t? */
 bool session_takes(const struct session *s, enum ptype t);
 /* flush.c: the state of pid (created if new); NULL on -ENOMEM. */
@@ -122,5 +142,16 @@ struct session_proc *session_proc(struct session *s, uint32_t pid);
  * (an EVENT_TITLE's argv area); left as it was when not PostgreSQL. */
 void session_read_title(struct session *s, struct session_proc *sp);
 void session_parse_title(struct session *s, struct session_proc *sp, const char *buf, size_t len);
+
+/* memory.c: the memory type (PTYPE_MEMORY), nothing when the session does
+ * not take it. Open after the sampler and pg_attach (0 or -errno with err);
+ * tick from the run loop (growth checks, about every second); flush at an
+ * interval's end (snapshots into profiles, to the sinks); forget a process
+ * gone; close after the sampler. */
+int session_memory_open(struct session *s, char *err, size_t errlen);
+void session_memory_tick(struct session *s);
+void session_memory_flush(struct session *s, int64_t end_ns, struct session_interval *iv);
+void session_memory_forget(struct session *s, uint32_t pid);
+void session_memory_close(struct session *s);
 
 #endif /* EBPROF_SESSION_INTERNAL_H */

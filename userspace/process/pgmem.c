@@ -19,11 +19,24 @@
  * SlabContextCreate and BumpContextCreate of 13.23, 14.23, 15.18, 16.14 and
  * 17.10), in the order of each version's nodes.h (nodetags.h from 16).
  * A released branch never renumbers its tags (an ABI break).
+ *
+ * The headers: what each version's pg_backend_memory_contexts (and
+ * pg_log_backend_memory_contexts) shows as total_bytes beyond
+ * mem_allocated, measured on 13.23, 14.23, 15.18, 16.14 and 17.10 (the
+ * Generation and Slab contexts of a walsender decoding, a Bump context of
+ * a sort in 17): a Generation's and a Slab's header is allocated apart
+ * from its blocks and counted by its stats only; before 16 a Slab's
+ * header holds its freelists and its size is its headerSize field; a
+ * Bump's stats leave out the header its mem_allocated counts.
  */
 static const struct pgmem_layout layouts[] = {
-	{ 13, { 217, 219, 218, 0 }, 16 },  { 14, { 222, 224, 223, 0 }, 16 },
-	{ 15, { 223, 225, 224, 0 }, 16 },  { 16, { 450, 451, 452, 0 }, 8 },
-	{ 17, { 469, 470, 471, 472 }, 8 },
+	/* major, tags (AllocSet, Generation, Slab, Bump), AllocSet chunk
+	 * header, headers by kind, Slab's headerSize field */
+	{ 13, { 217, 219, 218, 0 }, 16, { 0, 112, 0, 0 }, 104 },
+	{ 14, { 222, 224, 223, 0 }, 16, { 0, 112, 0, 0 }, 104 },
+	{ 15, { 223, 225, 224, 0 }, 16, { 0, 152, 0, 0 }, 104 },
+	{ 16, { 450, 451, 452, 0 }, 8, { 0, 152, 192, 0 }, 0 },
+	{ 17, { 469, 470, 471, 472 }, 8, { 0, 128, 176, -112 }, 0 },
 };
 
 /* MemoryContextData (utils/memnodes.h), x86-64, 13..17. */
@@ -251,6 +264,22 @@ static bool visit(struct walk *w, struct frame *f, uint64_t *firstchild)
 		drop(w, PGMEM_DROP_SIZE);
 		return false;
 	}
+	if (kind == PGMEM_SLAB && w->l->slab_header_off) {
+		uint64_t hs;
+
+		err = memread_read(w->r, addr + w->l->slab_header_off, &hs, sizeof(hs));
+		if (err)
+			return !read_failed(w, err);
+		if (hs > 1 << 20) { /* a Slab's header is its freelists: a page or two */
+			drop(w, PGMEM_DROP_SIZE);
+			return false;
+		}
+		total += hs;
+	}
+	/* the kind's own header, as the view counts it */
+	total = w->l->header[kind] < 0 && total < (uint64_t)-w->l->header[kind]
+			? 0
+			: total + (uint64_t)(int64_t)w->l->header[kind];
 	if (w->out->n >= w->lim.max_contexts) {
 		drop(w, PGMEM_DROP_CONTEXTS);
 		w->stop = PGMEM_DROP_CONTEXTS + 1;

@@ -15,10 +15,11 @@
  * (utils/memnodes.h): mem_allocated at 8, methods 16, parent 24,
  * firstchild 32, prevchild 40, nextchild 48, name 56, ident 64. The node
  * tags of the context kinds differ by version (pgmem_layout_for()).
- * Per context: its total bytes (mem_allocated: what
- * pg_backend_memory_contexts shows as total_bytes) and, for AllocSet
- * contexts when it is affordable, its used bytes (total minus the free
- * space of its blocks and freelists, as AllocSetStats counts them).
+ * Per context: its total bytes (mem_allocated, with the context's header
+ * where the kind's stats count it: what pg_backend_memory_contexts shows
+ * as total_bytes) and, for AllocSet contexts when it is affordable, its
+ * used bytes (total minus the free space of its blocks and freelists, as
+ * AllocSetStats counts them).
  */
 #ifndef EBPROF_PGMEM_H
 #define EBPROF_PGMEM_H
@@ -39,6 +40,12 @@ struct pgmem_layout {
 	int major;
 	uint32_t tag[PGMEM_NKINDS]; /* NodeTag of each kind; 0: none in this version */
 	uint32_t aset_chunk_hdr;    /* AllocSet chunk header bytes: 16 before 16, 8 after */
+	/* What the view's total_bytes adds to mem_allocated, by kind: the
+	 * context's own header where its stats count it and mem_allocated
+	 * does not (or the reverse); for a Slab before 16, its headerSize
+	 * field, read at slab_header_off. */
+	int32_t header[PGMEM_NKINDS];
+	uint32_t slab_header_off;
 };
 
 /* The layout of a major version (13..17), or NULL. */

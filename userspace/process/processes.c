@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,10 +137,11 @@ int proc_read_exe(uint32_t pid, char **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-int proc_read_ppid(uint32_t pid, uint32_t *ppid)
+/* Numeric field `field` (1-based, 4 or more: after comm and state) of
+ * /proc/PID/stat. */
+static int stat_field(uint32_t pid, int field, uint64_t *out)
 {
 	char path[64], buf[1024], *p;
-	unsigned int v;
 	size_t n;
 	int err;
 
@@ -151,10 +153,26 @@ int proc_read_ppid(uint32_t pid, uint32_t *ppid)
 		return -ESRCH;
 	/* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %u", &v) != 1)
+	for (int f = 3; p && f <= field; f++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %" SCNu64, out) != 1)
 		return -EINVAL;
-	*ppid = v;
 	return 0;
+}
+
+int proc_read_ppid(uint32_t pid, uint32_t *ppid)
+{
+	uint64_t v;
+	int err = stat_field(pid, 4, &v);
+
+	if (!err)
+		*ppid = (uint32_t)v;
+	return err;
+}
+
+int proc_read_start_code(uint32_t pid, uint64_t *start)
+{
+	return stat_field(pid, 26, start); /* startcode */
 }
 
 int proc_read_exec_pages(uint32_t pid, uint64_t *pages)
@@ -252,6 +270,8 @@ void procs_on_fork(struct proc_registry *reg, uint32_t child, uint32_t parent, u
 	if (pi->exited) /* a new process under a reused pid */
 		proc_info_reset(reg, pi);
 	pi->start_ns = time_ns;
+	pi->image_ns = time_ns;
+	pi->ready_ns = 0;
 	if (pi->ppid == parent && pi->counted)
 		return; /* seen already */
 	pi->ppid = parent;
@@ -276,6 +296,8 @@ void procs_on_exec(struct proc_registry *reg, uint32_t pid, uint64_t time_ns)
 		proc_info_reset(reg, pi);
 	pi->execd = true;
 	pi->sampled = false;
+	pi->image_ns = time_ns;
+	pi->ready_ns = 0;
 	if (!pi->start_ns) /* a new program, for grouping: only when its fork was not seen */
 		pi->start_ns = time_ns;
 	/* The old layout is gone; the next sample triggers a new snapshot. */
@@ -325,6 +347,19 @@ static struct proc_info *maps_owner(struct proc_registry *reg, uint32_t pid)
 	return NULL;
 }
 
+/* pid's parent as it was at pid's fork (alive or not), NULL when not
+ * known: one that started or exec'd after the fork is another layout. */
+static struct proc_info *fork_parent(struct proc_registry *reg, const struct proc_info *pi)
+{
+	struct proc_info *pp;
+
+	if (!pi->ppid || pi->ppid == pi->pid || !(pp = procs_get(reg, pi->ppid)))
+		return NULL;
+	if (pp->image_ns > pi->start_ns || pp->start_ns > pi->start_ns)
+		return NULL;
+	return pp;
+}
+
 int procs_on_sampled(struct proc_registry *reg, uint32_t pid, uint64_t exec_pages)
 {
 	struct proc_info *pi = procs_add(reg, pid), *owner;
@@ -334,14 +369,27 @@ int procs_on_sampled(struct proc_registry *reg, uint32_t pid, uint64_t exec_page
 	pi->sampled = true;
 	owner = maps_owner(reg, pid);
 	if (owner && owner != pi && exec_pages && owner->exec_pages == exec_pages) {
-		jit_check(reg, pi, NULL); /* JIT code is its own */
+		jit_check(reg, pi, NULL);   /* JIT code is its own */
+		if (!pi->exe && owner->exe) /* forked before its ancestor's was read */
+			pi->exe = strdup(owner->exe);
 		return 0; /* its ancestor's code, as the ancestor's snapshot has it */
 	}
-	if (pi->maps) { /* taken before it ran (seeded): JIT code came since */
+	/* taken before it ran (seeded, or as a parent of a sampled child):
+	 * read again if it mapped code since, else JIT code came since */
+	if (pi->maps && (!exec_pages || pi->exec_pages == exec_pages)) {
 		jit_check(reg, pi, NULL);
 		return 0;
 	}
-	return procs_snapshot(reg, pid, false);
+	return procs_snapshot(reg, pid, pi->maps != NULL);
+}
+
+uint32_t procs_unread_parent(struct proc_registry *reg, uint32_t pid)
+{
+	struct proc_info *pi = procs_get(reg, pid), *pp;
+
+	if (!pi || pi->execd || maps_owner(reg, pid) || !(pp = fork_parent(reg, pi)))
+		return 0;
+	return pp->exited ? 0 : pp->pid;
 }
 
 int procs_on_maps_changed(struct proc_registry *reg, uint32_t pid)
@@ -358,12 +406,50 @@ const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid)
 
 uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid)
 {
-	const struct proc_info *pi = procs_get(reg, pid), *owner;
+	const struct proc_info *pi = procs_get(reg, pid), *owner, *pp;
 
 	if (!pi || !pi->exited)
 		return pid;
 	owner = maps_owner(reg, pid);
-	return owner && !owner->exited ? owner->pid : pid;
+	if (owner && !owner->exited)
+		return owner->pid;
+	if (owner == pi && (pp = procs_get(reg, pi->ppid)) && !pp->exited && pp->pid != pid)
+		return pp->pid;
+	return pid;
+}
+
+const struct proc_maps *procs_maps_before_exec(struct proc_registry *reg, uint32_t pid,
+					       uint32_t *via)
+{
+	struct proc_info *pi = procs_get(reg, pid), *pp, *owner;
+
+	if (!pi || !pi->execd || !pi->counted || !(pp = fork_parent(reg, pi)))
+		return NULL;
+	owner = maps_owner(reg, pp->pid);
+	if (!owner)
+		return NULL;
+	*via = !owner->exited ? owner->pid : pp->pid;
+	return owner->maps;
+}
+
+int procs_adopt_snapshot(struct proc_registry *reg, uint32_t pid, struct proc_maps *maps, char *exe)
+{
+	struct proc_info *pi = procs_add(reg, pid);
+
+	if (!pi) {
+		procmaps_free(maps);
+		free(exe);
+		return -ENOMEM;
+	}
+	procmaps_free(pi->maps);
+	pi->maps = maps;
+	pi->snapshot_err = 0;
+	pi->exec_pages = 0;
+	if (exe) {
+		free(pi->exe);
+		pi->exe = exe;
+	}
+	return 0;
 }
 
 /* Read pid's JIT files again if they changed since; a zombie (no

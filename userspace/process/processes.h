@@ -38,6 +38,9 @@ struct proc_info {
 	bool counted;	     /* it counts in its parent's nchildren */
 	uint32_t nchildren;  /* registered processes forked from it */
 	uint64_t start_ns;   /* CLOCK_MONOTONIC of its fork or exec; 0: before we looked */
+	uint64_t image_ns;   /* ... of the fork or exec that made its address space (the later) */
+	uint64_t ready_ns;   /* ... when the sampler had its mappings since, 0: not yet (the
+				session's) */
 	uint64_t exit_ns;    /* CLOCK_MONOTONIC of its exit; 0: not seen */
 	uint64_t exec_pages; /* of its own snapshot (VmExe + VmLib), 0: unknown */
 	int snapshot_err;    /* last error reading maps, 0 if none */
@@ -74,6 +77,15 @@ void procs_on_exit(struct proc_registry *reg, uint32_t pid, uint64_t time_ns);
  * executable mappings changed since (a library loaded): read them again.
  */
 int procs_on_sampled(struct proc_registry *reg, uint32_t pid, uint64_t exec_pages);
+/*
+ * The parent whose layout pid was forked with, to read before pid's own
+ * (0: none): pid was forked and has not exec'd, its parent is registered,
+ * alive and has not exec'd since the fork, and no snapshot of that layout
+ * is known (the parent's own or an ancestor's). The parent's snapshot
+ * serves pid after it exited and every child it forks next, where pid's
+ * own would serve pid alone.
+ */
+uint32_t procs_unread_parent(struct proc_registry *reg, uint32_t pid);
 int procs_on_maps_changed(struct proc_registry *reg, uint32_t pid);
 
 /* Own snapshot, else the nearest ancestor's across forks without exec
@@ -83,9 +95,25 @@ const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid);
 
 /* The pid to open pid's mapped files through (/proc/PID/map_files, and
  * its root for debug files): its own while it lives, else that of the
- * living owner of the snapshot it shares (same mappings), else its own. A
- * backend gone by the flush is symbolized through its postmaster. */
+ * living owner of the snapshot it shares (same mappings), else, for a
+ * snapshot of its own, its living parent's (the same files by path: an
+ * exec'd child), else its own. A backend gone by the flush is symbolized
+ * through its postmaster. */
 uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid);
+
+/* The layout pid had before its last exec when it was a forked child
+ * sharing its parent's (the snapshot of that parent's, or of an ancestor
+ * it shares), and in *via the pid to open its files through; NULL when
+ * not known. Its samples taken between the fork and the exec (counted in
+ * the same interval as the rest) are named from it. */
+const struct proc_maps *procs_maps_before_exec(struct proc_registry *reg, uint32_t pid,
+					       uint32_t *via);
+
+/* Take snapshot maps (and exe, may be NULL; both are the registry's now)
+ * read by someone else as pid's own, in place of any it has: a process
+ * gone before its /proc was read here. 0 or -ENOMEM (both freed). */
+int procs_adopt_snapshot(struct proc_registry *reg, uint32_t pid, struct proc_maps *maps,
+			 char *exe);
 
 /*
  * The name of the JIT-compiled function (PostgreSQL's LLVM JIT writing a
@@ -116,6 +144,9 @@ int proc_read_comm(uint32_t pid, char *buf, size_t size);
 int proc_read_exe(uint32_t pid, char **out);
 /* Parent pid from /proc/PID/stat. */
 int proc_read_ppid(uint32_t pid, uint32_t *ppid);
+/* Where its executable's code starts (/proc/PID/stat's startcode, the
+ * kernel's mm->start_code): which image runs under pid. */
+int proc_read_start_code(uint32_t pid, uint64_t *start);
 /* Executable pages mapped (VmExe + VmLib of /proc/PID/status, in pages). */
 int proc_read_exec_pages(uint32_t pid, uint64_t *pages);
 

@@ -359,12 +359,16 @@ static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, boo
 {
 	const struct proc_maps *maps = procs_maps(b->opts.procs, pid);
 	const struct map_entry *e = procmaps_find(maps, addr);
+	uint32_t via = 0;
 	struct sym_frame frames[MAX_INLINE];
 	struct bmap *bm;
 	int64_t id;
 	int n = 0;
 
 	*row = SIZE_MAX;
+	/* not in its layout: taken before its exec, in its parent's? */
+	if (!e)
+		e = procmaps_find(procs_maps_before_exec(b->opts.procs, pid, &via), addr);
 	if (!e) {
 		b->stats.no_mapping++;
 		/* JIT code mapped after the process's maps snapshot: named
@@ -380,7 +384,7 @@ static int64_t user_location(struct builder *b, uint32_t pid, uint64_t addr, boo
 		id = cached_location(b, 0, addr, false, resolved);
 		return id ? id : intern_location(b, 0, addr, false, NULL, 0, resolved);
 	}
-	bm = user_mapping(b, pid, procs_open_via(b->opts.procs, pid), e);
+	bm = user_mapping(b, pid, via ? via : procs_open_via(b->opts.procs, pid), e);
 	if (!bm)
 		return -ENOMEM;
 	*row = bm->row;

@@ -42,10 +42,11 @@ static bool object_ident(const char *name)
 	return false;
 }
 
-/* A frame named name: its location id, or a negative errno. */
-static int64_t frame(struct profile *p, const char *name, const char *kind)
+/* A frame named name: its location id, or a negative errno. No file name:
+ * readers print "name file:line", and a context's name may hold spaces. */
+static int64_t frame(struct profile *p, const char *name)
 {
-	int64_t fn = profile_add_function(p, name, name, kind, 0);
+	int64_t fn = profile_add_function(p, name, name, "", 0);
 	struct pf_line line = { 0 };
 
 	if (fn < 0)
@@ -65,14 +66,14 @@ static int64_t ident_frame(struct profile *p, const struct pgmem_context *c,
 		return 0;
 	if (object_ident(c->name)) {
 		st->idents_kept++;
-		return frame(p, c->ident, "memory context ident");
+		return frame(p, c->ident);
 	}
 	/* maybe a statement, literals and all */
 	hash = hm_hash_str(c->ident) ^ 0x6964656e74ULL; /* "ident" */
 	if (queries && !query_table_add(queries, hash, c->ident, strlen(c->ident), c->ident_cut) &&
 	    (q = query_table_get(queries, hash))) {
 		st->idents_normalized++;
-		return frame(p, q->label, "memory context ident");
+		return frame(p, q->label);
 	}
 	st->idents_dropped++;
 	return 0;
@@ -102,7 +103,7 @@ int memctx_add(struct profile *p, const struct pgmem_snapshot *s, const struct p
 		int64_t values[3] = { (int64_t)c->total, c->used_known ? (int64_t)c->used : 0, 1 };
 		size_t n = 0;
 
-		name_loc[i] = frame(p, name, "memory context");
+		name_loc[i] = frame(p, name);
 		ident_loc[i] = ident_frame(p, c, queries, st);
 		if (name_loc[i] < 0 || ident_loc[i] < 0) {
 			err = (int)(name_loc[i] < 0 ? name_loc[i] : ident_loc[i]);

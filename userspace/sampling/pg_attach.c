@@ -254,8 +254,20 @@ static int mark(struct pg_attach *pa, uint32_t pid, const struct pg_pid *p)
 	return 0;
 }
 
-int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps)
+/* Does maps map exe? */
+static bool maps_exe(const struct proc_maps *maps, const char *exe)
 {
+	for (size_t i = 0; exe && maps && i < maps->n; i++)
+		if (maps->entries[i].kind == MAPPING_FILE && !strcmp(maps->entries[i].path, exe))
+			return true;
+	return false;
+}
+
+int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps,
+		      const char *exe)
+{
+	bool exe_only = maps_exe(maps, exe);
+
 	for (size_t i = 0; maps && i < maps->n; i++) {
 		const struct map_entry *e = &maps->entries[i];
 		struct ebprof_pg_proc proc;
@@ -263,7 +275,7 @@ int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps
 		uint64_t vaddr;
 		int err;
 
-		if (e->kind != MAPPING_FILE ||
+		if (e->kind != MAPPING_FILE || (exe_only && strcmp(e->path, exe)) ||
 		    (i && maps->entries[i - 1].path && !strcmp(maps->entries[i - 1].path, e->path)))
 			continue;
 		b = binary(pa, pid, e);

@@ -37,9 +37,14 @@ int pg_attach_new(struct sampler *s, struct symbolizer *sym, struct pg_attach **
 void pg_attach_free(struct pg_attach *pa);
 
 /* Look at a process that cannot have inherited an entry, with the maps
- * it has: 1 when it is PostgreSQL (its entry is set), 0 when not,
- * negative errno. */
-int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps);
+ * it has and its executable's path (NULL: unknown): 1 when it is
+ * PostgreSQL (its entry is set), 0 when not, negative errno. Only the
+ * executable's mappings are opened when it is known (PostgreSQL's
+ * symbols are in its executable): a library's symbols cost a new
+ * process's first announcement nothing (libc's debug file, hundreds of
+ * milliseconds, is left to the first profile that needs its names). */
+int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps,
+		      const char *exe);
 
 /* Whether pid is known (had an entry set or inherited, or was found not
  * to be PostgreSQL): the session looks at unknown ones. */

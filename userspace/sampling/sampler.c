@@ -436,6 +436,7 @@ void sampler_close(struct sampler *s)
 		return;
 	if (s->pfds)
 		sampler_stop(s);
+	maps_prefetch_stop(s->prefetch);
 	ring_buffer__free(s->rb);
 	ring_buffer__free(s->urb);
 	unwind_tables_free(s->tables);

@@ -140,11 +140,20 @@ int sampler_add_ringbuf(struct sampler *s, int map_fd, sampler_ring_fn fn, void 
  */
 int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx);
 
+/* --unwind dwarf: pid's maps as a thread read them when the BPF program
+ * announced it (a new process: sampling/maps_prefetch.h) by the event of
+ * time ns (its ktime_ns), with its executable's path in *exe (may be
+ * NULL); both the caller's (procmaps_free, free). NULL when none: frame
+ * pointers, not announced, or not read. Each is handed out once. */
+struct proc_maps *sampler_prefetched(struct sampler *s, uint32_t pid, uint64_t ns, char **exe);
+
 /* --unwind dwarf: give pid's executable mappings and their unwind
  * tables to the BPF program (after its first sample, a new library, or
- * at the start for processes already running). 0 with frame pointers; 0
- * or a negative errno. */
-int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_maps *maps);
+ * at the start for processes already running). execd: maps are of an
+ * image pid exec'd (unwind_tables_load()). 0 with frame pointers; 0 or a
+ * negative errno (-ESTALE: pid exec'd since, maps are of its old image). */
+int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_maps *maps,
+			   bool execd);
 
 /* pid exited: drop its mappings should userspace have given them after
  * the BPF program dropped them at the exit. */

@@ -12,6 +12,7 @@
 
 #include "sampler.h"
 #include "profile.skel.h"
+#include "maps_prefetch.h"
 #include "unwind_tables.h"
 
 struct sampler {
@@ -24,8 +25,9 @@ struct sampler {
 	struct ring_buffer *rb;	 /* process events */
 	struct ring_buffer *urb; /* unwound user stacks; NULL with frame pointers */
 	struct stack_source *stacks;
-	struct unwind_tables *tables; /* NULL with frame pointers */
-	enum sampler_unwind unwind;   /* what runs (the loop or tail calls) */
+	struct unwind_tables *tables;	/* NULL with frame pointers */
+	struct maps_prefetch *prefetch; /* NULL with frame pointers */
+	enum sampler_unwind unwind;	/* what runs (the loop or tail calls) */
 	sampler_event_fn on_event;
 	void *event_ctx;
 	int frequency;

@@ -45,6 +45,8 @@ void unwind_configure(struct sampler *s, const struct sampler_opts *opts)
 			opts->unwind == SAMPLER_UNWIND_DWARF
 				? (features_have_loop() ? SAMPLER_UNWIND_LOOP : SAMPLER_UNWIND_TAIL)
 				: opts->unwind;
+	/* a process without tables is announced at once */
+	sk->rodata->wake_unready = s->unwind != SAMPLER_UNWIND_FP;
 	bpf_program__set_autoload(sk->progs.do_sample, s->unwind == SAMPLER_UNWIND_FP);
 	bpf_program__set_autoload(sk->progs.do_sample_loop, s->unwind == SAMPLER_UNWIND_LOOP);
 	bpf_program__set_autoload(sk->progs.do_sample_tail, s->unwind == SAMPLER_UNWIND_TAIL);
@@ -56,6 +58,7 @@ void unwind_configure(struct sampler *s, const struct sampler_opts *opts)
 		bpf_map__set_max_entries(sk->maps.unwind_sets, 1);
 		bpf_map__set_max_entries(sk->maps.unwind_tables, 1);
 		bpf_map__set_max_entries(sk->maps.unwind_hits, 1);
+		bpf_map__set_max_entries(sk->maps.fresh, 4096); /* nothing announced */
 	} else {
 		bpf_map__set_max_entries(sk->maps.ustacks,
 					 ustacks_bytes(s->ncpus, opts->frequency));
@@ -110,6 +113,12 @@ int unwind_setup(struct sampler *s, const struct sampler_opts *opts, char *err, 
 		snprintf(err, errlen, "cannot open the stack ring buffer: %s", strerror(errno));
 		return ret;
 	}
+	ret = maps_prefetch_start(bpf_map__fd(sk->maps.fresh), &s->prefetch);
+	if (ret) {
+		snprintf(err, errlen, "cannot start reading new processes' maps: %s",
+			 strerror(-ret));
+		return ret;
+	}
 	log_debug("user stacks: %s",
 		  s->unwind == SAMPLER_UNWIND_LOOP ? "dwarf (bpf_loop)" : "dwarf (tail calls)");
 	return 0;
@@ -127,11 +136,17 @@ struct bpf_program *unwind_sample_prog(struct sampler *s)
 	}
 }
 
-int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_maps *maps)
+int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_maps *maps,
+			   bool execd)
 {
 	if (!s->tables)
 		return 0;
-	return unwind_tables_load(s->tables, pid, maps);
+	return unwind_tables_load(s->tables, pid, maps, execd);
+}
+
+struct proc_maps *sampler_prefetched(struct sampler *s, uint32_t pid, uint64_t since_ns, char **exe)
+{
+	return maps_prefetch_take(s->prefetch, pid, since_ns, exe);
 }
 
 void sampler_unwind_forget(struct sampler *s, uint32_t pid)

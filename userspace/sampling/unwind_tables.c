@@ -316,19 +316,50 @@ void unwind_tables_forget(struct unwind_tables *u, uint32_t pid)
 		release_set(u, (uint32_t)((uintptr_t)old - 1));
 }
 
-static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps);
+static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps, bool execd);
 
-int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps)
+/* Has pid exec'd since the maps the caller has (execd: they are of an
+ * image it exec'd)? The BPF program marks an exec EBPROF_UNWIND_NO_SET. */
+static bool stale(struct unwind_tables *u, uint32_t pid, bool execd)
+{
+	uint32_t cur;
+
+	return !execd && !bpf_map_lookup_elem(u->pids_fd, &pid, &cur) &&
+	       cur == EBPROF_UNWIND_NO_SET;
+}
+
+int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps,
+		       bool execd)
 {
 	int64_t t0 = mono_ns();
-	int ret = load(u, pid, maps);
+	int ret = stale(u, pid, execd) ? -ESTALE : load(u, pid, maps, execd);
 
 	u->st.load_ns += (uint64_t)(mono_ns() - t0);
 	return ret;
 }
 
+/* pid's entry in unwind_pids: set, unless an exec the caller does not
+ * know of marked it since (-ESTALE). An absent entry is only created (an
+ * exec's mark made meanwhile wins) and a present one only replaced (an
+ * exit's removal wins); what is left between the look and the update is
+ * two system calls wide. */
+static int set_pid(struct unwind_tables *u, uint32_t pid, uint32_t set, bool execd)
+{
+	uint32_t cur;
+	int how = BPF_NOEXIST;
+
+	if (!bpf_map_lookup_elem(u->pids_fd, &pid, &cur)) {
+		if (cur == EBPROF_UNWIND_NO_SET && !execd)
+			return -ESTALE;
+		how = BPF_EXIST;
+	}
+	if (bpf_map_update_elem(u->pids_fd, &pid, &set, how))
+		return errno == EEXIST || errno == ENOENT ? -ESTALE : -errno;
+	return 0;
+}
+
 /* pid uses set `set` now (it may have used another). */
-static int use_set(struct unwind_tables *u, uint32_t pid, uint32_t set)
+static int use_set(struct unwind_tables *u, uint32_t pid, uint32_t set, bool execd)
 {
 	void *old = NULL;
 
@@ -341,12 +372,10 @@ static int use_set(struct unwind_tables *u, uint32_t pid, uint32_t set)
 		if (old)
 			release_set(u, (uint32_t)((uintptr_t)old - 1));
 	}
-	if (bpf_map_update_elem(u->pids_fd, &pid, &set, BPF_ANY))
-		return -errno;
-	return 0;
+	return set_pid(u, pid, set, execd);
 }
 
-static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps)
+static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps, bool execd)
 {
 	struct ut_table *tabs[EBPROF_MAX_UNWIND_MAPPINGS];
 	struct unwind_proc *p = &u->proc;
@@ -403,7 +432,7 @@ static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *m
 		unwind_tables_forget(u, pid);
 		return ret;
 	}
-	if ((ret = use_set(u, pid, set)))
+	if ((ret = use_set(u, pid, set, execd)))
 		return ret;
 	u->st.procs_loaded++;
 	return 0;

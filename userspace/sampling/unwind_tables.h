@@ -21,6 +21,7 @@
 #ifndef EBPROF_UNWIND_TABLES_H
 #define EBPROF_UNWIND_TABLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,9 +75,13 @@ void unwind_tables_free(struct unwind_tables *u);
 
 /* Give pid's executable mappings (maps) with their tables to the BPF
  * program, building and loading tables of binaries not seen yet. pid's
- * files are opened through /proc/PID. 0 or a negative errno (-ESRCH:
- * the process is gone); a binary without a table is not an error. */
-int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps);
+ * files are opened through /proc/PID. execd: maps are of an image pid
+ * exec'd; when not, and the BPF program saw pid exec since (it has no set
+ * for its new image), nothing is given: -ESTALE (the new image's first
+ * sample asks again). 0 or a negative errno (-ESRCH: the process is
+ * gone); a binary without a table is not an error. */
+int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps,
+		       bool execd);
 
 /* pid exited: its entry goes, and its set when no process uses it. */
 void unwind_tables_forget(struct unwind_tables *u, uint32_t pid);

@@ -256,7 +256,9 @@ int serve_start(const struct collector_opts *o, struct collector **out, char *er
 	co->token = o->token ? strdup(o->token) : NULL;
 	co->retention_s = o->retention_s;
 	co->max_bytes = o->max_bytes;
-	if (!co->store || (o->token && !co->token)) {
+	co->span_warm_s = o->span_warm_s;
+	if (!co->store || (o->token && !co->token) ||
+	    (o->span_cache > 0 && mergecache_new(o->span_cache, &co->cache))) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -321,6 +323,7 @@ void serve_stop(struct collector *c)
 		MHD_stop_daemon(c->daemon);
 	serve_retention_stop(c);
 	catalog_close(c->cat);
+	mergecache_free(c->cache);
 	pthread_mutex_destroy(&c->lock);
 	free(c->store);
 	if (c->token)

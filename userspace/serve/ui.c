@@ -91,6 +91,7 @@ enum MHD_Result ui_asset(struct MHD_Connection *c, const char *url)
 struct group {
 	uint64_t key; /* string index, or NUMERIC | number, or MISSING */
 	int64_t value;
+	const char *name; /* of a string key, set before sorting */
 };
 
 #define NUMERIC (1ULL << 63)
@@ -102,6 +103,10 @@ static int cmp_group(const void *a, const void *b)
 
 	if (x->value != y->value)
 		return x->value > y->value ? -1 : 1;
+	/* ties by what they say, not where the merge put their strings:
+	 * strings by text, then no label, then numbers */
+	if (x->name && y->name)
+		return strcmp(x->name, y->name);
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
@@ -135,8 +140,12 @@ static json_t *groups(struct profile *p, size_t ti, const char *key)
 	all = malloc((hm_size(m) + 1) * sizeof(*all));
 	if (!all)
 		goto fail;
-	while (hm_next(m, &it, &hk, &v))
-		all[n++] = v;
+	while (hm_next(m, &it, &hk, &v)) {
+		all[n] = v;
+		if (!(all[n]->key & (NUMERIC | MISSING)))
+			all[n]->name = profile_string(p, (int64_t)all[n]->key);
+		n++;
+	}
 	sort_array(all, n, sizeof(*all), cmp_group);
 	for (size_t i = 0; i < n; i++) {
 		char buf[32];
@@ -195,6 +204,7 @@ static int merge_range(struct collector *co, const struct catalog_query *q, stru
 {
 	struct catalog_query w = *q;
 	struct catalog_row *rows = NULL;
+	struct serve_merge_stats st;
 	struct profile *acc = NULL;
 	json_t *flame = NULL;
 	char err[256], key[32];
@@ -206,13 +216,28 @@ static int merge_range(struct collector *co, const struct catalog_query *q, stru
 	ret = catalog_list(co->cat, &w, &rows, &n);
 	pthread_mutex_unlock(&co->lock);
 	if (!ret)
-		ret = serve_merge(co, rows, n,
-				  &(struct profile_merge_filter){
-					  f->n || f->drop_idle ? keep_sample : NULL, f },
-				  NULL, NULL, &acc);
+		ret = serve_merge_spans(co, rows, n, q->from_ns, q->to_ns,
+					&(struct profile_merge_filter){
+						f->n || f->drop_idle ? keep_sample : NULL, f },
+					&acc, &st);
 	catalog_rows_free(rows, n);
 	if (ret)
 		return ret;
+	if (co->cache) {
+		struct mergecache_stats cs;
+
+		mergecache_stats(co->cache, &cs);
+		log_debug("serve: ui: %zu profiles: %zu spans whole (%zu made), %zu profiles read; "
+			  "cache: %llu spans, %.1f MiB",
+			  n, st.spans, st.made, st.profiles, (unsigned long long)cs.entries,
+			  cs.bytes / 1048576.0);
+	}
+	/* what was read, for the curious and the benchmarks; not the view */
+	snprintf(key, sizeof(key), "%smerge", prefix);
+	json_object_set_new(body, key,
+			    json_pack("{s:I, s:I, s:I}", "profiles_read", (json_int_t)st.profiles,
+				      "spans", (json_int_t)st.spans, "spans_made",
+				      (json_int_t)st.made));
 	snprintf(key, sizeof(key), "%sprofiles", prefix);
 	json_object_set_new(body, key, json_integer((json_int_t)n));
 	snprintf(key, sizeof(key), "%struncated", prefix);

@@ -60,6 +60,25 @@ static const struct ptype_info types[PTYPE_N] = {
 		.pyroscope_push = true,
 		.flame = PTYPE_FLAME_STACKS,
 	},
+	[PTYPE_MEMORY] = {
+		.id = PTYPE_MEMORY,
+		.name = "memory",
+		.label = "memory contexts",
+		.title = "Memory contexts",
+		.source = PTYPE_FROM_PIPELINE,
+		.values = { { "space", "bytes" }, { "used", "bytes" }, { "contexts", "count" } },
+		.nvalues = 3,
+		.main = 0,
+		.period = { "space", "bytes" },
+		.store_suffix = ".memory",
+		/* what Go's heap profiles are filed under */
+		.profefe = "heap",
+		/* Pyroscope's name for memory profiles; /ingest would name the
+		 * series from the sample types */
+		.pyroscope = "memory",
+		.pyroscope_push = true,
+		.flame = PTYPE_FLAME_STACKS,
+	},
 };
 
 const struct ptype_info *ptype_info(enum ptype t)

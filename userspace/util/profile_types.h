@@ -12,9 +12,9 @@
  *  - PTYPE_FROM_BPF: a BPF program counts it, the sampler (sampling/)
  *    attaches that program when a session takes the type and drains its
  *    counts into raw samples (struct raw_sample's type says which);
- *  - PTYPE_FROM_PIPELINE: the pipeline makes its profiles itself at each
- *    interval's end, nothing of it in BPF (the slot PostgreSQL's memory
- *    contexts, snapshotted by the agent, are meant to take).
+ *  - PTYPE_FROM_PIPELINE: the pipeline makes its profiles itself, nothing
+ *    of it in BPF (memory: PostgreSQL's memory contexts, snapshotted at
+ *    an interval's end, when a backend grows, and kept for an OOM kill).
  *
  * A set of types is a mask of PTYPE_BIT(t). The table is static: nothing
  * returned here is to be freed.
@@ -29,15 +29,14 @@ enum ptype {
 	PTYPE_CPU,    /* stacks sampled on the CPU at a frequency */
 	PTYPE_OFFCPU, /* time away from the CPU, by wait */
 	PTYPE_FAULTS, /* page faults, one sample every faults-period */
+	PTYPE_MEMORY, /* PostgreSQL's memory contexts, snapshotted */
 	PTYPE_N,
 };
 
-/* The names of every type, and of those the sampler counts (record,
- * /profile/NAME), comma-separated in the table's order: for lists of
- * choices made at compile time (cli/option_table.c). The unit test
- * checks them against the table. */
-#define PTYPE_NAMES "cpu,offcpu,faults"
-#define PTYPE_SAMPLED_NAMES "cpu,offcpu,faults"
+/* The names of every type, comma-separated in the table's order: for
+ * lists of choices made at compile time (cli/option_table.c). The unit
+ * test checks it against the table. */
+#define PTYPE_NAMES "cpu,offcpu,faults,memory"
 
 #define PTYPE_BIT(t) (1u << (t))
 #define PTYPE_ALL ((1u << PTYPE_N) - 1)
