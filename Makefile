@@ -5,7 +5,7 @@
 #   make test     install missing packages, build, run every test (root needed)
 #   make deps     install missing Debian packages only
 #   make bench    perf/bpftrace/bcc comparison (bench/compare.sh); bench-record,
-#                 bench-agent, bench-adhoc, bench-churn, bench-query, bench-http,
+#                 bench-agent, bench-adhoc, bench-churn, bench-query, bench-http, bench-faults,
 #                 bench-scale:
 #                 the focused benchmarks
 
@@ -81,7 +81,7 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test check test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-memory bench-query bench-symbols bench-serve bench-http bench-scale clean format
+.PHONY: all run test check test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-memory bench-query bench-symbols bench-serve bench-http bench-scale bench-faults clean format
 all: $(BUILD)/ebprof $(BUILD)/man.ok
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
@@ -314,6 +314,11 @@ bench-symbols: deps
 bench-http: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/http-abuse.sh
+
+# Page-fault profiles: the hook every fault pays, the cost under pgbench -S and -C.
+bench-faults: deps
+	$(MAKE) --no-print-directory all $(BUILD)/fixtures/stacks/fault_split
+	BUILD=$(BUILD) ./bench/faults.sh
 
 # The flush path fed a 64-CPU host's samples: time and memory per stack.
 bench-scale: deps

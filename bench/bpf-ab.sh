@@ -23,8 +23,24 @@ tmp=$(mktemp -d)
 trap 'bpf_stats_restore; rm -rf "$tmp"' EXIT
 bpf_stats_on
 
-stats() { # "ID NS CNT" of each sampling program loaded
-	bpf_progs | awk '$2 == "perf_event" && $3 ~ /^do_sample/ { print $1, $4, $5 }'
+stats() { # "ID NS CNT" of the sampling program of each recorder ($ra, $rb),
+	# found by the program ids of its file descriptors: not those of other
+	# ebprof processes the host may run meanwhile
+	bpftool -j prog show | python3 -c '
+import glob, json, sys
+mine = set()
+for pid in sys.argv[1:]:
+    for f in glob.glob("/proc/%s/fdinfo/*" % pid):
+        try:
+            for line in open(f):
+                if line.startswith("prog_id:"):
+                    mine.add(int(line.split()[1]))
+        except OSError:
+            pass
+for p in json.load(sys.stdin):
+    if p.get("type") == "perf_event" and (p.get("name") or "").startswith("do_sample") and \
+            p["id"] in mine:
+        print(p["id"], p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$ra" "$rb"
 }
 
 echo "| round | A ns/run | B ns/run | B/A |"

@@ -181,6 +181,9 @@ static enum MHD_Result route(struct collector *co, struct MHD_Connection *c, con
 	} else if (!strcmp(url, "/api/ui/data")) {
 		if (get)
 			return ui_data(co, c);
+	} else if (!strcmp(url, "/api/ui/types")) {
+		if (get)
+			return ui_types(c);
 	} else if (!strncmp(url, "/api/", 5)) {
 		return serve_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint: %.200s", url);
 	} else if (get || !strcmp(method, "HEAD")) {
