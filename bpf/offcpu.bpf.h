@@ -80,8 +80,10 @@ static __always_inline __u8 offcpu_state_of(long state, bool preempt)
 }
 
 /* The wait event a PostgreSQL backend set before it waited: at
- * *my_wait_event_info (14+) or in *MyProc (12, 13), wait_event_off in. */
-static __always_inline void read_wait_event(const struct seen_state *seen, struct offcpu_key *k)
+ * *my_wait_event_info (14+) or in *MyProc (12, 13), wait_event_off in;
+ * read in task (NULL: the current one, as read_user()). */
+static __always_inline void read_wait_event(const struct seen_state *seen, struct offcpu_key *k,
+					    struct task_struct *task)
 {
 	__u64 where = 0;
 
@@ -89,9 +91,9 @@ static __always_inline void read_wait_event(const struct seen_state *seen, struc
 		return;
 	k->has_wait = 1;
 	k->pg_major = (__u16)seen->stmt.pg.major;
-	if (!bpf_probe_read_user(&where, sizeof(where), (void *)seen->stmt.pg.wait_event) && where)
-		bpf_probe_read_user(&k->wait_event, sizeof(k->wait_event),
-				    (void *)(where + seen->stmt.pg.wait_event_off));
+	if (!read_user(&where, sizeof(where), (void *)seen->stmt.pg.wait_event, task) && where)
+		read_user(&k->wait_event, sizeof(k->wait_event),
+			  (void *)(where + seen->stmt.pg.wait_event_off), task);
 }
 
 /* The thread leaving the CPU (current, prev): since when and how, if
@@ -209,7 +211,7 @@ static __always_inline struct offcpu_taken *offcpu_resumed(void *ctx, bool *user
 		o->key.s.flags |= lost ? SAMPLE_KSTACK_LOST : 0;
 	}
 	seen = task_common(&o->key.s, &has_mm);
-	read_wait_event(seen, &o->key);
+	read_wait_event(seen, &o->key, NULL);
 	*user = want_user && has_mm;
 	return o;
 }

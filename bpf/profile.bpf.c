@@ -125,9 +125,10 @@ static __always_inline void stat_inc(__u32 idx)
 }
 
 /* flags: EVENT_F_*; wake: userspace at once, rather than at its next
- * poll (100 ms). Returns the event's time. */
-static __always_inline __u64 emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages, __u32 flags,
-				  bool wake)
+ * poll (100 ms); the name is task's (NULL: the current task's). Returns
+ * the event's time. */
+static __always_inline __u64 emit_as(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages,
+				     __u32 flags, bool wake, struct task_struct *task)
 {
 	struct ebprof_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	__u64 t = bpf_ktime_get_ns();
@@ -142,9 +143,69 @@ static __always_inline __u64 emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_
 	e->flags = flags;
 	e->ktime_ns = t;
 	e->exec_pages = exec_pages;
-	bpf_get_current_comm(&e->comm, sizeof(e->comm));
+	if (task)
+		BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	else
+		bpf_get_current_comm(&e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return t;
+}
+
+static __always_inline __u64 emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages, __u32 flags,
+				  bool wake)
+{
+	return emit_as(type, pid, ppid, exec_pages, flags, wake, NULL);
+}
+
+/*
+ * Reads of a process's memory: the current task's (task NULL, a constant
+ * the compiler folds away in the programs that run in it), or another
+ * task's from a sleepable program (the wait sampler, waits.bpf.h).
+ */
+static __always_inline long read_user(void *dst, __u32 size, const void *src,
+				      struct task_struct *task)
+{
+	if (task)
+		return bpf_copy_from_user_task(dst, size, src, task, 0);
+	return bpf_probe_read_user(dst, size, src);
+}
+
+struct nul_scan {
+	const char *s;
+	__u32 n;
+};
+
+/* bpf_loop() callback: where the string ends (a loop of its own would
+ * have the verifier check what follows once per length). */
+static long nul_step(__u64 i, struct nul_scan *c)
+{
+	if (i >= EBPROF_QUERY_LEN - 1 || !c->s[i & (EBPROF_QUERY_LEN - 1)]) {
+		c->n = i;
+		return 1;
+	}
+	return 0;
+}
+
+/* A NUL-terminated string into dst (EBPROF_QUERY_LEN bytes): its length
+ * with the NUL as bpf_probe_read_user_str() counts it, or a negative
+ * errno. Another task's is read whole (no such helper before 6.15), else
+ * up to the end of its page should the next one be unmapped; cut at
+ * EBPROF_QUERY_LEN - 1 bytes. */
+static __always_inline long read_user_str(char *dst, const void *src, struct task_struct *task)
+{
+	__u64 room = 4096 - ((__u64)src & 4095);
+	struct nul_scan c = { .s = dst, .n = 0 };
+
+	if (!task)
+		return bpf_probe_read_user_str(dst, EBPROF_QUERY_LEN, src);
+	if (bpf_copy_from_user_task(dst, EBPROF_QUERY_LEN, src, task, 0)) {
+		/* dst is zeroed: what the first page holds, the rest zeros */
+		if (room >= EBPROF_QUERY_LEN ||
+		    bpf_copy_from_user_task(dst, room & (EBPROF_QUERY_LEN - 1), src, task, 0))
+			return -EFAULT;
+	}
+	bpf_loop(EBPROF_QUERY_LEN, nul_step, &c, 0);
+	return (long)c.n + 1;
 }
 
 #include "statement.bpf.h"
@@ -203,32 +264,14 @@ static __always_inline bool user_pc_exact(void)
 	       entry_pc_exact(orig_ax);
 }
 
-/*
- * Take the current kernel or user stack, store it under the hash of its
- * frames and return that key; 0 when there is no stack, with *lost set
- * when there was one that could not be kept.
- */
-static __always_inline __u64 store_stack(void *ctx, bool user, bool *lost)
+/* Store the frames in st (len bytes of them, zeros after) under the hash
+ * of its frames and return that key; 0 when there are none, with *lost
+ * set when they could not be kept. */
+static __always_inline __u64 store_frames(struct stack_trace *st, long len, bool *lost)
 {
-	struct stack_trace *st;
 	__u64 h = 14695981039346656037ULL; /* FNV-1a offset basis */
-	__u32 zero = 0;
-	long len, ret;
+	long ret;
 
-	*lost = false;
-	st = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!st)
-		return 0;
-	/* Zero first and hash every slot: no branch on the depth inside the
-	 * loop, which keeps the verifier's work (and so load time) small. */
-	__builtin_memset(st, 0, sizeof(*st));
-	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), user ? BPF_F_USER_STACK : 0);
-	if (len < 0) {
-		stat_inc(len == -EFAULT ? (user ? STAT_USTACK_EFAULT : STAT_KSTACK_EFAULT)
-					: STAT_STACK_OTHER);
-		*lost = true;
-		return 0;
-	}
 	if (len < (long)sizeof(__u64))
 		return 0;
 	for (__u32 i = 0; i < EBPROF_MAX_STACK_DEPTH; i++) {
@@ -247,6 +290,34 @@ static __always_inline __u64 store_stack(void *ctx, bool user, bool *lost)
 		return 0;
 	}
 	return h;
+}
+
+/*
+ * Take the current kernel or user stack, store it under the hash of its
+ * frames and return that key; 0 when there is no stack, with *lost set
+ * when there was one that could not be kept.
+ */
+static __always_inline __u64 store_stack(void *ctx, bool user, bool *lost)
+{
+	struct stack_trace *st;
+	__u32 zero = 0;
+	long len;
+
+	*lost = false;
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return 0;
+	/* Zero first and hash every slot: no branch on the depth inside the
+	 * loop, which keeps the verifier's work (and so load time) small. */
+	__builtin_memset(st, 0, sizeof(*st));
+	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), user ? BPF_F_USER_STACK : 0);
+	if (len < 0) {
+		stat_inc(len == -EFAULT ? (user ? STAT_USTACK_EFAULT : STAT_KSTACK_EFAULT)
+					: STAT_STACK_OTHER);
+		*lost = true;
+		return 0;
+	}
+	return store_frames(st, len, lost);
 }
 
 static __always_inline bool in_user_mode(struct bpf_perf_event_data *ctx)

@@ -105,7 +105,7 @@ __noinline int uw_step(void)
 
 	if (!st)
 		return 1;
-	return unwind_step(st);
+	return unwind_step(st, NULL);
 }
 
 /* UNWIND_PER_CALL frames of a tail-called unwinder: true when the stack

@@ -110,13 +110,16 @@ static __always_inline bool send_text(struct ebprof_query *q, __u32 tgid, __u32 
  * sample (PostgreSQL's query id ignores constants: the same statement);
  * otherwise the text is read into a per-CPU scratch record and hashed,
  * and sent only when its hash differs from the thread's last one.
+ *
+ * Of task, through q (a scratch record no other program uses while this
+ * one sleeps); read_query() below: of the current task.
  */
-static __always_inline void read_query(struct stmt_state *last, __u32 tgid, __u32 tid,
-				       struct sample_key *key)
+static __always_inline void read_query_as(struct stmt_state *last, __u32 tgid, __u32 tid,
+					  struct sample_key *key, struct task_struct *task,
+					  struct ebprof_query *q)
 {
 	struct ebprof_pg_proc *pg = &last->pg;
-	struct ebprof_query *q;
-	__u32 zero = 0, gen = query_gen;
+	__u32 gen = query_gen;
 	__u64 str = 0, hash;
 	__s32 state = -1;
 	long len;
@@ -131,32 +134,28 @@ static __always_inline void read_query(struct stmt_state *last, __u32 tgid, __u3
 	}
 	if (!pg->query_string) /* not PostgreSQL */
 		return;
-	q = bpf_map_lookup_elem(&query_scratch, &zero);
-	if (!q)
-		return;
 	if (pg->be_entry && !last->be)
-		bpf_probe_read_user(&last->be, sizeof(last->be), (void *)pg->be_entry);
+		read_user(&last->be, sizeof(last->be), (void *)pg->be_entry, task);
 	if (last->be) {
 		/* st_state and st_query_id in one read, when they are close */
 		__u32 d = pg->query_id_off - pg->state_off;
 
 		if (pg->query_id_off > pg->state_off && d <= STATUS_SPAN - 8) {
-			if (!bpf_probe_read_user(q->text, STATUS_SPAN,
-						 (void *)(last->be + pg->state_off))) {
+			if (!read_user(q->text, STATUS_SPAN, (void *)(last->be + pg->state_off),
+				       task)) {
 				state = *(__s32 *)q->text;
 				if (state == pg->state_running)
 					key->query_id =
 						*(__s64 *)(q->text + (d & (STATUS_SPAN - 1)));
 			}
 		} else {
-			bpf_probe_read_user(&state, sizeof(state),
-					    (void *)(last->be + pg->state_off));
+			read_user(&state, sizeof(state), (void *)(last->be + pg->state_off), task);
 			if (state == pg->state_running && pg->query_id_off)
-				bpf_probe_read_user(&key->query_id, sizeof(key->query_id),
-						    (void *)(last->be + pg->query_id_off));
+				read_user(&key->query_id, sizeof(key->query_id),
+					  (void *)(last->be + pg->query_id_off), task);
 		}
 	}
-	if (bpf_probe_read_user(&str, sizeof(str), (void *)pg->query_string) || !str) {
+	if (read_user(&str, sizeof(str), (void *)pg->query_string, task) || !str) {
 		if (state == pg->state_running)
 			key->flags |= SAMPLE_QUERY_GAP;
 		return;
@@ -167,7 +166,7 @@ static __always_inline void read_query(struct stmt_state *last, __u32 tgid, __u3
 		return;
 	}
 	stat_inc(STAT_QUERY_READS);
-	len = bpf_probe_read_user_str(q->text, sizeof(q->text), (void *)str);
+	len = read_user_str(q->text, (void *)str, task);
 	if (len <= 1) { /* unreadable or empty */
 		if (state == pg->state_running)
 			key->flags |= SAMPLE_QUERY_GAP;
@@ -183,6 +182,16 @@ static __always_inline void read_query(struct stmt_state *last, __u32 tgid, __u3
 	last->str = str;
 	last->query_id = key->query_id;
 	last->gen = gen;
+}
+
+static __always_inline void read_query(struct stmt_state *last, __u32 tgid, __u32 tid,
+				       struct sample_key *key)
+{
+	__u32 zero = 0;
+	struct ebprof_query *q = bpf_map_lookup_elem(&query_scratch, &zero);
+
+	if (q)
+		read_query_as(last, tgid, tid, key, NULL, q);
 }
 
 #endif /* EBPROF_STATEMENT_BPF_H */

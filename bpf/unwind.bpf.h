@@ -215,9 +215,11 @@ static __always_inline struct unwind_row *find_row(const struct unwind_mapping *
 	return bpf_map_lookup_elem(rows, &idx);
 }
 
-static __always_inline int read_u64(__u64 *dst, __u64 addr)
+/* task: the one unwound from a sleepable program (the wait sampler),
+ * NULL for the current one; as read_user(). */
+static __always_inline int read_u64(__u64 *dst, __u64 addr, struct task_struct *task)
 {
-	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
+	return read_user(dst, sizeof(*dst), (const void *)addr, task);
 }
 
 /* rt_sigframe of x86-64 at the handler's return: the ucontext is at rsp,
@@ -228,7 +230,7 @@ static __always_inline int read_u64(__u64 *dst, __u64 addr)
 
 /* Follow the frame pointer: the caller's rbp at [rbp], the return
  * address above it. */
-static __always_inline int step_fp(struct uw_state *st, __u16 no_fp_end)
+static __always_inline int step_fp(struct uw_state *st, __u16 no_fp_end, struct task_struct *task)
 {
 	__u64 ra, bp;
 
@@ -236,7 +238,7 @@ static __always_inline int step_fp(struct uw_state *st, __u16 no_fp_end)
 		st->rec.end = no_fp_end;
 		return 1;
 	}
-	if (read_u64(&ra, st->bp + 8) || read_u64(&bp, st->bp)) {
+	if (read_u64(&ra, st->bp + 8, task) || read_u64(&bp, st->bp, task)) {
 		st->rec.end = UNWIND_END_READ_FAULT;
 		return 1;
 	}
@@ -252,7 +254,7 @@ static __always_inline int step_fp(struct uw_state *st, __u16 no_fp_end)
 
 /* Record the current frame and unwind one step: 0 to go on, 1 when the
  * stack ended (rec.end says why). */
-static __always_inline int unwind_step(struct uw_state *st)
+static __always_inline int unwind_step(struct uw_state *st, struct task_struct *task)
 {
 	const struct unwind_mapping *m = &st->last;
 	struct unwind_row *r;
@@ -289,14 +291,14 @@ static __always_inline int unwind_step(struct uw_state *st)
 			st->last.start = st->last.end = 0;
 	}
 	if (st->pc < m->start || st->pc >= m->end || !m->nrows)
-		return step_fp(st, UNWIND_END_NO_TABLE);
+		return step_fp(st, UNWIND_END_NO_TABLE, task);
 	/* a return address is the instruction after the call */
 	addr = st->pc - m->bias - (st->exact ? 0 : 1);
 	if (addr > 0xffffffffULL)
-		return step_fp(st, UNWIND_END_NO_TABLE);
+		return step_fp(st, UNWIND_END_NO_TABLE, task);
 	r = find_row(m, (__u32)addr);
 	if (!r)
-		return step_fp(st, UNWIND_END_NO_TABLE);
+		return step_fp(st, UNWIND_END_NO_TABLE, task);
 	switch (r->cfa) {
 	case UNWIND_CFA_RSP:
 		cfa = st->sp + (__s64)r->cfa_off;
@@ -308,7 +310,7 @@ static __always_inline int unwind_step(struct uw_state *st)
 		cfa = st->sp + (__s64)r->cfa_off + ((st->pc & 15) >= r->flags ? 8 : 0);
 		break;
 	case UNWIND_CFA_DEREF_RBP:
-		if (read_u64(&cfa, st->bp + (__s64)r->cfa_off)) {
+		if (read_u64(&cfa, st->bp + (__s64)r->cfa_off, task)) {
 			st->rec.end = UNWIND_END_READ_FAULT;
 			return 1;
 		}
@@ -316,9 +318,9 @@ static __always_inline int unwind_step(struct uw_state *st)
 	case UNWIND_CFA_SIGNAL: {
 		__u64 rbp, rsp, rip;
 
-		if (read_u64(&rbp, st->sp + SIGFRAME_RBP) ||
-		    read_u64(&rsp, st->sp + SIGFRAME_RSP) ||
-		    read_u64(&rip, st->sp + SIGFRAME_RIP)) {
+		if (read_u64(&rbp, st->sp + SIGFRAME_RBP, task) ||
+		    read_u64(&rsp, st->sp + SIGFRAME_RSP, task) ||
+		    read_u64(&rip, st->sp + SIGFRAME_RIP, task)) {
 			st->rec.end = UNWIND_END_READ_FAULT;
 			return 1;
 		}
@@ -331,16 +333,16 @@ static __always_inline int unwind_step(struct uw_state *st)
 	case UNWIND_CFA_END:
 		return 1; /* UNWIND_END_OK */
 	case UNWIND_CFA_GAP:
-		return step_fp(st, UNWIND_END_NO_TABLE);
+		return step_fp(st, UNWIND_END_NO_TABLE, task);
 	default:
 		st->rec.end = UNWIND_END_UNSUPPORTED;
 		return 1;
 	}
-	if (read_u64(&ra, cfa - 8)) {
+	if (read_u64(&ra, cfa - 8, task)) {
 		st->rec.end = UNWIND_END_READ_FAULT;
 		return 1;
 	}
-	if (r->rbp_off && read_u64(&st->bp, cfa + (__s64)r->rbp_off)) {
+	if (r->rbp_off && read_u64(&st->bp, cfa + (__s64)r->rbp_off, task)) {
 		st->rec.end = UNWIND_END_READ_FAULT;
 		return 1;
 	}
@@ -354,10 +356,8 @@ static __always_inline int unwind_step(struct uw_state *st)
 	return ra ? 0 : 1;
 }
 
-/* Start unwinding the current sample into the scratch state. False when
- * there is no user stack to take. */
-static __always_inline bool unwind_begin(struct bpf_perf_event_data *ctx, bool user_mode,
-					 struct uw_state *st, __u32 tgid)
+/* A new stack of process tgid in the state, its registers to be set. */
+static __always_inline void unwind_reset(struct uw_state *st, __u32 tgid)
 {
 	st->hash = 14695981039346656037ULL; /* FNV-1a offset basis */
 	st->tgid = tgid;
@@ -367,6 +367,14 @@ static __always_inline bool unwind_begin(struct bpf_perf_event_data *ctx, bool u
 	st->rec.end = UNWIND_END_OK;
 	st->rec.fp_frames = 0;
 	st->last.start = st->last.end = 0;
+}
+
+/* Start unwinding the current sample into the scratch state. False when
+ * there is no user stack to take. */
+static __always_inline bool unwind_begin(struct bpf_perf_event_data *ctx, bool user_mode,
+					 struct uw_state *st, __u32 tgid)
+{
+	unwind_reset(st, tgid);
 	return user_regs(ctx, user_mode, st);
 }
 
