@@ -508,4 +508,5 @@ static __always_inline struct seen_state *task_common(struct sample_key *key, bo
 
 #include "sample.bpf.h"
 #include "offcpu.bpf.h"
+#include "waits.bpf.h"
 #include "process.bpf.h"

@@ -90,6 +90,22 @@ struct offcpu_value {
 	__u64 ns;    /* time away */
 };
 
+/* The wait sampler (bpf/waits.bpf.h, kernels with a sleepable task
+ * iterator): at each tick, a visit of every thread of the targets; one
+ * found off the CPU counts as a wait of one period under its key. What it
+ * keeps of a thread between visits (`waits_threads`, by tid), so that one
+ * that has not run since (its switch count unchanged) costs one lookup;
+ * userspace keeps the stacks named here alive. */
+struct waits_thread {
+	__u64 start;	       /* the thread's start_time: a tid taken again differs */
+	__u64 nsw;	       /* nvcsw + nivcsw at the last visit */
+	struct offcpu_key key; /* what the last visit counted */
+	__u64 idle_kstack;     /* the stacks of its last visit idle for its */
+	__u64 idle_ustack;     /* client (0: none yet) */
+	__u32 idle_flags;      /* their SAMPLE_* stack flags */
+	__u32 gen;	       /* query_gen of key's statement */
+};
+
 /* Value of the `stacks` map, keyed by a 64-bit hash of its frames:
  * addresses leaf first, zero-filled after the last frame. */
 struct stack_trace {
@@ -215,6 +231,10 @@ enum ebprof_stat {
 	STAT_OFFCPU_SKIPPED,		  /* switches not sampled (offcpu sampling ratio) */
 	STAT_OFFCPU_UNTAKEN,		  /* waits under the period left out by chance */
 	STAT_FAULT_SAMPLES,		  /* page-fault samples of targeted tasks */
+	STAT_WAITS_VISITS,		  /* wait sampler: threads of targets found off the CPU */
+	STAT_WAITS_SAME,		  /* ... not run since their last visit: its key again */
+	STAT_WAITS_IDLE,		  /* ... idle for their client: their last idle stacks */
+	STAT_WAITS_ONCPU,		  /* ... found on a CPU (the CPU sampler's) */
 	STAT_MAX,
 };
 

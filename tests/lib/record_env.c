@@ -33,6 +33,12 @@ pid_t rec_start_fixture(struct tl_proc *fx, char *const argv[])
 	return pid;
 }
 
+bool rec_waits_for_go(const struct gp_sample *s)
+{
+	return gp_frame_pos(s, "fixture_start") >= 0 || gp_frame_pos(s, "_IO_fgets") >= 0 ||
+	       gp_frame_pos(s, "fgets") >= 0;
+}
+
 /* A work_split (argv[0] may be a copy under another name) burning secs. */
 pid_t rec_start_work_split(struct tl_proc *fx, const char *exe, const char *secs)
 {

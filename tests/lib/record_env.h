@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gopprof.h"
 #include "testlib.h"
 
 #define FREQ 99
@@ -32,6 +33,11 @@ struct rec_run {
 	struct tl_proc p;
 	struct tl_log log;
 };
+
+/* Is s a fixture's wait for its "go" line (fixture_start(), inlined:
+ * fgets() from main)? The sampled off-CPU path counts it from the start
+ * of the recording, the switch path not (it began before). */
+bool rec_waits_for_go(const struct gp_sample *s);
 
 /* Start `ebprof record ARGS -v` and wait until it samples. */
 void rec_start_record(struct rec_run *r, char **args);

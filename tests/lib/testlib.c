@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -364,4 +365,14 @@ void tl_system(const char *fmt, ...)
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+bool tl_kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	cr_assert_eq(uname(&u), 0);
+	cr_assert_geq(sscanf(u.release, "%d.%d", &ma, &mi), 1, "kernel release %s", u.release);
+	return ma > major || (ma == major && mi >= minor);
 }

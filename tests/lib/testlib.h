@@ -10,6 +10,7 @@
 #ifndef EBPROF_TESTLIB_H
 #define EBPROF_TESTLIB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -96,5 +97,8 @@ uint64_t tl_loc(struct profile *p, uint64_t mapping, uint64_t addr, const char *
  * "key=value" report); "" when absent. In one of 8 static buffers, so a
  * few can be used in one expression. */
 const char *tl_kv(const char *out, const char *key);
+
+/* Is the running kernel (uname -r) this version or later? */
+bool tl_kernel_at_least(int major, int minor);
 
 #endif /* EBPROF_TESTLIB_H */

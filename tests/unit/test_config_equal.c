@@ -63,6 +63,9 @@ static void two_values(const struct key_def *k, char *a, char *b, size_t len)
 	case T_UNWIND:
 		x = "fp", y = "dwarf";
 		break;
+	case T_OFFCPU_PATH:
+		x = "switch", y = "auto";
+		break;
 	case T_TYPES:
 		x = "cpu", y = "cpu,offcpu";
 		break;

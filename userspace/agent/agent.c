@@ -135,6 +135,8 @@ static int start(struct agent *a)
 	so.offcpu_min_ns = (uint64_t)a->cfg.offcpu_min_us * 1000;
 	so.offcpu_pct = (uint32_t)a->cfg.offcpu_ratio;
 	so.offcpu_period_ns = (uint64_t)a->cfg.offcpu_period_us * 1000;
+	so.offcpu_rate = a->cfg.offcpu_rate;
+	so.offcpu_path = a->cfg.offcpu_path;
 	so.faults_period = (uint32_t)a->cfg.faults_period;
 	so.memory_min_rss = (uint64_t)a->cfg.memory_min_rss;
 	so.memory_jump = 2; /* "resident memory doubles since its last snapshot" */

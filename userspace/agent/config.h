@@ -85,6 +85,9 @@ struct agent_config {
 	int64_t unwind_budget;	    /* unwind-budget: bytes of unwind tables, default 64M */
 	int log_level;	   /* log-level: error|warn|info|debug -> enum log_level, default info */
 	char *config_path; /* --config: the file read, NULL if none */
+
+	int offcpu_rate;		      /* offcpu-rate: the wait sampler's Hz, default 10 */
+	enum sampler_offcpu_path offcpu_path; /* offcpu-path: auto, iterator or switch */
 };
 
 /* Fill defaults (host name for service, characters outside [A-Za-z0-9._-]

@@ -318,6 +318,11 @@ int config_key_apply(struct agent_config *c, const struct key_def *k, const char
 		if (sampler_unwind_parse(v, FIELD(c, k, enum sampler_unwind)))
 			return args_fail(err, errlen, "%s must be dwarf or fp, got '%s'", what, v);
 		return 0;
+	case T_OFFCPU_PATH:
+		if (sampler_offcpu_path_parse(v, FIELD(c, k, enum sampler_offcpu_path)))
+			return args_fail(err, errlen,
+					 "%s must be auto, iterator or switch, got '%s'", what, v);
+		return 0;
 	case T_TYPES: {
 		unsigned types = 0;
 		char names[64];
@@ -423,7 +428,8 @@ bool config_equal(const struct agent_config *a, const struct agent_config *b)
 {
 	return a->frequency == b->frequency && a->profile_types == b->profile_types &&
 	       a->offcpu_min_us == b->offcpu_min_us && a->offcpu_ratio == b->offcpu_ratio &&
-	       a->offcpu_period_us == b->offcpu_period_us && a->faults_period == b->faults_period &&
+	       a->offcpu_period_us == b->offcpu_period_us && a->offcpu_rate == b->offcpu_rate &&
+	       a->offcpu_path == b->offcpu_path && a->faults_period == b->faults_period &&
 	       a->memory_min_rss == b->memory_min_rss && a->interval == b->interval &&
 	       a->group_short_lived == b->group_short_lived &&
 	       a->group_min_samples == b->group_min_samples && a->query_labels == b->query_labels &&

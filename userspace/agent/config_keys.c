@@ -55,6 +55,26 @@ const struct key_def config_keys[] = {
 		  "switches/s (bench/results/offcpu-*), faults\n"
 		  "every page fault ~90 ns, over 1% of a core\n"
 		  "under connection churn (bench/results/faults-*)" },
+	{ .name = "offcpu-rate",
+	  .type = T_INT,
+	  .off = F(offcpu_rate),
+	  .min = 1,
+	  .max = SAMPLER_OFFCPU_RATE_MAX,
+	  .arg = "HZ",
+	  .def = SAMPLER_OFFCPU_RATE_TEXT,
+	  .help = "offcpu, sampled (kernels 5.18+): visits of\n"
+		  "every thread of the targets per second; one\n"
+		  "found off the CPU counts 1/HZ s of its wait" },
+	{ .name = "offcpu-path",
+	  .type = T_OFFCPU_PATH,
+	  .off = F(offcpu_path),
+	  .arg = "PATH",
+	  .def = "auto",
+	  .help = "offcpu: iterator (sampled by a sleepable\n"
+		  "task iterator, 5.18+), switch (timed at\n"
+		  "every switch) or auto (the iterator where\n"
+		  "the kernel has it); offcpu-min, -ratio and\n"
+		  "-period are the switch path's" },
 	{ .name = "offcpu-min",
 	  .type = T_INT,
 	  .off = F(offcpu_min_us),

@@ -31,6 +31,7 @@ enum key_type {
 	T_LOGLEVEL,    /* int, enum log_level */
 	T_QUERYLABELS, /* enum query_labels */
 	T_UNWIND,      /* enum sampler_unwind */
+	T_OFFCPU_PATH, /* enum sampler_offcpu_path */
 	T_TYPES,       /* unsigned, PTYPE_BIT()s of "cpu,offcpu" */
 };
 

@@ -93,6 +93,8 @@ static void session_options(const struct cli_values *o, enum ptype type, const c
 	so->offcpu_min_ns = (uint64_t)o->offcpu_min_us * 1000;
 	so->offcpu_pct = (uint32_t)o->offcpu_pct;
 	so->offcpu_period_ns = (uint64_t)o->offcpu_period_us * 1000;
+	so->offcpu_rate = (int)o->offcpu_rate;
+	so->offcpu_path = o->offcpu_path;
 	so->all = o->all;
 	so->kernel = !o->no_kernel;
 	so->user = !o->no_user;

@@ -328,6 +328,8 @@ static void session_options(struct top *t, struct sink **sink, struct session_op
 	so->memory_min_rss = 4u << 20; /* an idle backend holds 2-3 MiB */
 	so->offcpu_pct = (uint32_t)t->o.offcpu_pct;
 	so->offcpu_period_ns = (uint64_t)t->o.offcpu_period_us * 1000;
+	so->offcpu_rate = (int)t->o.offcpu_rate;
+	so->offcpu_path = t->o.offcpu_path;
 	so->kernel = so->user = so->inherit = true;
 	so->pids = t->o.pids;
 	so->npids = t->o.npids;

@@ -32,6 +32,11 @@ static int choose_unwind(const char *name, void *field)
 	return sampler_unwind_parse(name, field);
 }
 
+static int choose_offcpu_path(const char *name, void *field)
+{
+	return sampler_offcpu_path_parse(name, field);
+}
+
 static int choose_query_labels(const char *name, void *field)
 {
 	return query_labels_parse(name, field);
@@ -96,6 +101,36 @@ const struct cli_option cli_options[] = {
 		 "PostgreSQL backend among the targets, read from outside it at the end of the "
 		 "recording (total and used bytes by context path, as "
 		 "pg_backend_memory_contexts shows them); one type per file" },
+	{ .name = "offcpu-rate",
+	  .type = CLI_INT,
+	  V(offcpu_rate, long),
+	  .cmds = CLI_RECORD | CLI_TOP,
+	  .arg = "HZ",
+	  .min = 1,
+	  .max = SAMPLER_OFFCPU_RATE_MAX,
+	  .def = SAMPLER_OFFCPU_RATE_TEXT,
+	  .section = "Sampling",
+	  .help = "off-CPU, sampled: visits of every target thread per second",
+	  .man = "Off-CPU, sampled (kernels with a sleepable task iterator, 5.18+): how often "
+		 "every thread of the targets is visited; a thread found off the CPU counts "
+		 "1/HZ s of its wait under its stacks, state, statement and wait event" },
+	{ .name = "offcpu-path",
+	  .type = CLI_CHOICE,
+	  V(offcpu_path, enum sampler_offcpu_path),
+	  .cmds = CLI_RECORD | CLI_TOP,
+	  .arg = "PATH",
+	  .choices = "auto,iterator,switch",
+	  .choose = choose_offcpu_path,
+	  .def = "auto",
+	  .section = "Sampling",
+	  .help = "off-CPU: `iterator` (sampled, 5.18+), `switch` (timed at every switch) or "
+		  "`auto` (the iterator where the kernel has it)",
+	  .man = "How off-CPU time is taken: `iterator` samples every thread of the targets "
+		 "--offcpu-rate times a second with a sleepable task iterator (Linux 5.18+), no "
+		 "hook at switches, a wait counted while it lasts; `switch` times every switch "
+		 "at sched_switch and takes the stacks where it ends (--offcpu-min, "
+		 "--offcpu-ratio and --offcpu-period are its options); `auto` takes the "
+		 "iterator where the kernel has it. `-v` says which" },
 	{ .name = "offcpu-min",
 	  .type = CLI_INT,
 	  V(offcpu_min_us, long),

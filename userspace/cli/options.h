@@ -106,7 +106,8 @@ struct cli_values {
 	bool all, no_inherit;
 	/* sampling */
 	const char *type; /* a profile type's name: what record samples, what ls takes */
-	long offcpu_min_us, offcpu_pct, offcpu_period_us;
+	long offcpu_min_us, offcpu_pct, offcpu_period_us, offcpu_rate;
+	enum sampler_offcpu_path offcpu_path;
 	long faults_period;
 	int64_t memory_min_rss;
 	long frequency;

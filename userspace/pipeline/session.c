@@ -171,6 +171,8 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	so.offcpu_min_ns = o->offcpu_min_ns;
 	so.offcpu_pct = o->offcpu_pct;
 	so.offcpu_period_ns = o->offcpu_period_ns;
+	so.offcpu_path = o->offcpu_path;
+	so.offcpu_rate = o->offcpu_rate;
 	so.faults_period = o->faults_period;
 	so.all = o->all;
 	so.kernel = o->kernel;

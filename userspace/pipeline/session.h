@@ -52,6 +52,9 @@ struct session_opts {
 	enum sampler_unwind unwind;   /* user stacks: DWARF (default) or frame pointers */
 	uint64_t unwind_budget;	      /* bytes of unwind tables; 0 = 64 MiB */
 	const char *unwind_cache_dir; /* NULL = /var/cache/ebprof/unwind; "" = none */
+
+	enum sampler_offcpu_path offcpu_path; /* off-CPU sampled, or timed at switches */
+	int offcpu_rate;		      /* ... sampled: visits per second; 0: default */
 	/* Targets */
 	bool all;	      /* every process; the rules below are ignored */
 	bool inherit;	      /* follow forks of targets */

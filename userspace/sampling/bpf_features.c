@@ -64,6 +64,35 @@ static bool probe_batch_ops(void)
 	return ok;
 }
 
+/* Does the kernel's enum bpf_func_id name this helper? */
+static bool has_helper(const struct btf *btf, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, "bpf_func_id", BTF_KIND_ENUM);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_enum *e = t ? btf_enum(t) : NULL;
+
+	for (int i = 0; e && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name))
+			return true;
+	return false;
+}
+
+/* The task iterators, from the kernel's own BTF (an iterator attaches
+ * through it: an external --btf file does not serve). */
+static void probe_task_iters(struct features *f)
+{
+	struct btf *btf;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK) || !(btf = btf__load_vmlinux_btf()))
+		return;
+	f->task_iter = btf__find_by_name_kind(btf, "bpf_iter__task", BTF_KIND_STRUCT) > 0 &&
+		       has_helper(btf, "BPF_FUNC_get_task_stack");
+	f->task_iter_s = f->task_iter && f->loop &&
+			 has_helper(btf, "BPF_FUNC_copy_from_user_task") &&
+			 has_helper(btf, "BPF_FUNC_task_pt_regs");
+	btf__free(btf);
+}
+
 int features_probe(const char *btf_path, struct features *f)
 {
 	const enum bpf_prog_type pe = BPF_PROG_TYPE_PERF_EVENT;
@@ -99,6 +128,8 @@ int features_probe(const char *btf_path, struct features *f)
 	f->batch_ops = probe_batch_ops();
 	if (f->perf_event)
 		f->loop = yes(libbpf_probe_bpf_helper(pe, BPF_FUNC_loop, NULL));
+	if (!btf_path)
+		probe_task_iters(f);
 	return 0;
 }
 
@@ -108,12 +139,15 @@ void features_format(const struct features *f, char *buf, size_t len)
 	snprintf(buf, len,
 		 "kernel %s: BTF %s, perf_event %s, raw_tp %s, hash %s, percpu_array %s, "
 		 "ringbuf %s, bpf_get_stack %s, current_task %s, cgroup_id %s, "
-		 "probe_read_kernel %s, batch ops %s%s, bpf_loop %s",
+		 "probe_read_kernel %s, batch ops %s%s, bpf_loop %s, task iterator %s",
 		 f->release[0] ? f->release : "?", YN(f->btf), YN(f->perf_event), YN(f->raw_tp),
 		 YN(f->hash), YN(f->percpu_array), YN(f->ringbuf), YN(f->get_stack),
 		 YN(f->current_task), YN(f->cgroup_id), YN(f->read_kernel), YN(f->batch_ops),
 		 f->batch_ops ? "" : " (fallback: counts drained key by key)",
-		 f->loop ? "yes" : "no (DWARF unwinding by tail calls)");
+		 f->loop ? "yes" : "no (DWARF unwinding by tail calls)",
+		 f->task_iter_s ? "sleepable (off-CPU sampled)"
+		 : f->task_iter ? "yes, not sleepable (off-CPU timed at switches)"
+				: "no (off-CPU timed at switches)");
 #undef YN
 }
 
@@ -234,6 +268,16 @@ static int probe_features(const char *btf_path, char *err, size_t errlen)
 bool features_have_loop(void)
 {
 	return !probe_ret && probed.loop;
+}
+
+bool features_have_task_iter_s(void)
+{
+	return !probe_ret && probed.task_iter_s;
+}
+
+bool features_have_task_iter(void)
+{
+	return !probe_ret && probed.task_iter;
 }
 
 int features_require(const char *btf_path, char *err, size_t errlen)

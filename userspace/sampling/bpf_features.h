@@ -29,6 +29,12 @@ struct features {
 	bool read_kernel;  /* bpf_probe_read_kernel_str() (5.5) */
 	bool batch_ops;	   /* map lookup-and-delete in batches (5.6); optional */
 	bool loop;	   /* bpf_loop() (5.17); optional: else tail calls */
+	/* In the kernel's own BTF (iterators attach through it): */
+	bool task_iter;	  /* a task iterator with bpf_get_task_stack() (5.9): off-CPU
+			   * waits in progress cut at a drain; optional */
+	bool task_iter_s; /* ... sleepable, with bpf_copy_from_user_task() and
+			   * bpf_task_pt_regs() (5.18): off-CPU sampled; optional,
+			   * else timed at every switch */
 };
 
 /*
@@ -64,6 +70,11 @@ int features_require(const char *btf_path, char *err, size_t errlen);
 /* bpf_loop() is there (after features_require()): DWARF unwinding in
  * one program rather than a chain of tail calls. */
 bool features_have_loop(void);
+
+/* The task iterators there are (after features_require()): the wait
+ * sampler's sleepable one, the plain one that cuts waits in progress. */
+bool features_have_task_iter_s(void);
+bool features_have_task_iter(void);
 
 /* strerror() that also names libbpf's own codes (LIBBPF_ERRNO__*, 4000+). */
 const char *features_libbpf_strerror(int err);

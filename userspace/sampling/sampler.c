@@ -151,6 +151,12 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	s->on_event = on_event;
 	s->event_ctx = ctx;
 	s->frequency = opts->frequency;
+	s->types = opts->types ? opts->types : PTYPE_BIT(PTYPE_CPU);
+	ret = offcpu_choose(s, opts, err, errlen);
+	if (ret) {
+		free(s);
+		return ret;
+	}
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
 		ret = s->ncpus ? s->ncpus : -EINVAL;
@@ -482,6 +488,10 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_OFFCPU_SKIPPED] = "switches not sampled (off-CPU ratio)",
 		[STAT_OFFCPU_UNTAKEN] = "waits under the off-CPU period left to chance",
 		[STAT_FAULT_SAMPLES] = "page-fault samples",
+		[STAT_WAITS_VISITS] = "threads found off the CPU by the wait sampler",
+		[STAT_WAITS_SAME] = "... not run since their last visit",
+		[STAT_WAITS_IDLE] = "... idle for their client, their last idle stacks",
+		[STAT_WAITS_ONCPU] = "threads found on a CPU by the wait sampler",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";

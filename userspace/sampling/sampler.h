@@ -35,6 +35,20 @@ enum sampler_unwind {
 #define SAMPLER_OFFCPU_PERIOD_US_TEXT "10000" /* the same, for help texts */
 #define SAMPLER_OFFCPU_PERIOD_MAX_US 1000000
 
+/* How off-CPU time is taken: sampled by a task iterator where the kernel
+ * has a sleepable one (5.18+), else timed at every switch. */
+enum sampler_offcpu_path {
+	SAMPLER_OFFCPU_AUTO = 0, /* the iterator where the kernel has it */
+	SAMPLER_OFFCPU_ITER,	 /* forced: the iterator (an error without it) */
+	SAMPLER_OFFCPU_SWITCH,	 /* forced: sched_switch and where it ends */
+};
+
+/* The wait sampler's visits per second: the default (measured:
+ * bench/waits-cost.sh) and its range. */
+#define SAMPLER_OFFCPU_RATE 10
+#define SAMPLER_OFFCPU_RATE_TEXT "10" /* the same, for help texts */
+#define SAMPLER_OFFCPU_RATE_MAX 100
+
 /* Page faults: one sample every N faults on a CPU, weighing N pages;
  * its default (measured: bench/faults.sh) and the largest. */
 #define SAMPLER_FAULTS_PERIOD 1000
@@ -68,6 +82,11 @@ struct sampler_opts {
 	enum sampler_unwind unwind;
 	uint64_t unwind_budget;	      /* bytes of unwind tables; 0 = 64 MiB */
 	const char *unwind_cache_dir; /* NULL = /var/cache/ebprof/unwind, "" = none */
+
+	/* off-CPU: sampled, or timed at every switch (offcpu_min_ns,
+	 * offcpu_pct and offcpu_period_ns are its) */
+	enum sampler_offcpu_path offcpu_path;
+	int offcpu_rate; /* the iterator's visits per second, 0: the default */
 };
 
 struct sampler_stats {
@@ -172,6 +191,22 @@ int sampler_unwind_parse(const char *s, enum sampler_unwind *out);
 const char *sampler_unwind_mode_name(enum sampler_unwind u);
 /* The names of enum unwind_end, for markers and metrics ("no unwind table"). */
 const char *sampler_unwind_end_name(unsigned end);
+
+/* How off-CPU time is taken, for -v and /metrics: "iterator" (sampled),
+ * "switch" (timed at every switch), NULL when the session takes none;
+ * the iterator's visits per second, and the CPU time its thread spent
+ * (the wait sampler's whole cost, the BPF program's included: it runs in
+ * that thread's reads). */
+struct sampler_offcpu_info {
+	const char *path;
+	int rate;
+	uint64_t ticks;	 /* visits of every thread */
+	uint64_t late;	 /* periods the thread was held up past (the next visit counts them) */
+	uint64_t cpu_ns; /* the thread's CPU time */
+};
+void sampler_offcpu_info(const struct sampler *s, struct sampler_offcpu_info *out);
+/* "auto", "iterator", "switch"; 0 or -EINVAL. */
+int sampler_offcpu_path_parse(const char *name, enum sampler_offcpu_path *out);
 
 /* The counter (enum ebprof_stat) of the samples BPF took of type t:
  * STAT_SAMPLES for cpu, STAT_FAULT_SAMPLES for faults; -1 for a type

@@ -46,6 +46,12 @@ struct sampler {
 	double offcpu_scale;		     /* 100 / the share of switches taken */
 	struct offcpu_key *okeys;
 	struct offcpu_value *ovalues;
+	/* ... sampled (sampler_waits.c) */
+	enum sampler_offcpu_path offcpu_path;		/* ITER or SWITCH, once chosen */
+	int offcpu_rate;				/* the iterator's visits per second */
+	struct bpf_link *waits_link;			/* the task iterator */
+	struct waits *waits;				/* the thread that reads it */
+	uint64_t waits_ticks, waits_late, waits_cpu_ns; /* once it stopped */
 	/* Page faults (sampler_faults.c) */
 	uint32_t faults_period; /* one sample every N faults */
 	int *fault_fds;		/* the page-fault event of each CPU, -1: none */
@@ -97,6 +103,18 @@ int offcpu_attach(struct sampler *s, char *err, size_t errlen);
 void offcpu_detach(struct sampler *s);
 int offcpu_drain(struct sampler *s, uint32_t old, bool both, raw_sample_fn fn, void *ctx);
 void offcpu_mark_live(struct sampler *s);
+
+/* Off-CPU sampled (sampler_waits.c): before load, which way the session
+ * takes (0, or a negative errno with the reason: a rate out of range, the
+ * iterator asked of a kernel without it), then its program and maps;
+ * start and stop the thread that reads the iterator; mark the stacks it
+ * keeps for threads that have not run since. */
+struct waits;
+int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen);
+void waits_configure(struct sampler *s);
+int waits_attach(struct sampler *s, char *err, size_t errlen);
+void waits_detach(struct sampler *s);
+void waits_mark_live(struct sampler *s);
 
 /* Page faults (sampler_faults.c): before load, which programs load and
  * the size of their counts; attach the page-fault event of every CPU,

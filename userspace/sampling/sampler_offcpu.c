@@ -53,14 +53,15 @@ void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 {
 	struct profile_bpf *sk = s->skel;
 	bool on = opts->types & PTYPE_BIT(PTYPE_OFFCPU);
-	bool tp = on && switch_end(s->offcpu_kp_sym, sizeof(s->offcpu_kp_sym)), kp = on && !tp;
+	bool sw = on && s->offcpu_path == SAMPLER_OFFCPU_SWITCH;
+	bool tp = sw && switch_end(s->offcpu_kp_sym, sizeof(s->offcpu_kp_sym)), kp = sw && !tp;
 	bool fp = s->unwind == SAMPLER_UNWIND_FP, loop = s->unwind == SAMPLER_UNWIND_LOOP;
 	bool tail = s->unwind == SAMPLER_UNWIND_TAIL;
 
 	s->types = opts->types ? opts->types : PTYPE_BIT(PTYPE_CPU);
 	s->offcpu_tp = tp;
-	bpf_program__set_autoload(sk->progs.on_switch_state, on);
-	bpf_program__set_autoload(sk->progs.on_switch, on);
+	bpf_program__set_autoload(sk->progs.on_switch_state, sw);
+	bpf_program__set_autoload(sk->progs.on_switch, sw);
 	bpf_program__set_autoload(sk->progs.offcpu_tp, tp && fp);
 	bpf_program__set_autoload(sk->progs.offcpu_tp_loop, tp && loop);
 	bpf_program__set_autoload(sk->progs.offcpu_tp_tail, tp && tail);
@@ -72,13 +73,16 @@ void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 	sk->rodata->offcpu_min_ns = opts->offcpu_min_ns;
 	sk->rodata->offcpu_period_ns = opts->offcpu_period_ns;
 	sk->rodata->offcpu_pct = opts->offcpu_pct ? opts->offcpu_pct : 100;
-	sk->rodata->offcpu_on = on;
-	s->offcpu_scale = 100.0 / sk->rodata->offcpu_pct;
-	if (!on) { /* its maps at their least */
+	sk->rodata->offcpu_on = sw;
+	/* sampled: every visit counts, none is left to a ratio */
+	s->offcpu_scale = sw ? 100.0 / sk->rodata->offcpu_pct : 1.0;
+	if (!sw) /* no switch is timed */
 		bpf_map__set_max_entries(sk->maps.offcpu_starts, 1);
+	if (!on) { /* its maps at their least */
 		bpf_map__set_max_entries(sk->maps.offcpu_counts0, 1);
 		bpf_map__set_max_entries(sk->maps.offcpu_counts1, 1);
 	}
+	waits_configure(s);
 }
 
 /* The program that takes the stacks of a wait, and its tail-call array. */
@@ -135,6 +139,8 @@ int offcpu_attach(struct sampler *s, char *err, size_t errlen)
 
 	if (!(s->types & PTYPE_BIT(PTYPE_OFFCPU)) || s->offcpu_link)
 		return 0;
+	if (s->offcpu_path == SAMPLER_OFFCPU_ITER)
+		return waits_attach(s, err, errlen);
 	p = stacks_prog(s, &progs, &more);
 	if (s->unwind == SAMPLER_UNWIND_TAIL) {
 		fd = bpf_program__fd(more);
@@ -169,6 +175,7 @@ int offcpu_attach(struct sampler *s, char *err, size_t errlen)
 
 void offcpu_detach(struct sampler *s)
 {
+	waits_detach(s);
 	bpf_link__destroy(s->offcpu_link);
 	s->offcpu_link = NULL;
 	bpf_link__destroy(s->offcpu_resume_link);
@@ -267,6 +274,7 @@ void offcpu_mark_live(struct sampler *s)
 
 	if (!(s->types & PTYPE_BIT(PTYPE_OFFCPU)))
 		return;
+	waits_mark_live(s);
 	while (!bpf_map_get_next_key(counts, prev, &key)) {
 		sampler_mark_stack(s, key.s.kstack);
 		sampler_mark_stack(s, key.s.ustack);

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The wait sampler (--type offcpu on kernels with a sleepable task
+ * iterator, 5.18+), included by profile.bpf.c after offcpu.bpf.h. Nothing
+ * runs at a switch: userspace reads the iterator `waits_visit` at a fixed
+ * rate (sampling/sampler_waits.c), and each read visits every thread of
+ * the host once. A thread of a target found off the CPU counts as a wait
+ * of one period (waits_ns) under the same key as a wait the switch
+ * path takes (struct offcpu_key: its state, kernel and user stacks,
+ * statement and PostgreSQL wait event), into the same counts; a thread on
+ * a CPU is the CPU sampler's.
+ *
+ * Another thread's memory is read with bpf_copy_from_user_task() and its
+ * user registers found with bpf_task_pt_regs(), so the statement, the wait
+ * event and the CFI unwind (unwind.bpf.h) are those of the perf_event
+ * programs with another reader. What costs is the unwind, so a visit
+ * takes no stacks when it need not (`waits_threads`):
+ *  - a thread whose switch count has not moved since its last visit has
+ *    not run: its last key again, its state read anew;
+ *  - a backend idle for its client (no statement, Client/ClientRead)
+ *    takes the stacks of its last idle visit (it waits where it waited).
+ * The program sleeps (a page of the target faulting in), so it keeps its
+ * scratch to itself: the perf_event and switch programs run meanwhile on
+ * its CPU and use theirs.
+ */
+#ifndef EBPROF_WAITS_BPF_H
+#define EBPROF_WAITS_BPF_H
+
+const volatile bool waits_user_fp = false; /* --unwind fp: user stacks into `stacks` */
+/* What a visit counts: the time since the last one (1 s / rate, more when
+ * the reader was held up), set by userspace before each. */
+__u64 waits_ns = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct waits_thread);
+} waits_threads SEC(".maps");
+
+struct waits_scratch {
+	struct offcpu_taken o;
+	struct waits_thread t;
+	struct stack_trace frames;
+	struct ebprof_query q;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct waits_scratch);
+} waits_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_state);
+} waits_uw SEC(".maps");
+
+/* PG_WAIT_CLIENT | WAIT_EVENT_CLIENT_READ: the same value in 12..17 */
+#define WAITS_CLIENT_READ 0x06000000u
+#define WAITS_STACK_FLAGS                                                                          \
+	(SAMPLE_KSTACK_LOST | SAMPLE_USTACK_LOST | SAMPLE_USTACK_DWARF | SAMPLE_USER_EXACT)
+
+/* A process of a thread visited: announced as a sample announces it
+ * (note_sampled()), its title left to the CPU sampler (it reads the
+ * current task's memory). Its `seen` entry, NULL when it has none. */
+static __always_inline struct seen_state *waits_seen(struct task_struct *task, __u32 tgid)
+{
+	struct seen_state now = {}, *last = bpf_map_lookup_elem(&seen, &tgid);
+	__u64 exec_vm = BPF_CORE_READ(task, mm, exec_vm), t;
+	bool wake;
+	long ret;
+
+	if (last) {
+		if (last->exec_pages != exec_vm) {
+			last->exec_pages = exec_vm;
+			wake = young_or_unready(last, tgid);
+			t = emit_as(EVENT_MAPS, tgid, 0, exec_vm, 0, wake, task);
+			if (wake)
+				announce_fresh(task, tgid, t);
+		}
+		return last;
+	}
+	now.exec_pages = exec_vm;
+	now.first_t = bpf_ktime_get_ns() >> 20;
+	ret = (int)bpf_map_update_elem(&seen, &tgid, &now, BPF_NOEXIST); /* see store_stack() */
+	if (ret && ret != -EEXIST) {
+		stat_inc(STAT_SEEN_FULL);
+		return NULL;
+	}
+	if (!ret) {
+		wake = unready(tgid);
+		t = emit_as(EVENT_FIRST, tgid, 0, exec_vm, wake ? EVENT_F_UNREADY : 0, wake, task);
+		if (wake)
+			announce_fresh(task, tgid, t);
+	}
+	return bpf_map_lookup_elem(&seen, &tgid);
+}
+
+/* The kernel stack of a thread off the CPU, stored (store_frames()). */
+static __always_inline __u64 waits_kstack(struct task_struct *task, struct stack_trace *st,
+					  bool *lost)
+{
+	long len;
+
+	*lost = false;
+	__builtin_memset(st, 0, sizeof(*st));
+	len = bpf_get_task_stack(task, st->ips, sizeof(st->ips), 0);
+	if (len < 0) {
+		stat_inc(len == -EFAULT ? STAT_KSTACK_EFAULT : STAT_STACK_OTHER);
+		*lost = true;
+		return 0;
+	}
+	return store_frames(st, len, lost);
+}
+
+/* The user registers the thread entered the kernel with (it is in it:
+ * off the CPU); false when it has none. */
+static __always_inline bool waits_user_regs(struct task_struct *task, struct uw_state *st)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return false;
+	st->pc = BPF_CORE_READ(regs, ip);
+	st->sp = BPF_CORE_READ(regs, sp);
+	st->bp = BPF_CORE_READ(regs, bp);
+	st->exact = entry_pc_exact((__s64)BPF_CORE_READ(regs, orig_ax));
+	return st->pc != 0;
+#else
+	return false;
+#endif
+}
+
+struct waits_loop {
+	struct task_struct *task;
+	struct uw_state *st;
+};
+
+struct waits_labels {
+	struct task_struct *task;
+	struct seen_state *seen;
+	struct waits_scratch *sc;
+};
+
+/* The statement and wait event of the visited thread into the scratch
+ * key: a bpf_loop() callback of one turn, so that the verifier checks
+ * the stacks' code once after it, not once per way through it. */
+static long waits_read_labels(__u64 i, struct waits_labels *c)
+{
+	struct offcpu_key *k = &c->sc->o.key;
+
+	if (want_queries)
+		read_query_as(&c->seen->stmt, k->s.tgid, k->s.tid, &k->s, c->task, &c->sc->q);
+	read_wait_event(c->seen, k, c->task);
+	return 1;
+}
+
+/* One frame of another thread's stack (a bpf_loop() callback). */
+static long waits_step(__u64 i, struct waits_loop *c)
+{
+	return unwind_step(c->st, c->task);
+}
+
+/* The user stack of the visited thread into key: unwound from its CFI
+ * (frame pointers where a binary has none) and sent once through
+ * `ustacks`; under --unwind fp, its first EBPROF_MAX_STACK_DEPTH frames
+ * into `stacks`, as the kernel's frame-pointer walk would have them. */
+static __always_inline void waits_ustack(struct task_struct *task, struct sample_key *key,
+					 struct stack_trace *frames)
+{
+	struct waits_loop c = { .task = task };
+	__u32 zero = 0;
+	bool lost;
+
+	c.st = bpf_map_lookup_elem(&waits_uw, &zero);
+	if (!c.st)
+		return;
+	unwind_reset(c.st, key->tgid);
+	if (!waits_user_regs(task, c.st))
+		return;
+	if (!waits_user_fp) {
+		c.st->key = *key;
+		bpf_loop(EBPROF_MAX_UNWIND_DEPTH + 1, waits_step, &c, 0);
+		unwind_publish(c.st);
+		*key = c.st->key;
+		return;
+	}
+	bpf_loop(EBPROF_MAX_STACK_DEPTH, waits_step, &c, 0);
+	__builtin_memset(frames, 0, sizeof(*frames));
+	for (__u32 i = 0; i < EBPROF_MAX_STACK_DEPTH; i++) {
+		if (i >= c.st->rec.n)
+			break;
+		frames->ips[i] = c.st->rec.ips[i] & ~EBPROF_IP_EXACT;
+	}
+	key->ustack = store_frames(frames, (long)c.st->rec.n * 8, &lost);
+	key->flags |= lost ? SAMPLE_USTACK_LOST : 0;
+	if (key->ustack && (c.st->rec.ips[0] & EBPROF_IP_EXACT))
+		key->flags |= SAMPLE_USER_EXACT;
+}
+
+/*
+ * Every thread of the host, once per read of the iterator: a thread of a
+ * target off the CPU is counted as a wait of one period.
+ */
+SEC("iter.s/task")
+int waits_visit(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct waits_thread *th;
+	struct waits_scratch *sc;
+	struct offcpu_taken *o;
+	struct seen_state *seen;
+	__u32 tgid, tid, zero = 0, gen = query_gen;
+	__u64 nsw, start;
+	bool idle, lost;
+	long state;
+
+	if (!task)
+		return 0;
+	tgid = task->tgid;
+	tid = task->pid;
+	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	if (task->exit_state)
+		return 0;
+	if (BPF_CORE_READ(task, on_cpu)) {
+		stat_inc(STAT_WAITS_ONCPU);
+		return 0;
+	}
+	state = offcpu_task_state(task);
+	if (state & TASK_DEAD_BIT)
+		return 0;
+	sc = bpf_map_lookup_elem(&waits_scratch, &zero);
+	if (!sc)
+		return 0;
+	stat_inc(STAT_WAITS_VISITS);
+	o = &sc->o;
+	o->ns = waits_ns;
+	nsw = task->nvcsw + task->nivcsw;
+	start = task->start_time;
+	th = bpf_map_lookup_elem(&waits_threads, &tid);
+	if (th && th->start != start)
+		th = NULL; /* another thread of this tid */
+	if (th && th->nsw == nsw && th->gen == gen) {
+		/* not run since: where it was, as it was, only woken perhaps */
+		o->key = th->key;
+		o->key.state = offcpu_state_of(state, false);
+		offcpu_count(o);
+		stat_inc(STAT_WAITS_SAME);
+		return 0;
+	}
+
+	__builtin_memset(&o->key, 0, sizeof(o->key));
+	o->key.state = offcpu_state_of(state, false);
+	o->key.s.tgid = tgid;
+	o->key.s.tid = tid;
+	BPF_CORE_READ_STR_INTO(&o->key.s.comm, task, comm);
+	seen = waits_seen(task, tgid);
+	if (seen) {
+		struct waits_labels c = { .task = task, .seen = seen, .sc = sc };
+
+		bpf_loop(1, waits_read_labels, &c, 0);
+	}
+	idle = o->key.has_wait && o->key.wait_event == WAITS_CLIENT_READ && !o->key.s.query &&
+	       !(o->key.s.flags & SAMPLE_QUERY_GAP) && o->key.state == OFFCPU_SLEEPING;
+	if (idle && th && (th->idle_kstack || th->idle_ustack)) {
+		o->key.s.kstack = th->idle_kstack;
+		o->key.s.ustack = th->idle_ustack;
+		o->key.s.flags |= th->idle_flags;
+		stat_inc(STAT_WAITS_IDLE);
+	} else {
+		if (want_kernel) {
+			o->key.s.kstack = waits_kstack(task, &sc->frames, &lost);
+			o->key.s.flags |= lost ? SAMPLE_KSTACK_LOST : 0;
+		}
+		if (want_user && task->mm)
+			waits_ustack(task, &o->key.s, &sc->frames);
+	}
+	offcpu_count(o);
+
+	if (!th) { /* a new entry, of its idle stacks too when idle */
+		th = &sc->t;
+		__builtin_memset(th, 0, sizeof(*th));
+		th->start = start;
+	}
+	th->nsw = nsw;
+	th->gen = gen;
+	th->key = o->key;
+	if (idle) {
+		th->idle_kstack = o->key.s.kstack;
+		th->idle_ustack = o->key.s.ustack;
+		th->idle_flags = o->key.s.flags & WAITS_STACK_FLAGS;
+	}
+	if (th == &sc->t && bpf_map_update_elem(&waits_threads, &tid, th, BPF_ANY))
+		stat_inc(STAT_OFFCPU_FULL);
+	return 0;
+}
+
+#endif /* EBPROF_WAITS_BPF_H */

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The wait sampler (bpf/waits.bpf.h): off-CPU time sampled rather than
+ * timed at every switch, on kernels with a sleepable task iterator
+ * (5.18+). Which of the two ways a session takes (sampler.h's
+ * enum sampler_offcpu_path), the iterator's link, and the thread that
+ * reads it at the rate: each read runs the program over every thread of
+ * the host, counting the targets' threads off the CPU as waits of one
+ * period. The thread's CPU time is the sampler's whole cost (the program
+ * runs in its reads), kept for /metrics. Stacks the program keeps for
+ * threads that have not run since are kept alive across the stack GC.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "bpf_features.h"
+#include "sampler_internal.h"
+#include "util/log.h"
+
+#define NSEC 1000000000LL
+
+struct waits {
+	struct profile_bpf *skel;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake; /* stop */
+	bool stop;
+	int link_fd;
+	int64_t period_ns;
+	_Atomic uint64_t ticks, late, cpu_ns;
+};
+
+int sampler_offcpu_path_parse(const char *name, enum sampler_offcpu_path *out)
+{
+	static const char *const names[] = { "auto", "iterator", "switch" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i])) {
+			*out = (enum sampler_offcpu_path)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen)
+{
+	bool have = features_have_task_iter_s();
+
+	s->offcpu_rate = opts->offcpu_rate ? opts->offcpu_rate : SAMPLER_OFFCPU_RATE;
+	if (!(opts->types & PTYPE_BIT(PTYPE_OFFCPU))) {
+		s->offcpu_path = SAMPLER_OFFCPU_AUTO; /* none */
+		return 0;
+	}
+	if (s->offcpu_rate < 1 || s->offcpu_rate > SAMPLER_OFFCPU_RATE_MAX) {
+		snprintf(err, errlen, "offcpu-rate must be between 1 and %d Hz, got %d",
+			 SAMPLER_OFFCPU_RATE_MAX, s->offcpu_rate);
+		return -EINVAL;
+	}
+	if (opts->offcpu_path == SAMPLER_OFFCPU_ITER && !have) {
+		snprintf(err, errlen,
+			 "offcpu-path iterator needs a sleepable task iterator with "
+			 "bpf_copy_from_user_task() (Linux 5.18+, its own BTF): not this kernel");
+		return -ENOTSUP;
+	}
+	s->offcpu_path = opts->offcpu_path == SAMPLER_OFFCPU_SWITCH || !have ? SAMPLER_OFFCPU_SWITCH
+									     : SAMPLER_OFFCPU_ITER;
+	if (s->offcpu_path == SAMPLER_OFFCPU_ITER)
+		log_info("off-CPU: sampled by a sleepable task iterator at %d Hz, no hook at "
+			 "switches",
+			 s->offcpu_rate);
+	else
+		log_info("off-CPU: timed at every switch (%s)",
+			 have ? "offcpu-path switch"
+			      : "this kernel has no sleepable task iterator, Linux 5.18+");
+	return 0;
+}
+
+void waits_configure(struct sampler *s)
+{
+	struct profile_bpf *sk = s->skel;
+	bool on = s->offcpu_path == SAMPLER_OFFCPU_ITER;
+
+	bpf_program__set_autoload(sk->progs.waits_visit, on);
+	sk->rodata->waits_user_fp = s->unwind == SAMPLER_UNWIND_FP;
+	if (!on)
+		bpf_map__set_max_entries(sk->maps.waits_threads, 1);
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * NSEC + t.tv_nsec;
+}
+
+/* One visit of every thread: a read of a new iterator to its end. */
+static void visit(int link_fd)
+{
+	char buf[64];
+	int fd = bpf_iter_create(link_fd);
+
+	if (fd < 0) {
+		log_debug("wait sampler: cannot create the iterator: %s", strerror(errno));
+		return;
+	}
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
+/* The most a visit counts: a reader held up longer (stopped, a machine
+ * suspended) leaves the rest out rather than give it all to what it finds. */
+#define WAITS_MAX_NS NSEC
+
+static void *tick(void *arg)
+{
+	struct waits *w = arg;
+	int64_t next = mono_ns(), last = next, now;
+	struct timespec cpu, at;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
+		next += w->period_ns;
+		at.tv_sec = next / NSEC;
+		at.tv_nsec = next % NSEC;
+		if (pthread_cond_timedwait(&w->wake, &w->lock, &at) != ETIMEDOUT)
+			continue; /* told to stop (or woken for nothing) */
+		pthread_mutex_unlock(&w->lock);
+		/* a visit stands for the time since the last one: a late one
+		 * (the thread held up on a busy host) for more than a period */
+		now = mono_ns();
+		w->skel->bss->waits_ns =
+			(uint64_t)(now - last < WAITS_MAX_NS ? now - last : WAITS_MAX_NS);
+		last = now;
+		visit(w->link_fd);
+		atomic_fetch_add(&w->ticks, 1);
+		if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
+			atomic_store(&w->cpu_ns, (uint64_t)cpu.tv_sec * NSEC + cpu.tv_nsec);
+		/* more than a period behind: on from now, said so */
+		now = mono_ns();
+		if (now > next + w->period_ns) {
+			atomic_fetch_add(&w->late, (uint64_t)((now - next) / w->period_ns));
+			next += (now - next) / w->period_ns * w->period_ns;
+		}
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+int waits_attach(struct sampler *s, char *err, size_t errlen)
+{
+	pthread_condattr_t ca;
+	struct waits *w;
+	int ret;
+
+	if (s->offcpu_path != SAMPLER_OFFCPU_ITER || s->waits)
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	s->waits_link = bpf_program__attach_iter(s->skel->progs.waits_visit, NULL);
+	if (!s->waits_link) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot attach the wait sampler's task iterator: %s",
+			 strerror(errno));
+		free(w);
+		return ret;
+	}
+	w->skel = s->skel;
+	w->link_fd = bpf_link__fd(s->waits_link);
+	w->period_ns = NSEC / s->offcpu_rate;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	ret = -pthread_create(&w->thread, NULL, tick, w);
+	if (ret) {
+		snprintf(err, errlen, "cannot start the wait sampler's thread: %s", strerror(-ret));
+		pthread_cond_destroy(&w->wake);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		bpf_link__destroy(s->waits_link);
+		s->waits_link = NULL;
+		return ret;
+	}
+	s->waits = w;
+	log_debug("off-CPU sampled by a task iterator at %d Hz", s->offcpu_rate);
+	return 0;
+}
+
+void waits_detach(struct sampler *s)
+{
+	struct waits *w = s->waits;
+
+	if (w) {
+		pthread_mutex_lock(&w->lock);
+		w->stop = true;
+		pthread_cond_signal(&w->wake);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->thread, NULL);
+		s->waits_ticks = atomic_load(&w->ticks);
+		s->waits_late = atomic_load(&w->late);
+		s->waits_cpu_ns = atomic_load(&w->cpu_ns);
+		pthread_cond_destroy(&w->wake);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		s->waits = NULL;
+	}
+	bpf_link__destroy(s->waits_link);
+	s->waits_link = NULL;
+}
+
+#define MARK_CHUNK 256
+
+/* The stacks the program keeps for threads that have not run since. */
+void waits_mark_live(struct sampler *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.waits_threads);
+	uint32_t keys[MARK_CHUNK], out = 0, n;
+	struct waits_thread *vals;
+	void *in = NULL;
+	bool done = false;
+
+	if (s->offcpu_path != SAMPLER_OFFCPU_ITER)
+		return;
+	vals = calloc(MARK_CHUNK, sizeof(*vals));
+	if (!vals) {
+		s->seen_cap = SIZE_MAX; /* cannot tell what is in use: free nothing */
+		return;
+	}
+	while (!done) {
+		n = MARK_CHUNK;
+		if (bpf_map_lookup_batch(fd, in, &out, keys, vals, &n, NULL)) {
+			if (errno != ENOENT) {
+				s->seen_cap = SIZE_MAX;
+				break;
+			}
+			done = true;
+		}
+		in = &out;
+		for (uint32_t i = 0; i < n; i++) {
+			sampler_mark_stack(s, vals[i].key.s.kstack);
+			sampler_mark_stack(s, vals[i].key.s.ustack);
+			sampler_mark_stack(s, vals[i].idle_kstack);
+			sampler_mark_stack(s, vals[i].idle_ustack);
+		}
+	}
+	free(vals);
+}
+
+void sampler_offcpu_info(const struct sampler *s, struct sampler_offcpu_info *out)
+{
+	const struct waits *w = s->waits;
+
+	memset(out, 0, sizeof(*out));
+	if (!(s->types & PTYPE_BIT(PTYPE_OFFCPU)))
+		return;
+	out->path = s->offcpu_path == SAMPLER_OFFCPU_ITER ? "iterator" : "switch";
+	if (s->offcpu_path != SAMPLER_OFFCPU_ITER)
+		return;
+	out->rate = s->offcpu_rate;
+	out->ticks = w ? atomic_load(&w->ticks) : s->waits_ticks;
+	out->late = w ? atomic_load(&w->late) : s->waits_late;
+	out->cpu_ns = w ? atomic_load(&w->cpu_ns) : s->waits_cpu_ns;
+}
