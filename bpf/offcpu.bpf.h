@@ -392,4 +392,95 @@ int offcpu_kp_more(struct pt_regs *ctx)
 	return 0;
 }
 
+/* The record of a wait cut (a scratch per CPU: the program does not
+ * sleep). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_cut_rec);
+} offcpu_cut_scratch SEC(".maps");
+
+/* A thread of a target away since before it was known (at the start, a
+ * new target): away from now on. */
+static __always_inline void offcpu_seed(struct task_struct *task, __u32 tid, __u32 tgid)
+{
+	struct offcpu_start fresh = { .tgid = tgid };
+	long state;
+
+	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
+		return;
+	if (BPF_CORE_READ(task, on_cpu) || BPF_CORE_READ(task, exit_state))
+		return;
+	state = offcpu_task_state(task);
+	if (state & TASK_DEAD_BIT)
+		return;
+	fresh.state = offcpu_state_of(state, false);
+	fresh.ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&offcpu_starts, &tid, &fresh, BPF_NOEXIST) == -E2BIG)
+		stat_inc(STAT_OFFCPU_FULL);
+}
+
+/*
+ * At the start and at each drain (userspace reads it then), every thread
+ * of the host: one of a target away now has the part of its wait so far
+ * cut off, decided by its length as a wait is where it ends
+ * (offcpu_resumed()), and written to the reader with its kernel stack;
+ * its start moves to now, so the rest is counted where it ends or at the
+ * next cut. A part shorter than offcpu_min_ns is left to the wait's end.
+ * One away that the switch program never saw leave (it left before the
+ * start) is away from now on.
+ */
+SEC("iter/task")
+int offcpu_cut(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *task = ctx->task;
+	struct offcpu_cut_rec *r;
+	struct offcpu_start *s;
+	__u32 tid, tgid, zero = 0;
+	__u64 now, ns;
+	long len;
+
+	if (!task)
+		return 0;
+	tid = BPF_CORE_READ(task, pid);
+	tgid = BPF_CORE_READ(task, tgid);
+	s = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	if (!s || s->tgid != tgid) {
+		offcpu_seed(task, tid, tgid);
+		return 0;
+	}
+	if (!s->ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (now <= s->ts || now - s->ts < offcpu_min_ns)
+		return 0;
+	ns = now - s->ts;
+	s->ts = now;
+	if (ns < offcpu_period_ns) {
+		if (((__u64)bpf_get_prandom_u32() * offcpu_period_ns) >> 32 >= ns) {
+			stat_inc(STAT_OFFCPU_UNTAKEN);
+			return 0;
+		}
+		ns = offcpu_period_ns;
+	}
+	r = bpf_map_lookup_elem(&offcpu_cut_scratch, &zero);
+	if (!r)
+		return 0;
+	r->tgid = s->tgid;
+	r->tid = tid;
+	r->ns = ns;
+	r->state = s->state;
+	BPF_CORE_READ_STR_INTO(&r->comm, task, comm);
+	r->nkernel = 0;
+	if (want_kernel) {
+		len = bpf_get_task_stack(task, r->ips, sizeof(r->ips), 0);
+		r->nkernel = len > 0 ? len / sizeof(__u64) : 0;
+	}
+	bpf_seq_write(seq, r, sizeof(*r));
+	stat_inc(STAT_WAITS_CUT);
+	return 0;
+}
+
 #endif /* EBPROF_OFFCPU_BPF_H */

@@ -90,6 +90,22 @@ struct offcpu_value {
 	__u64 ns;    /* time away */
 };
 
+/* A wait in progress at a drain, cut there (the `offcpu_cut` task
+ * iterator's record, switch path): its time so far is counted in the
+ * interval ending, the rest where it ends. Nothing but its kernel stack
+ * can be had from outside the thread without sleeping: userspace reads
+ * its statement and wait event (process_vm_readv). */
+struct offcpu_cut_rec {
+	__u32 tgid;
+	__u32 tid;
+	__u64 ns; /* away so far (since its last cut), or the period */
+	char comm[EBPROF_TASK_COMM_LEN];
+	__u32 nkernel; /* frames in ips */
+	__u8 state;    /* enum offcpu_state */
+	__u8 pad[3];
+	__u64 ips[EBPROF_MAX_STACK_DEPTH];
+};
+
 /* The wait sampler (bpf/waits.bpf.h, kernels with a sleepable task
  * iterator): at each tick, a visit of every thread of the targets; one
  * found off the CPU counts as a wait of one period under its key. What it
@@ -235,6 +251,7 @@ enum ebprof_stat {
 	STAT_WAITS_SAME,		  /* ... not run since their last visit: its key again */
 	STAT_WAITS_IDLE,		  /* ... idle for their client: their last idle stacks */
 	STAT_WAITS_ONCPU,		  /* ... found on a CPU (the CPU sampler's) */
+	STAT_WAITS_CUT,			  /* switch path: waits in progress cut at a drain */
 	STAT_MAX,
 };
 

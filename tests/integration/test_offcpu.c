@@ -450,9 +450,9 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 						      "-p", pm, "-d", "90", "-o", out_sw, NULL });
 	/* one session holds the row; once it does, the other updates it
 	 * (psql's \timing: how long it waited); once the server shows the
-	 * UPDATE waiting on the row, one more recording of 2 s runs inside
-	 * the wait (the path the kernel takes), then the holder is left 1 s
-	 * more and cancelled, which ends its transaction.
+	 * UPDATE waiting on the row, two more recordings of 2 s run inside
+	 * the wait (the path the kernel takes, and the switch path), then the
+	 * holder is left 1 s more and cancelled, which ends its transaction.
 	 * A third connection sits idle, its client silent for 10 s, then
 	 * asks the server how long it has been connected. Under TCG (vmtest)
 	 * every psql takes seconds to start (a fixed 8 s hold once ended
@@ -470,13 +470,15 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 		"'transactionid'\" postgres)\" = 1 ] || [ $i -ge 600 ]; do sleep 0.05; "
 		"i=$((i + 1)); done; "
 		"$E -o %s/inprog.pb.gz 2>%s/inprog.log & a=$!; "
-		"wait $a || echo 'in-progress recording failed'; sleep 1; "
+		"$E --offcpu-path switch -o %s/inprog-switch.pb.gz 2>%s/inprog-switch.log & b=$!; "
+		"wait $a || echo 'in-progress recording failed'; "
+		"wait $b || echo 'in-progress recording (switch) failed'; sleep 1; "
 		"$P -c \"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = "
 		"'PgSleep'\" postgres >/dev/null; "
 		"(sleep 10; echo \"SELECT 'idle_s=' || extract(epoch FROM statement_timestamp() - "
 		"backend_start) FROM pg_stat_activity WHERE pid = pg_backend_pid();\") | "
 		"$P postgres & wait",
-		pg.dir, pg.port, tl_path("ebprof"), pm, dir, dir);
+		pg.dir, pg.port, tl_path("ebprof"), pm, dir, dir, dir, dir);
 	cr_assert_eq(tl_sh(cmd, &o), 0, "%s", o ? o : "");
 	cr_expect(o && !strstr(o, "recording failed"), "%s", o);
 	cr_assert(o && (t = strstr(o, "Time: ")) && sscanf(t, "Time: %lf ms", &update_ms) == 1,
@@ -493,8 +495,9 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 	if (both)
 		check_lock_and_idle(out_sw, "switch", update_ms, idle_s);
 	snprintf(cmd, sizeof(cmd), "%s/inprog.pb.gz", dir);
-	if (both) /* the switch path counts a wait where it ends */
-		check_in_progress(cmd, "in progress, iterator");
+	check_in_progress(cmd, both ? "in progress, iterator" : "in progress, switch");
+	snprintf(cmd, sizeof(cmd), "%s/inprog-switch.pb.gz", dir);
+	check_in_progress(cmd, "in progress, switch");
 	tl_log_free(&rec.log);
 	if (both)
 		tl_log_free(&rec_sw.log);

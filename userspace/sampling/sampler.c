@@ -442,6 +442,7 @@ void sampler_close(struct sampler *s)
 		return;
 	if (s->pfds)
 		sampler_stop(s);
+	offcpu_cut_detach(s);
 	maps_prefetch_stop(s->prefetch);
 	ring_buffer__free(s->rb);
 	ring_buffer__free(s->urb);
@@ -492,6 +493,7 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_WAITS_SAME] = "... not run since their last visit",
 		[STAT_WAITS_IDLE] = "... idle for their client, their last idle stacks",
 		[STAT_WAITS_ONCPU] = "threads found on a CPU by the wait sampler",
+		[STAT_WAITS_CUT] = "waits in progress cut at a drain",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";

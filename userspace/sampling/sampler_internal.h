@@ -52,6 +52,7 @@ struct sampler {
 	struct bpf_link *waits_link;			/* the task iterator */
 	struct waits *waits;				/* the thread that reads it */
 	uint64_t waits_ticks, waits_late, waits_cpu_ns; /* once it stopped */
+	struct bpf_link *cut_link; /* switch path: waits in progress cut at drains */
 	/* Page faults (sampler_faults.c) */
 	uint32_t faults_period; /* one sample every N faults */
 	int *fault_fds;		/* the page-fault event of each CPU, -1: none */
@@ -110,6 +111,13 @@ void offcpu_mark_live(struct sampler *s);
  * start and stop the thread that reads the iterator; mark the stacks it
  * keeps for threads that have not run since. */
 struct waits;
+/* Switch path (offcpu_cut.c): the iterator that cuts the waits in
+ * progress at a drain (none before 5.9: they are counted where they
+ * end); offcpu_cut() hands their parts so far to fn: their number, or
+ * fn's negative errno. */
+void offcpu_cut_attach(struct sampler *s);
+void offcpu_cut_detach(struct sampler *s);
+int offcpu_cut(struct sampler *s, raw_sample_fn fn, void *ctx);
 int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen);
 void waits_configure(struct sampler *s);
 int waits_attach(struct sampler *s, char *err, size_t errlen);

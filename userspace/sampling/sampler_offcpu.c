@@ -15,6 +15,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 
+#include "bpf_features.h"
 #include "sampler_internal.h"
 #include "util/log.h"
 
@@ -60,6 +61,7 @@ void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 
 	s->types = opts->types ? opts->types : PTYPE_BIT(PTYPE_CPU);
 	s->offcpu_tp = tp;
+	bpf_program__set_autoload(sk->progs.offcpu_cut, sw && features_have_task_iter());
 	bpf_program__set_autoload(sk->progs.on_switch_state, sw);
 	bpf_program__set_autoload(sk->progs.on_switch, sw);
 	bpf_program__set_autoload(sk->progs.offcpu_tp, tp && fp);
@@ -170,6 +172,7 @@ int offcpu_attach(struct sampler *s, char *err, size_t errlen)
 		offcpu_detach(s);
 		return ret;
 	}
+	offcpu_cut_attach(s);
 	return 0;
 }
 
@@ -259,11 +262,17 @@ int offcpu_drain(struct sampler *s, uint32_t old, bool both, raw_sample_fn fn, v
 			return -ENOMEM;
 	}
 	ret = drain_one(s, maps[old], fn, ctx);
-	if (ret < 0 || !both)
-		return ret;
-	total = ret;
-	ret = drain_one(s, maps[!old], fn, ctx);
-	return ret < 0 ? ret : total + ret;
+	if (ret >= 0 && both) {
+		total = ret;
+		ret = drain_one(s, maps[!old], fn, ctx);
+		ret = ret < 0 ? ret : total + ret;
+	}
+	if (ret >= 0) { /* the waits in progress, so far */
+		total = ret;
+		ret = offcpu_cut(s, fn, ctx);
+		ret = ret < 0 ? ret : total + ret;
+	}
+	return ret;
 }
 
 void offcpu_mark_live(struct sampler *s)
