@@ -373,6 +373,46 @@ Test(metrics, intervals_add_up)
 	agent_metrics_destroy(&m);
 }
 
+/* The off-CPU path the last interval's session took, and the wait
+ * sampler's figures only when it is the iterator. */
+Test(metrics, offcpu_path_and_wait_sampler)
+{
+	struct agent_metrics m;
+	struct session_interval iv = { .offcpu = { .path = "iterator",
+						   .rate = 10,
+						   .ticks = 300,
+						   .late = 2,
+						   .cpu_ns = 1500000000 } };
+	char *text;
+
+	iv.lost[STAT_WAITS_VISITS] = 4000;
+	iv.lost[STAT_WAITS_SAME] = 3500;
+	agent_metrics_init(&m);
+	text = page(&m);
+	cr_expect_null(strstr(text, "ebprof_offcpu_path"), "no off-CPU, no path: %s", text);
+	free(text);
+	agent_metrics_interval(&m, &iv);
+	text = page(&m);
+	check_format(text);
+	cr_expect(strstr(text, "\nebprof_offcpu_path{path=\"iterator\"} 1\n") != NULL, "%s", text);
+	cr_expect(strstr(text, "\nebprof_waits_rate_hz 10\n") != NULL, "%s", text);
+	cr_expect(strstr(text, "\nebprof_waits_visits_total 300\n") != NULL, "%s", text);
+	cr_expect(strstr(text, "\nebprof_waits_late_total 2\n") != NULL, "%s", text);
+	cr_expect(strstr(text, "\nebprof_waits_threads_visited_total 4000\n") != NULL, "%s", text);
+	cr_expect(strstr(text, "\nebprof_waits_threads_unchanged_total 3500\n") != NULL, "%s",
+		  text);
+	cr_expect(strstr(text, "\nebprof_waits_cpu_seconds_total 1.500000\n") != NULL, "%s", text);
+	free(text);
+	iv = (struct session_interval){ .offcpu = { .path = "switch" } };
+	agent_metrics_interval(&m, &iv);
+	text = page(&m);
+	cr_expect(strstr(text, "\nebprof_offcpu_path{path=\"switch\"} 1\n") != NULL, "%s", text);
+	cr_expect_null(strstr(text, "ebprof_waits_rate_hz"), "the switch path has no rate: %s",
+		       text);
+	free(text);
+	agent_metrics_destroy(&m);
+}
+
 /* ---- the sinks' figures ------------------------------------------------------------ */
 
 struct fake {

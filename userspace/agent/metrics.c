@@ -36,6 +36,7 @@ void agent_metrics_interval(struct agent_metrics *m, const struct session_interv
 	m->offcpu_ns += iv->built.offcpu_ns;
 	m->fault_bytes += iv->built.fault_bytes;
 	m->unwind = iv->unwind;
+	m->offcpu = iv->offcpu;
 	m->memory = iv->memory;
 	m->memory_oom = iv->memory_oom;
 	if (iv->symbols && !symreport_merge(&m->symbols, iv->symbols))
@@ -73,6 +74,39 @@ static void metric(FILE *out, const char *name, const char *type, const char *he
 {
 	head(out, name, type, help);
 	fprintf(out, "%s %llu\n", name, (unsigned long long)value);
+}
+
+/* How off-CPU time is taken (none when the session takes none): the
+ * path, and the wait sampler's rate, visits and CPU time. */
+static void offcpu_path_metrics(FILE *out, const struct agent_metrics *m)
+{
+	const struct sampler_offcpu_info *o = &m->offcpu;
+
+	if (!o->path)
+		return;
+	head(out, "ebprof_offcpu_path", "gauge",
+	     "How off-CPU time is taken: path=\"iterator\" (sampled by a sleepable task iterator, "
+	     "no hook at switches) or path=\"switch\" (timed at every switch).");
+	fprintf(out, "ebprof_offcpu_path{path=\"%s\"} 1\n", o->path);
+	if (strcmp(o->path, "iterator"))
+		return;
+	metric(out, "ebprof_waits_rate_hz", "gauge",
+	       "The wait sampler's visits of every target thread per second (offcpu-rate).",
+	       (uint64_t)o->rate);
+	metric(out, "ebprof_waits_visits_total", "counter",
+	       "Reads of the wait sampler's iterator (each visits every thread).", o->ticks);
+	metric(out, "ebprof_waits_late_total", "counter",
+	       "Periods the wait sampler's thread was held up past (the next visit counts them).",
+	       o->late);
+	metric(out, "ebprof_waits_threads_visited_total", "counter",
+	       "Target threads the wait sampler found off the CPU.", m->lost[STAT_WAITS_VISITS]);
+	metric(out, "ebprof_waits_threads_unchanged_total", "counter",
+	       "... of them not run since their last visit (their last stacks again).",
+	       m->lost[STAT_WAITS_SAME]);
+	head(out, "ebprof_waits_cpu_seconds_total", "counter",
+	     "CPU time of the wait sampler's thread, its BPF program's included (the whole cost "
+	     "of sampling off-CPU time).");
+	fprintf(out, "ebprof_waits_cpu_seconds_total %.6f\n", o->cpu_ns / 1e9);
 }
 
 /* The sinks' figures, each family's HELP and TYPE once (two remotes
@@ -300,6 +334,7 @@ int agent_metrics_write(FILE *out, void *ctx)
 	     "Time target threads spent off the CPU, in off-CPU profiles (scaled by the ratio "
 	     "taken).");
 	fprintf(out, "ebprof_offcpu_seconds_total %.6f\n", m->offcpu_ns / 1e9);
+	offcpu_path_metrics(out, m);
 	metric(out, "ebprof_offcpu_short_waits_total", "counter",
 	       "Waits shorter than offcpu-min, not counted.", m->lost[STAT_OFFCPU_SHORT]);
 	metric(out, "ebprof_offcpu_switches_skipped_total", "counter",

@@ -37,6 +37,7 @@ struct agent_metrics {
 	uint64_t offcpu_ns;		    /* off-CPU time in the profiles */
 	uint64_t fault_bytes;		    /* page faults in the profiles, bytes */
 	struct sampler_unwind_info unwind;  /* the last interval's session */
+	struct sampler_offcpu_info offcpu;  /* ... its off-CPU path */
 	struct memsnap_stats memory;	    /* memory snapshots, this session */
 	uint64_t memory_oom;		    /* backends OOM-killed, this session */
 };

@@ -440,6 +440,7 @@ static void interval_stats(struct session *s, struct session_interval *iv)
 	iv->samples = session_samples(s, iv->lost);
 	sampler_loss_text(iv->lost, iv->lost_text, sizeof(iv->lost_text));
 	sampler_unwind_info(s->sampler, &iv->unwind);
+	sampler_offcpu_info(s->sampler, &iv->offcpu);
 	s->last_stats = st;
 }
 

@@ -105,6 +105,7 @@ struct session_interval {
 	struct sampler_unwind_info unwind; /* the unwinder, since the start */
 	struct memsnap_stats memory;	   /* memory snapshots, since the start */
 	uint64_t memory_oom;		   /* ... PostgreSQL processes OOM-killed */
+	struct sampler_offcpu_info offcpu; /* the off-CPU path, since the start */
 };
 
 struct session_progress {
