@@ -56,7 +56,8 @@ DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib
 	protobuf-c-compiler libprotobuf-c-dev libcriterion-dev libiberty-dev pkg-config \
 	libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev libpg-query-dev libsqlite3-dev sqlite3 chromium libxml2-utils \
 	elfutils binutils golang-go postgresql postgresql-client procps util-linux \
-	debuginfod xz-utils bc time python3 curl linux-perf
+	debuginfod xz-utils bc time python3 curl linux-perf \
+	postgresql-15-pg-wait-sampling
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))

@@ -1,0 +1,116 @@
+#!/bin/bash
+# Cost of the wait sampler (issue 31: off-CPU sampled by a sleepable task
+# iterator, no hook at switches) against its peer pg_wait_sampling
+# (Debian's postgresql-15-pg-wait-sampling, its default 10 ms period), in
+# the same run. Rounds of three phases of PHASE seconds under pgbench -S
+# with CLIENTS clients: no profiler; `ebprof record --type offcpu` (the
+# iterator at RATE Hz, default targets: the postgres processes); the
+# cluster restarted with pg_wait_sampling preloaded. Per phase: TPS, and
+# its ratio to the "none" phase of the same round; for ebprof the
+# iterator's BPF run time per thread visit (bpf_stats: one run per thread
+# of the host per read) and in % of one core, and the recorder's CPU
+# (user + system: the program runs in its reads, so this includes it); for pg_wait_sampling its collector's
+# CPU. Then medians. IDLE=N adds N idle connections (waiting for their
+# client) to every phase (max_connections raised to fit).
+#   bench/waits-cost.sh [ROUNDS [PHASE]]     (default 3 rounds of 15 s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+ROUNDS=${1:-3}
+PHASE=${2:-15}
+CLIENTS=${CLIENTS:-8}
+RATE=${RATE:-10}
+IDLE=${IDLE:-0}
+
+[ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
+[ -f /usr/lib/postgresql/15/lib/pg_wait_sampling.so ] ||
+	{ echo "bench: apt-get install postgresql-15-pg-wait-sampling (make deps)" >&2; exit 1; }
+. bench/lib.sh
+bench_cluster waits 10
+hz=$(getconf CLK_TCK)
+bin=/usr/lib/postgresql/15/bin
+idle_pids=""
+cleanup() {
+	bpf_stats_restore
+	[ -z "$idle_pids" ] || kill $idle_pids 2>/dev/null || true
+	bench_cleanup
+}
+trap cleanup EXIT
+bpf_stats_on
+
+# pg_restart [LIBS]: the cluster again, with shared_preload_libraries=LIBS
+pg_restart() {
+	runuser -u postgres -- "$bin/pg_ctl" -D "$pgdir/data" -l "$pgdir/server.log" -w -t 60 \
+		-m fast -o "-p $port -k $pgdir -c listen_addresses='' -c fsync=off \
+		-c max_connections=$((IDLE + 50)) -c shared_preload_libraries='${1:-}'" \
+		restart >/dev/null
+	run_pgbench_tps -S -c "$CLIENTS" -j 2 -T 5 >/dev/null # warm its buffers again
+}
+# idle_start: IDLE sessions connected, silent (psql reading a FIFO that
+# one sleep holds open: once it is killed, they read its end and quit)
+idle_start() {
+	idle_pids=""
+	[ "$IDLE" != 0 ] || return 0
+	[ -p "$work/idle.fifo" ] || mkfifo "$work/idle.fifo"
+	sleep 100000 >"$work/idle.fifo" 2>/dev/null </dev/null &
+	idle_pids=$!
+	for _ in $(seq 1 "$IDLE"); do
+		psql -X -q -h "$pgdir" -p "$port" -U postgres postgres <"$work/idle.fifo" >/dev/null 2>&1 &
+	done
+	sleep 3
+}
+idle_stop() {
+	[ -z "$idle_pids" ] || kill $idle_pids 2>/dev/null || true
+	idle_pids=""
+	sleep 1
+}
+tps_of() { run_pgbench_tps -S -c "$CLIENTS" -j 2 -T "$PHASE"; }
+iter_stats() { # "NS CNT" of the wait sampler's program (bpf_stats)
+	bpf_progs | awk '$3 == "waits_visit" { ns += $4; cnt += $5 } END { printf "%.0f %.0f\n", ns, cnt }'
+}
+postmaster() { head -1 "$pgdir/data/postmaster.pid"; }
+collector_pid() { pgrep -P "$(postmaster)" -f 'pg_wait_sampling collector' | head -1; }
+
+pg_restart ""
+idle_start
+echo "| round | none TPS | ebprof TPS (ratio) | BPF ns per thread visit | visits/s (host threads) | BPF % of a core | recorder % of a core | pg_wait_sampling TPS (ratio) | collector % of a core |"
+echo "|---|---|---|---|---|---|---|---|---|"
+: >"$work/rows"
+for r in $(seq 1 "$ROUNDS"); do
+	none=$(tps_of)
+	OFFCPU_OPTS="--offcpu-rate $RATE -p $(postmaster)" WARM=${WARM:-10} offcpu_record_start $((PHASE * 3)) "$work/w$r.pb.gz" "$work/rec$r.log"
+	read -r ns1 cnt1 < <(iter_stats)
+	c1=$(cpu_ticks "$agent_pid")
+	t1=$(date +%s.%N)
+	on=$(tps_of)
+	read -r ns2 cnt2 < <(iter_stats)
+	c2=$(cpu_ticks "$agent_pid")
+	t2=$(date +%s.%N)
+	threads=$(ps -e -L -o comm= | wc -l)
+	offcpu_record_stop
+	idle_stop
+	pg_restart pg_wait_sampling
+	idle_start
+	sleep 1
+	cp=$(collector_pid)
+	k1=$(cpu_ticks "$cp")
+	u1=$(date +%s.%N)
+	pw=$(tps_of)
+	k2=$(cpu_ticks "$cp")
+	u2=$(date +%s.%N)
+	idle_stop
+	pg_restart ""
+	idle_start
+	row=$(awk -v none="$none" -v on="$on" -v pw="$pw" -v ns1="$ns1" -v ns2="$ns2" \
+		-v n1="$cnt1" -v n2="$cnt2" -v c1="$c1" -v c2="$c2" -v t1="$t1" -v t2="$t2" \
+		-v k1="$k1" -v k2="$k2" -v u1="$u1" -v u2="$u2" -v hz="$hz" -v th="$threads" 'BEGIN {
+			w = t2 - t1; v = n2 - n1; ns = ns2 - ns1
+			printf "%.0f %.0f %.3f %.0f %.0f %.4f %.3f %.0f %.3f %.3f %d", none, on, on / none,
+				v ? ns / v : 0, v / w, 100 * ns / 1e9 / w, 100 * (c2 - c1) / hz / w,
+				pw, pw / none, 100 * (k2 - k1) / hz / (u2 - u1), th }')
+	echo "$row" >>"$work/rows"
+	set -- $row
+	echo "| $r | $1 | $2 ($3) | $4 | $5 (${11}) | $6 | $7 | $8 ($9) | ${10} |"
+done
+col() { cut -d' ' -f"$1" "$work/rows" | median; }
+echo "| **median** | $(col 1) | $(col 2) ($(col 3)) | $(col 4) | $(col 5) | $(col 6) | $(col 7) | $(col 8) ($(col 9)) | $(col 10) |"
