@@ -14,6 +14,7 @@
 
 #include "build.h"
 #include "offcpu_labels.h"
+#include "pg_labels.h"
 #include "sampling/sampler.h"
 #include "unnamed.h"
 #include "util/hashmap.h"
@@ -438,59 +439,6 @@ static int64_t synthetic_location(struct builder *b, const char *name)
 	return profile_add_location(b->p, 0, 0, &line, 1);
 }
 
-/* The statement labels of a sample, after labels[n]; the new count. */
-static size_t query_labels(struct builder *b, const struct raw_sample *s, struct pf_label *labels,
-			   size_t n)
-{
-	const struct query_info *q = NULL;
-	bool text = b->opts.query_labels == QUERY_LABELS_NORMALIZED;
-
-	if (!b->opts.queries || b->opts.query_labels == QUERY_LABELS_OFF)
-		return n;
-	if (s->query)
-		q = query_table_get(b->opts.queries, s->query);
-	if (q) {
-		if (text)
-			labels[n++] = profile_label_str(b->p, "query", q->label);
-		labels[n++] = profile_label_str(b->p, "query_fingerprint", q->fingerprint_hex);
-		b->stats.query_samples += s->count;
-	} else if (s->query || s->query_lost) {
-		/* never silently merged with idle time */
-		labels[n++] = profile_label_str(b->p, "query", "(statement text lost)");
-		b->stats.query_lost += s->count;
-	} else if (s->query_gap) {
-		labels[n++] = profile_label_str(b->p, "query", "(between statements)");
-		b->stats.query_gap += s->count;
-	}
-	if (s->query_id) {
-		/* PostgreSQL's decimal text (pg_stat_statements.queryid): a
-		 * string label, since pprof readers print numeric labels
-		 * through a float64 and would round the id */
-		char id[24];
-
-		snprintf(id, sizeof(id), "%" PRId64, s->query_id);
-		labels[n++] = profile_label_str(b->p, "query_id", id);
-	}
-	return n;
-}
-
-/* The PostgreSQL identity of the sample's process, after labels[n]. */
-static size_t pg_labels(struct builder *b, const struct raw_sample *s, struct pf_label *labels,
-			size_t n)
-{
-	const struct pg_title *t =
-		b->opts.pg_title ? b->opts.pg_title(b->opts.pg_title_ctx, s->pid) : NULL;
-
-	if (!t)
-		return n;
-	labels[n++] = profile_label_str(b->p, "backend_type", t->backend_type);
-	if (t->user[0])
-		labels[n++] = profile_label_str(b->p, "user", t->user);
-	if (t->database[0])
-		labels[n++] = profile_label_str(b->p, "database", t->database);
-	return n;
-}
-
 int builder_add(const struct raw_sample *s, void *ctx)
 {
 	struct builder *b = ctx;
@@ -564,8 +512,7 @@ int builder_add(const struct raw_sample *s, void *ctx)
 	nlabels = 3;
 	if (s->user_fp) /* a frame found by frame pointer (no unwind table) */
 		labels[nlabels++] = profile_label_str(b->p, "unwind", "fp");
-	nlabels = query_labels(b, s, labels, nlabels);
-	nlabels = pg_labels(b, s, labels, nlabels);
+	nlabels = pg_sample_labels(b->p, &b->opts, &b->stats, s, labels, nlabels);
 	values[0] = (int64_t)s->count;
 	values[1] = (int64_t)s->count * b->opts.period;
 	if (s->type == PTYPE_OFFCPU) {
