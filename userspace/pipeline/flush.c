@@ -222,6 +222,8 @@ static void add_builder_stats(struct builder_stats *to, const struct builder_sta
 	for (int i = 0; i < UNWIND_END_MAX; i++)
 		to->truncated[i] += st->truncated[i];
 	to->fp_samples += st->fp_samples;
+	to->plpgsql_samples += st->plpgsql_samples;
+	to->plpgsql_unplaced += st->plpgsql_unplaced;
 }
 
 /* "12 of 400 samples truncated (no unwind table 10, depth
