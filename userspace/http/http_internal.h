@@ -130,6 +130,7 @@ struct http_server {
 	enum sampler_unwind unwind;
 	uint64_t unwind_budget;
 	enum query_labels query_labels;
+	bool no_plpgsql;
 	int (*metrics)(FILE *out, void *ctx);
 	void *metrics_ctx;
 	struct adhoc_state adhoc;
