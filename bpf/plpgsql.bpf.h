@@ -200,12 +200,7 @@ static __always_inline bool plpgsql_send(struct plpgsql_scratch *sc, __u32 tgid,
 	__asm__ volatile("" : "+r"(size)); /* clang would clamp n, not size */
 	if (size > sizeof(*r))
 		size = sizeof(*r);
-	if (bpf_ringbuf_output(&events, r, size, BPF_RB_NO_WAKEUP)) {
-		stat_inc(STAT_PLPGSQL_LOST);
-		return false;
-	}
-	stat_inc(STAT_PLPGSQL_SENT);
-	return true;
+	return ring_out(r, size, STAT_PLPGSQL_LOST, STAT_PLPGSQL_SENT);
 }
 
 /*

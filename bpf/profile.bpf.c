@@ -124,6 +124,18 @@ static __always_inline void stat_inc(__u32 idx)
 	stat_add(idx, 1);
 }
 
+/* A record of size bytes (statement.bpf.h, plpgsql.bpf.h) to userspace's
+ * next poll, counted under sent, or under lost when the ring is full. */
+static __always_inline bool ring_out(void *rec, __u64 size, __u32 lost, __u32 sent)
+{
+	if (bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP)) {
+		stat_inc(lost);
+		return false;
+	}
+	stat_inc(sent);
+	return true;
+}
+
 /* flags: EVENT_F_*; wake: userspace at once, rather than at its next
  * poll (100 ms). Returns the event's time. */
 static __always_inline __u64 emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages, __u32 flags,

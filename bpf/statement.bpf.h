@@ -105,12 +105,7 @@ static __always_inline bool send_text(struct ebprof_query *q, __u32 tgid, __u32 
 	size = offsetof(struct ebprof_query, text) + (__u64)len;
 	if (size > sizeof(*q))
 		size = sizeof(*q);
-	if (bpf_ringbuf_output(&events, q, size, BPF_RB_NO_WAKEUP)) {
-		stat_inc(STAT_QUERY_LOST);
-		return false;
-	}
-	stat_inc(STAT_QUERY_SENT);
-	return true;
+	return ring_out(q, size, STAT_QUERY_LOST, STAT_QUERY_SENT);
 }
 
 /*

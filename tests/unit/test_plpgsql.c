@@ -18,6 +18,7 @@
 
 #include "sampling/plpgsql_bin.h"
 #include "sampling/plpgsql_chains.h"
+#include "symbolizer_env.h"
 #include "testlib.h"
 
 /* PLpgSQL_execstate of each release, member by member (LP64: pointers,
@@ -149,12 +150,9 @@ struct env {
 
 static struct env open_bin(const char *bin)
 {
-	struct env v = { 0 };
-	struct sym_binary b = { .path = bin };
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
 
-	cr_assert_eq(sym_new(&(struct sym_opts){ .debug_dirs = "/nonexistent" }, &v.sym), 0);
-	cr_assert_eq(sym_elf_get(v.sym, &b, &v.e), 0, "%s", bin);
-	return v;
+	return (struct env){ sym, get_path(sym, bin) };
 }
 
 static void close_bin(struct env *v)
