@@ -171,8 +171,8 @@ static void summary(const struct cli_values *o, enum ptype type, const struct se
 		snprintf(what, sizeof(what), "%llu waits (%.3f s off the CPU)",
 			 (unsigned long long)st->built.samples, st->built.offcpu_ns / 1e9);
 	else if (type == PTYPE_MEMORY)
-		snprintf(what, sizeof(what), "%llu memory-context snapshots (%.1f ms walking)",
-			 (unsigned long long)st->memory.taken, st->memory.walk_ns / 1e6);
+		snprintf(what, sizeof(what), "%llu memory-context snapshots (%.2f ms of CPU)",
+			 (unsigned long long)st->memory.taken, st->memory.cpu_ns / 1e6);
 	else
 		snprintf(what, sizeof(what), "%llu samples", (unsigned long long)st->built.samples);
 	if (type == PTYPE_FAULTS)

@@ -14,6 +14,7 @@
 #include "options.h"
 #include "serve/collector.h"
 #include "store_select.h"
+#include "util/profile_types.h"
 
 /* The field f of struct cli_values, which must be of type T. */
 #define V(f, T)                                                                                    \
@@ -79,7 +80,7 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_RECORD,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu,faults,memory",
+	  .choices = PTYPE_NAMES,
 	  .once = true,
 	  .def = "cpu",
 	  .section = "Sampling",
@@ -305,7 +306,7 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_LS,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu,faults,memory",
+	  .choices = PTYPE_NAMES,
 	  .once = true,
 	  .def_text = "every type",
 	  .section = "Selection",
@@ -315,7 +316,7 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_MERGE,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu,faults,memory",
+	  .choices = PTYPE_NAMES,
 	  .once = true,
 	  .def_text = "cpu, unless --label type=...",
 	  .section = "Selection",
@@ -437,7 +438,8 @@ const struct cli_option cli_options[] = {
 	  .arg = "TYPE",
 	  .section = "Output",
 	  .help = "sample type to draw (e.g. cpu, samples, alloc_space; default: the profile's "
-		  "default, else offcpu if it has one, else its last type)" },
+		  "default, else the value its type weighs (cpu, offcpu, faults), else its last "
+		  "type)" },
 	{ .name = "title",
 	  .type = CLI_STRING,
 	  V(title, const char *),
@@ -445,8 +447,9 @@ const struct cli_option cli_options[] = {
 	  .arg = "TITLE",
 	  .empty_ok = true,
 	  .section = "Output",
-	  .help = "title (default: \"CPU flame graph\" for cpu and samples, \"Off-CPU time\" "
-		  "for off-CPU profiles, \"TYPE flame graph\" otherwise)" },
+	  .help = "title (default: \"CPU flame graph\" for CPU profiles, \"Off-CPU time\" "
+		  "for off-CPU ones, \"Page faults\" (drawn in bytes) for page faults, \"TYPE "
+		  "flame graph\" otherwise)" },
 	{ .name = "width",
 	  .type = CLI_INT,
 	  V(width, long),

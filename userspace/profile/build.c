@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +13,8 @@
 
 #include "build.h"
 #include "offcpu_labels.h"
-#include "pg_labels.h"
 #include "plpgsql_frames.h"
+#include "sample_labels.h"
 #include "sampling/sampler.h"
 #include "unnamed.h"
 #include "util/hashmap.h"
@@ -521,7 +520,8 @@ int builder_add(const struct raw_sample *s, void *ctx)
 	nlabels = 3;
 	if (s->user_fp) /* a frame found by frame pointer (no unwind table) */
 		labels[nlabels++] = profile_label_str(b->p, "unwind", "fp");
-	nlabels = pg_sample_labels(b->p, &b->opts, &b->stats, s, labels, nlabels);
+	nlabels = sample_query_labels(b->p, &b->opts, s, &b->stats, labels, nlabels);
+	nlabels = sample_pg_labels(b->p, &b->opts, s, labels, nlabels);
 	values[0] = (int64_t)s->count;
 	values[1] = (int64_t)s->count * b->opts.period;
 	if (s->type == PTYPE_OFFCPU) {

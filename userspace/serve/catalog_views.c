@@ -11,8 +11,10 @@
 
 #include "catalog_internal.h"
 
-int catalog_timeline(struct catalog *c, const struct catalog_query *q, int64_t from_ns,
-		     int64_t step_ns, bool with_idle, int64_t *values, size_t n)
+/* sums of the rows of q in n buckets of step_ns from from_ns: select's
+ * rows are (bucket, value); the end of the range is in the last bucket */
+static int timeline(struct catalog *c, const struct catalog_query *q, const char *select,
+		    const char *tail, int64_t from_ns, int64_t step_ns, int64_t *values, size_t n)
 {
 	struct catalog_query w = *q;
 	sqlite3_stmt *s;
@@ -22,13 +24,8 @@ int catalog_timeline(struct catalog *c, const struct catalog_query *q, int64_t f
 	if (step_ns <= 0 || !n || q->nlabels > CATALOG_MAX_LABELS)
 		return -EINVAL;
 	w.from_ns = from_ns;
-	w.to_ns = from_ns + step_ns * (int64_t)n; /* the end is in the last bucket */
-	s = catalog_prepare_where(
-		c,
-		with_idle ? "SELECT (created_ns - ?4001) / ?4002, SUM(value) FROM profiles p"
-			  : "SELECT (created_ns - ?4001) / ?4002, SUM(value - idle) "
-			    "FROM profiles p",
-		&w, " GROUP BY 1");
+	w.to_ns = from_ns + step_ns * (int64_t)n;
+	s = catalog_prepare_where(c, select, &w, tail);
 	if (!s)
 		return -EIO;
 	sqlite3_bind_int64(s, 4001, from_ns);
@@ -41,6 +38,17 @@ int catalog_timeline(struct catalog *c, const struct catalog_query *q, int64_t f
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int catalog_timeline(struct catalog *c, const struct catalog_query *q, int64_t from_ns,
+		     int64_t step_ns, bool with_idle, int64_t *values, size_t n)
+{
+	return timeline(c, q,
+			with_idle
+				? "SELECT (created_ns - ?4001) / ?4002, SUM(value) FROM profiles p"
+				: "SELECT (created_ns - ?4001) / ?4002, SUM(value - idle) "
+				  "FROM profiles p",
+			" GROUP BY 1", from_ns, step_ns, values, n);
 }
 
 int catalog_label_values(struct catalog *c, const struct catalog_query *q, size_t max,
@@ -92,32 +100,10 @@ int catalog_label_values(struct catalog *c, const struct catalog_query *q, size_
 int catalog_timeline_snapshots(struct catalog *c, const struct catalog_query *q, int64_t from_ns,
 			       int64_t step_ns, int64_t *values, size_t n)
 {
-	struct catalog_query w = *q;
-	sqlite3_stmt *s;
-	int rc;
-
-	memset(values, 0, n * sizeof(*values));
-	if (step_ns <= 0 || !n || q->nlabels > CATALOG_MAX_LABELS)
-		return -EINVAL;
-	w.from_ns = from_ns;
-	w.to_ns = from_ns + step_ns * (int64_t)n;
 	/* a process snapshotted twice in a bucket counts once, by its largest */
-	s = catalog_prepare_where(
-		c,
-		"SELECT b, SUM(m) FROM (SELECT (created_ns - ?4001) / ?4002 AS b, "
-		"(SELECT value FROM labels l WHERE l.profile = p.id AND l.key = "
-		"'pid') AS pid, MAX(value) AS m FROM profiles p",
-		&w, " GROUP BY b, pid) GROUP BY b");
-	if (!s)
-		return -EIO;
-	sqlite3_bind_int64(s, 4001, from_ns);
-	sqlite3_bind_int64(s, 4002, step_ns);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t b = sqlite3_column_int64(s, 0);
-
-		if (b >= 0 && (size_t)b <= n)
-			values[(size_t)b < n ? b : b - 1] += sqlite3_column_int64(s, 1);
-	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : -EIO;
+	return timeline(c, q,
+			"SELECT b, SUM(m) FROM (SELECT (created_ns - ?4001) / ?4002 AS b, "
+			"(SELECT value FROM labels l WHERE l.profile = p.id AND l.key = "
+			"'pid') AS pid, MAX(value) AS m FROM profiles p",
+			" GROUP BY b, pid) GROUP BY b", from_ns, step_ns, values, n);
 }

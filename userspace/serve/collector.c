@@ -181,6 +181,9 @@ static enum MHD_Result route(struct collector *co, struct MHD_Connection *c, con
 	} else if (!strcmp(url, "/api/ui/data")) {
 		if (get)
 			return ui_data(co, c);
+	} else if (!strcmp(url, "/api/ui/types")) {
+		if (get)
+			return ui_types(c);
 	} else if (!strncmp(url, "/api/", 5)) {
 		return serve_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint: %.200s", url);
 	} else if (get || !strcmp(method, "HEAD")) {
@@ -268,6 +271,10 @@ int serve_start(const struct collector_opts *o, struct collector **out, char *er
 	ret = catalog_open(o->store, &co->cat, err, errlen);
 	if (ret)
 		goto fail;
+	/* what is past the retention goes before the first request, not a
+	 * moment after it (the thread's first pass also catalogs the agent's
+	 * files, which may take longer) */
+	serve_expire(co);
 	ret = serve_retention_start(co);
 	if (ret) {
 		snprintf(err, errlen, "cannot start the retention thread: %s", strerror(-ret));

@@ -176,5 +176,8 @@ int serve_index(struct collector *co);
 /* ui.c: the web UI's assets and its data. */
 enum MHD_Result ui_asset(struct MHD_Connection *c, const char *url);
 enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c);
+/* GET /api/ui/types: [{"type": profefe's, "name": ebprof's}] of each
+ * profile type (util/profile_types.h). */
+enum MHD_Result ui_types(struct MHD_Connection *c);
 
 #endif /* EBPROF_SERVE_INTERNAL_H */

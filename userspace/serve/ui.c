@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The collector's web UI (serve_internal.h): its assets (ui_assets.c,
- * embedded in the binary) and the one request that feeds a view,
+ * embedded in the binary), GET /api/ui/types (the catalog's types, which
+ * are profefe's, and ebprof's name of each it writes: the type selector
+ * says "other (faults)"), and the one request that feeds a view,
  * GET /api/ui/data: the selection of the API (service, type, from, to,
  * labels) merged in C and answered as a flamegraph tree, a top table, a
  * table by a sample label, and the timeline of the selection from the
@@ -17,6 +19,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/compare.h"
+#include "util/profile_types.h"
 
 #define UI_MIN_SHARE 0.0001 /* flamegraph nodes under this share are left out */
 #define UI_TOP_ROWS 500
@@ -51,6 +54,16 @@ static bool keep_sample(const struct profile *p, const struct pf_sample *s, void
 			return false;
 	}
 	return true;
+}
+
+enum MHD_Result ui_types(struct MHD_Connection *c)
+{
+	json_t *types = json_array();
+
+	for (int t = 0; types && t < PTYPE_N; t++)
+		json_array_append_new(types, json_pack("{s:s, s:s}", "type", ptype_info(t)->profefe,
+						       "name", ptype_info(t)->name));
+	return serve_json(c, 200, types);
 }
 
 enum MHD_Result ui_asset(struct MHD_Connection *c, const char *url)

@@ -428,8 +428,16 @@
 	}
 
 	async function init() {
+		// profefe's types, each named after the ebprof type filed under it
+		let names = {};
+		try {
+			for (const t of await getJSON('/api/ui/types'))
+				names[t.type] = t.type === t.name ? t.type : `${t.type} (${t.name})`;
+		} catch (e) {
+			names = {};
+		}
 		for (const t of TYPES)
-			option($('type'), t);
+			option($('type'), t, names[t]);
 		readURL();
 		if (!state.range && !(state.from && state.to))
 			state.range = '1h';

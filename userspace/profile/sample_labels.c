@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/*
- * The PostgreSQL labels of a sample (pg_labels.h).
- */
+/* A sample's statement and process labels (sample_labels.h). */
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "pg_labels.h"
+#include "sample_labels.h"
 
-/* The statement labels of a sample, after labels[n]; the new count. */
-static size_t query_labels(struct profile *p, const struct builder_opts *o,
-			   struct builder_stats *st, const struct raw_sample *s,
+size_t sample_query_labels(struct profile *p, const struct builder_opts *o,
+			   const struct raw_sample *s, struct builder_stats *st,
 			   struct pf_label *labels, size_t n)
 {
 	const struct query_info *q = NULL;
@@ -44,8 +41,7 @@ static size_t query_labels(struct profile *p, const struct builder_opts *o,
 	return n;
 }
 
-/* The PostgreSQL identity of the sample's process, after labels[n]. */
-static size_t pg_labels(struct profile *p, const struct builder_opts *o, const struct raw_sample *s,
+size_t sample_pg_labels(struct profile *p, const struct builder_opts *o, const struct raw_sample *s,
 			struct pf_label *labels, size_t n)
 {
 	const struct pg_title *t = o->pg_title ? o->pg_title(o->pg_title_ctx, s->pid) : NULL;
@@ -58,10 +54,4 @@ static size_t pg_labels(struct profile *p, const struct builder_opts *o, const s
 	if (t->database[0])
 		labels[n++] = profile_label_str(p, "database", t->database);
 	return n;
-}
-
-size_t pg_sample_labels(struct profile *p, const struct builder_opts *o, struct builder_stats *st,
-			const struct raw_sample *s, struct pf_label *labels, size_t n)
-{
-	return pg_labels(p, o, s, labels, query_labels(p, o, st, s, labels, n));
 }
