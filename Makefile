@@ -5,7 +5,7 @@
 #   make test     install missing packages, build, run every test (root needed)
 #   make deps     install missing Debian packages only
 #   make bench    perf/bpftrace/bcc comparison (bench/compare.sh); bench-record,
-#                 bench-agent, bench-adhoc, bench-churn, bench-query, bench-http,
+#                 bench-agent, bench-adhoc, bench-churn, bench-query, bench-http, bench-faults,
 #                 bench-scale:
 #                 the focused benchmarks
 
@@ -81,7 +81,7 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test check test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-memory bench-query bench-symbols bench-serve bench-http bench-scale clean format
+.PHONY: all run test check test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-memory bench-query bench-symbols bench-serve bench-http bench-scale bench-faults clean format
 all: $(BUILD)/ebprof $(BUILD)/man.ok
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
@@ -216,6 +216,11 @@ $(BUILD)/bench/pipeline-scale: bench/pipeline-scale.c $(LIB_OBJS) | $(SKELS) $(P
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
+# A snapshot's walk, warm and cold (bench/memory.sh).
+$(BUILD)/bench/memwalk: bench/memwalk.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+
 # Empty programs at the off-CPU hooks and their loader (bench/offcpu-body.sh).
 $(BUILD)/bench/switch-floor.bpf.o: bench/switch-floor.bpf.c $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
@@ -233,6 +238,11 @@ $(BUILD)/bench/switch-floor: bench/switch-floor.c
 $(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
+
+# What ebprof finds of PL/pgSQL in a plpgsql.so, for checks by hand.
+$(BUILD)/bench/plpgsql-find: bench/plpgsql-find.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
 # The cost of function starts from .eh_frame per binary (bench/fde-names.sh).
 $(BUILD)/bench/fdebench: bench/fdebench.c $(SYM_OBJS)
@@ -296,7 +306,7 @@ bench-adhoc: deps
 # Memory profiles: a snapshot's walk, the agent with them on, agreement
 # under load (bench/memory.sh); against 13..17 (bench/memory-versions.sh).
 bench-memory: deps
-	$(MAKE) --no-print-directory -s all
+	$(MAKE) --no-print-directory -s all $(BUILD)/bench/memwalk
 	BUILD=$(BUILD) ./bench/memory.sh
 
 bench-churn: deps
@@ -314,6 +324,11 @@ bench-symbols: deps
 bench-http: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/http-abuse.sh
+
+# Page-fault profiles: the hook every fault pays, the cost under pgbench -S and -C.
+bench-faults: deps
+	$(MAKE) --no-print-directory all $(BUILD)/fixtures/stacks/fault_split
+	BUILD=$(BUILD) ./bench/faults.sh
 
 # The flush path fed a 64-CPU host's samples: time and memory per stack.
 bench-scale: deps

@@ -23,8 +23,24 @@ tmp=$(mktemp -d)
 trap 'bpf_stats_restore; rm -rf "$tmp"' EXIT
 bpf_stats_on
 
-stats() { # "ID NS CNT" of each sampling program loaded
-	bpf_progs | awk '$2 == "perf_event" && $3 ~ /^do_sample/ { print $1, $4, $5 }'
+stats() { # "ID NS CNT" of the sampling program of each recorder ($ra, $rb),
+	# found by the program ids of its file descriptors: not those of other
+	# ebprof processes the host may run meanwhile
+	bpftool -j prog show | python3 -c '
+import glob, json, sys
+mine = set()
+for pid in sys.argv[1:]:
+    for f in glob.glob("/proc/%s/fdinfo/*" % pid):
+        try:
+            for line in open(f):
+                if line.startswith("prog_id:"):
+                    mine.add(int(line.split()[1]))
+        except OSError:
+            pass
+for p in json.load(sys.stdin):
+    if p.get("type") == "perf_event" and (p.get("name") or "").startswith("do_sample") and \
+            p["id"] in mine:
+        print(p["id"], p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$ra" "$rb"
 }
 
 echo "| round | A ns/run | B ns/run | B/A |"
@@ -34,7 +50,6 @@ for r in $(seq 1 "$ROUNDS"); do
 	fxpid=$FX_PID
 	read -r line <&"${FX[0]}"
 	pid=${line#pid=}
-	stats >"$tmp/s0" # programs of others (another session's agent) left out
 	"$A/ebprof" record --unwind "$MODE" -p "$pid" -d 13 -o "$tmp/a.pb.gz" 2>/dev/null &
 	ra=$!
 	sleep 0.7
@@ -46,12 +61,12 @@ for r in $(seq 1 "$ROUNDS"); do
 	stats >"$tmp/s1"
 	sleep 8
 	stats >"$tmp/s2"
-	python3 - "$tmp/s1" "$tmp/s2" "$r" "$tmp/s0" <<'EOF' | tee -a "$tmp/rows"
+	python3 - "$tmp/s1" "$tmp/s2" "$r" <<'EOF' | tee -a "$tmp/rows"
 import sys
 def read(path):
     return {int(l.split()[0]): tuple(map(int, l.split()[1:])) for l in open(path)}
-s1, s2, s0 = read(sys.argv[1]), read(sys.argv[2]), read(sys.argv[4])
-ids = sorted(i for i in s1 if i in s2 and i not in s0)
+s1, s2 = read(sys.argv[1]), read(sys.argv[2])
+ids = sorted(i for i in s1 if i in s2)
 if len(ids) != 2:
     sys.exit("round %s: %d sampling programs, not 2" % (sys.argv[3], len(ids)))
 a, b = [(s2[i][0] - s1[i][0]) / max(1, s2[i][1] - s1[i][1]) for i in ids]

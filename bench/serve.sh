@@ -1,21 +1,27 @@
 #!/bin/bash
 # The collector (issue "ebprof serve"):
-#  1. Merge of N (10 000) stored profiles of a PostgreSQL host, each holding
-#     what a 60-s profile at the agent's 19 Hz holds (real ones: the agent at
-#     -F 76 with 15-s intervals on a pgbench -S load, pushed N times in turn
-#     with times 6 s apart): `ebprof serve`'s /api/0/profiles/merge against
-#     `go tool pprof -proto` of the same files, wall time and peak RSS,
-#     RUNS runs alternated, each collector freshly started.
+#  1. Merge of MERGE_N (10 000) stored profiles of a PostgreSQL host, each
+#     holding what a 60-s profile at the agent's 19 Hz holds (real ones: the
+#     agent at -F 76 with 15-s intervals on a pgbench -S load, pushed N
+#     times in turn with times 6 s apart): `ebprof serve`'s
+#     /api/0/profiles/merge against `go tool pprof -proto` of the same
+#     files, wall time and peak RSS, RUNS runs alternated, each collector
+#     freshly started.
 #  2. The web UI's first paint (page load to the flamegraph drawn, headless
-#     Chromium) of a merged hour of the host (600 profiles), RUNS times.
+#     Chromium) of a merged hour (600 profiles) and of a merged day (N,
+#     14 400: a host of 10 processes at the agent's 60-s interval): a fresh
+#     collector's first paint of each (its merged spans made then), then
+#     RUNS more; the same with --span-cache off (every profile merged every
+#     time) and, with BASE_BIN=path, an older ebprof.
 #  3. List queries over ROWS (100 000) catalogued profiles (rows added to
 #     the same catalog with sqlite3): a page of 100, a label that 1% carry,
 #     a 10-minute range; RUNS timings each.
-# Writes bench/results/serve-<date>.md. Run as root.
+# Writes bench/results/serve-<date>.md. Run as root. N=1200 RUNS=2 for a
+# quick pass (the "day" is then 2 hours).
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-RUNS=${RUNS:-5} N=${N:-10000} ROWS=${ROWS:-100000}
+RUNS=${RUNS:-5} N=${N:-14400} MERGE_N=${MERGE_N:-10000} ROWS=${ROWS:-100000}
 build=${BUILD:-build}
 bin=$build/ebprof util=$build/bench/pprofutil
 make -s all "$build/bench/pprofutil" browser-deps
@@ -38,14 +44,19 @@ agent_pid=""
 mapfile -t src < <(find "$work/agent" -name '*.pb.gz' -size +2k | sort)
 [ "${#src[@]}" -gt 0 ] || { echo "no agent profiles" >&2; exit 1; }
 
+# start_serve [BIN [ARGS...]]: a collector on the store ($bin's by default)
 start_serve() {
-	$bin serve --listen 127.0.0.1:0 --store "$store" --retention off 2>"$work/serve.log" &
+	local b=${1:-$bin}
+	[ $# -gt 0 ] && shift
+	"$b" serve --listen 127.0.0.1:0 --store "$store" --retention off "$@" 2>"$work/serve.log" &
 	serve_pid=$!
-	for _ in $(seq 100); do
-	        port_s=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log")
+	port_s=""
+	for _ in $(seq 600); do
+		port_s=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log")
 		[ -n "$port_s" ] && break
 		sleep 0.1
 	done
+	[ -n "$port_s" ] || { echo "serve did not start:" >&2; cat "$work/serve.log" >&2; exit 1; }
 	base="http://127.0.0.1:$port_s"
 }
 stop_serve() { kill "$serve_pid"; wait "$serve_pid" || true; serve_pid=""; }
@@ -69,7 +80,12 @@ for i in range(n):
         sys.exit(f'push {i}: {r.status}')
 EOF
 stop_serve
-mapfile -t stored < <(find "$store/profiles/pghost" -name '*.pb.gz')
+# the first MERGE_N pushed, as the catalog has them
+first=$(date -u -d "@$((1767225600 + 6 * (MERGE_N - 1)))" +%Y-%m-%dT%H:%M:%S)
+mapfile -t stored < <(sqlite3 "$store/catalog.sqlite" \
+	"SELECT path FROM profiles WHERE created_ns <= $(((1767225600 + 6 * (MERGE_N - 1)) * 1000000000))" |
+	sed "s|^|$store/|")
+sel="from=2026-01-01T00:00:00&to=$first"
 all="from=2025-12-31T00:00:00&to=2026-01-02T00:00:00"
 
 {
@@ -78,7 +94,7 @@ all="from=2025-12-31T00:00:00&to=2026-01-02T00:00:00"
 	echo "$(nproc) CPUs, kernel $(uname -r), $(go version | cut -d' ' -f3)."
 	echo "${#src[@]} real per-process profiles of PostgreSQL under pgbench -S -c 4 (the agent"
 	echo "at -F 76, 15-s intervals: the samples of a 60-s profile at 19 Hz; median"
-	echo "$(ls -l "${src[@]}" | awk '{print $5}' | median) bytes), pushed in turn ${#stored[@]} times."
+	echo "$(ls -l "${src[@]}" | awk '{print $5}' | median) bytes), pushed in turn $N times."
 	echo
 	echo "## 1. Merge of ${#stored[@]} stored profiles"
 	echo
@@ -88,7 +104,7 @@ all="from=2025-12-31T00:00:00&to=2026-01-02T00:00:00"
 for r in $(seq 1 "$RUNS"); do
 	start_serve
 	t0=$(date +%s.%N)
-	curl -sf -o "$work/serve-merge.pb.gz" "$base/api/0/profiles/merge?service=pghost&type=cpu&$all"
+	curl -sf -o "$work/serve-merge.pb.gz" "$base/api/0/profiles/merge?service=pghost&type=cpu&$sel"
 	t1=$(date +%s.%N)
 	s_rss=$(awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$serve_pid/status")
 	stop_serve
@@ -111,21 +127,55 @@ g_mem=$(awk '{print $4}' "$work/merge.runs" | median)
 	echo "go \`$($util count "$work/go-merge.pb.gz")\`."
 } >>"$out"
 
-# 3. UI first paint of an hour (600 profiles of the pushed ones)
-start_serve
+# 2. UI first paint of an hour and of a day
 hour="service=pghost&type=cpu&from=2026-01-01T00:00:00&to=2026-01-01T01:00:00"
-for r in $(seq 1 "$RUNS"); do
-	NODE_PATH=$build/browser/node_modules node bench/ui_paint.js "$base/?$hour"
-done >"$work/paint.txt"
-stop_serve
+dayto=$(date -u -d "@$((1767225600 + 6 * N))" +%Y-%m-%dT%H:%M:%S)
+day="service=pghost&type=cpu&from=2026-01-01T00:00:00&to=$dayto"
+# paint LABEL BIN [ARGS...]: a fresh collector, each view's first paint then
+# RUNS more, and the collector's peak RSS; one table row
+paint() {
+	local label=$1 b=$2
+	shift 2
+	start_serve "$b" "$@"
+	for v in hour day; do
+		url="$base/?${!v}"
+		for r in $(seq 0 "$RUNS"); do
+			NODE_PATH=$build/browser/node_modules node bench/ui_paint.js "$url"
+		done >"$work/paint-$v.txt"
+		curl -sf -o "$work/data-$v.json" "$base/api/ui/data?${!v}"
+	done
+	rss=$(awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$serve_pid/status")
+	stop_serve
+	printf '| %s | %s | %s | %s | %s | %s |\n' "$label" \
+		"$(head -1 "$work/paint-hour.txt" | cut -d' ' -f1)" \
+		"$(tail -n +2 "$work/paint-hour.txt" | awk '{print $1}' | median)" \
+		"$(head -1 "$work/paint-day.txt" | cut -d' ' -f1)" \
+		"$(tail -n +2 "$work/paint-day.txt" | awk '{print $1}' | median)" "$rss" >>"$out"
+	for v in hour day; do
+		echo "$label, $v: $(tail -1 "$work/paint-$v.txt" | cut -d' ' -f2-); ms: $(awk '{print $1}' "$work/paint-$v.txt" | tr '\n' ' ')" >>"$work/paint-notes.txt"
+		grep -o '"merge": *{[^}]*}' "$work/data-$v.json" | sed "s/^/  $label, $v, then: /" >>"$work/paint-notes.txt" || true
+	done
+}
 {
 	echo
-	echo "## 2. UI first paint of a merged hour"
+	echo "## 2. UI first paint of a merged hour and a merged day"
 	echo
-	echo "Page load to the flamegraph drawn, headless Chromium, \`/?$hour\`:"
-	echo "$(head -1 "$work/paint.txt" | cut -d' ' -f2-)."
-	echo "Milliseconds, $RUNS runs: $(awk '{print $1}' "$work/paint.txt" | tr '\n' ' ')"
-	echo "(median $(awk '{print $1}' "$work/paint.txt" | median) ms)."
+	echo "Page load to the flamegraph drawn, headless Chromium, milliseconds: \`/?$hour\`"
+	echo "($(sqlite3 "$store/catalog.sqlite" "SELECT COUNT(*) FROM profiles WHERE created_ns <= 1767229200000000000") profiles) and \`/?$day\` ($N profiles). \"first\": a fresh collector's first"
+	echo "paint of the view; then the median of $RUNS more."
+	echo
+	echo "| collector | hour: first | hour: then | day: first | day: then | peak RSS MiB |"
+	echo "| --- | --- | --- | --- | --- | --- |"
+} >>"$out"
+: >"$work/paint-notes.txt"
+[ -z "${BASE_BIN:-}" ] || paint "$("$BASE_BIN" --version 2>&1 | head -1) (BASE_BIN)" "$BASE_BIN"
+paint "this one, --span-cache off" "$bin" --span-cache off
+paint "this one" "$bin"
+{
+	echo
+	echo '```'
+	cat "$work/paint-notes.txt"
+	echo '```'
 } >>"$out"
 # 2. list queries over ROWS rows: the pushed ones and copies of their rows
 start_serve
@@ -134,7 +184,7 @@ stop_serve
 sqlite3 "$store/catalog.sqlite" <<EOF
 WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < $ROWS - $have)
 INSERT INTO profiles SELECT printf('%032x', i), 'pghost', 'cpu',
-  1767225600000000000 + i * 1000000000, 'profiles/pghost/missing.pb.gz', 1000, 1 FROM k;
+  1767225600000000000 + i * 1000000000, 'profiles/pghost/missing.pb.gz', 1000, 1, 0 FROM k;
 INSERT INTO labels SELECT id, 'pid', CAST(1000 + (rowid % 100) AS TEXT) FROM profiles
   WHERE path = 'profiles/pghost/missing.pb.gz';
 EOF

@@ -9,9 +9,13 @@
  * `ebprof ls --type faults` lists exactly them and `ebprof merge --type
  * faults` merges them into a profile go tool pprof reads. Meanwhile the
  * agent's HTTP API answers /profile/faults in pprof and as an SVG drawn
- * in bytes, and refuses a bad faults_period with 400.
+ * in bytes, and refuses a bad faults_period with 400. `ebprof serve` over
+ * the store files them under profefe's other, which its UI's type
+ * selector names "other (faults)" (/api/ui/types), drawn in bytes.
  */
 #include <criterion/criterion.h>
+#include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +26,7 @@
 #include "gopprof.h"
 #include "httpc.h"
 #include "record_env.h"
+#include "serve_env.h"
 #include "sinks/store/store.h"
 #include "testlib.h"
 
@@ -111,6 +116,52 @@ static void check_cli(const char *dir, const char *store, int64_t files, pid_t p
 	gp_free(p);
 }
 
+#define ALL_TIME "from=2000-01-01T00:00:00&to=2100-01-01T00:00:00"
+
+/* `ebprof serve` over the agent's store: its fault files catalogued under
+ * profefe's `other`, which the UI's selector names "other (faults)" and
+ * draws in bytes. */
+static void check_serve(const char *store)
+{
+	char base[128], url[512];
+	struct httpc_resp r;
+	struct tl_proc srv;
+	struct tl_log log;
+	json_t *j, *body, *t;
+	bool named = false;
+	size_t i;
+	int tries;
+
+	serve_env_start(&srv, &log, store, NULL, base, sizeof(base));
+	snprintf(url, sizeof(url), "%s/api/ui/types", base);
+	cr_assert_eq(httpc_request("GET", url, NULL, NULL, 0, 30, &r), 0, "%s", r.error);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	j = json_loads(r.body, 0, NULL);
+	body = json_object_get(j, "body");
+	json_array_foreach(body, i, t) named |=
+		!strcmp(json_string_value(json_object_get(t, "type")) ?: "", "other") &&
+		!strcmp(json_string_value(json_object_get(t, "name")) ?: "", "faults");
+	cr_expect(named, "no {type: other, name: faults} in %s", r.body);
+	json_decref(j);
+	httpc_free(&r);
+	/* the agent's files, once catalogued: the type selector's other */
+	for (tries = 0; tries < 100; tries++) {
+		snprintf(url, sizeof(url), "%s/api/ui/data?service=faultsvc&type=other&" ALL_TIME,
+			 base);
+		cr_assert_eq(httpc_request("GET", url, NULL, NULL, 0, 30, &r), 0, "%s", r.error);
+		if (r.status == 200 && strstr(r.body, "touch_three"))
+			break;
+		httpc_free(&r);
+		usleep(100000);
+	}
+	cr_assert_lt(tries, 100, "the fault profiles were not catalogued as other");
+	cr_expect(strstr(r.body, "\"unit\": \"bytes\"") || strstr(r.body, "\"unit\":\"bytes\""),
+		  "%.400s", r.body);
+	httpc_free(&r);
+	cr_expect_eq(tl_finish_logged(&srv, &log, SIGTERM, 10), 0);
+	tl_log_free(&log);
+}
+
 Test(faults_agent, faults_profiles_stored_pushed_listed_and_served, .timeout = 300)
 {
 	char *dir = tl_tmpdir("faults-agent"), store[512], queue[512], listen[64], pid[16];
@@ -144,6 +195,8 @@ Test(faults_agent, faults_profiles_stored_pushed_listed_and_served, .timeout = 3
 					"x-none",
 					"--interval",
 					"2",
+					"--service",
+					"faultsvc",
 					"--pid",
 					pid,
 					"--output-dir",
@@ -202,6 +255,7 @@ Test(faults_agent, faults_profiles_stored_pushed_listed_and_served, .timeout = 3
 		  "%.1f MiB in the profiles for %.1f MiB touched (%.2f)", (three + one) / 1048576.0,
 		  (tp + op) * page / 1048576.0, ratio);
 	check_cli(dir, store, fault_files, fpid);
+	check_serve(store);
 
 	/* profefe: the fault profiles as "other" (none of Go's types) */
 	collector_wait_ok(coll, (size_t)(fault_files + cpu_files), 30);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* pprof decoding of hand-made messages: ids renumbered, malformed
- * references refused, truncated and garbage input. */
+ * references refused, truncated and garbage input; and every one of them
+ * merged straight from its bytes (pprof_merge_into()) as decoding then
+ * merging it would, to the byte. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include <zlib.h>
 
 #include "formats/pprof.h"
+#include "profile/merge.h"
 #include "pprof_fixture.h"
 
 struct mini {
@@ -91,6 +94,49 @@ static void mini_init(struct mini *x)
 	x->m.sample = x->smpp;
 }
 
+/* a and b, encoded, are the same bytes. */
+static void expect_same(const struct profile *a, const struct profile *b, const char *what)
+{
+	uint8_t *ea, *eb;
+	size_t la, lb;
+
+	cr_assert_eq(pprof_encode(a, false, &ea, &la), 0);
+	cr_assert_eq(pprof_encode(b, false, &eb, &lb), 0);
+	cr_assert(la == lb && !memcmp(ea, eb, la), "%s: the merges differ (%zu, %zu bytes)", what,
+		  la, lb);
+	free(ea);
+	free(eb);
+}
+
+/* buf merged twice into an empty profile both ways: decoded then merged
+ * (profile_merge_where), and straight from the bytes (pprof_merge_into);
+ * the same answers and, after each merge, the same profile to the byte.
+ * Returns the answer. */
+static int merge_both_ways(const uint8_t *buf, size_t len, const struct profile_merge_filter *f)
+{
+	struct profile *a = profile_new(), *b = profile_new();
+	struct pprof_reader *r;
+	int ra = 0, rb;
+
+	cr_assert(a && b);
+	cr_assert_eq(pprof_reader_new(&r), 0);
+	for (int round = 0; round < 2; round++) {
+		struct profile *p = NULL;
+
+		ra = pprof_decode(buf, len, &p);
+		if (!ra)
+			ra = profile_merge_where(a, p, NULL, 0, f);
+		profile_free(p);
+		rb = pprof_merge_into(r, b, buf, len, f);
+		cr_assert_eq(ra, rb, "decode and merge: %d, merge_into: %d", ra, rb);
+		expect_same(a, b, round ? "second merge" : "first merge");
+	}
+	pprof_reader_free(r);
+	profile_free(a);
+	profile_free(b);
+	return ra;
+}
+
 static int mini_decode(struct mini *x, struct profile **out)
 {
 	size_t len = perftools__profiles__profile__get_packed_size(&x->m);
@@ -101,6 +147,7 @@ static int mini_decode(struct mini *x, struct profile **out)
 	cr_assert_eq(perftools__profiles__profile__pack(&x->m, buf), len);
 	*out = NULL;
 	r = pprof_decode(buf, len, out);
+	cr_assert_eq(merge_both_ways(buf, len, NULL), r);
 	free(buf);
 	return r;
 }
@@ -235,6 +282,7 @@ Test(pprof, truncated_and_garbage_input)
 
 		raw[i / 8] ^= (uint8_t)(1u << (i % 8));
 		r = pprof_decode(raw, rawlen, &q);
+		cr_assert_eq(merge_both_ways(raw, rawlen, NULL), r, "bit %zu", i);
 		raw[i / 8] ^= (uint8_t)(1u << (i % 8));
 		cr_assert(r == 0 || r == -EBADMSG, "bit %zu: %d", i, r);
 		if (r)
@@ -260,6 +308,7 @@ Test(pprof, truncated_and_garbage_input)
 		}
 		r = pprof_decode(junk, n, &q);
 		cr_assert(r == 0 || r == -EBADMSG, "junk %zu: %d", i, r);
+		cr_assert_eq(merge_both_ways(junk, n, NULL), r, "junk %zu", i);
 		if (!r) {
 			check_invariants(q);
 			profile_free(q);
@@ -307,4 +356,82 @@ Test(pprof, numeric_query_id_reads_as_its_decimal_text)
 	cr_assert_eq(mini_decode(&x, &p), 0);
 	cr_expect_eq(label_num(p, &p->samples[0], "pid"), 1234);
 	profile_free(p);
+}
+
+static bool has_pid_1234(const struct profile *src, const struct pf_sample *s, void *ctx)
+{
+	char buf[32];
+	const char *pid = profile_sample_label(src, s, "pid", buf, sizeof(buf));
+
+	(*(int *)ctx)++;
+	return pid && !strcmp(pid, "1234");
+}
+
+/* The filter's predicate sees the input's samples with their labels as
+ * decoding gives them: a numeric query_id as its text, a label whose
+ * string is a second "" of the table as a number, labels dropped. */
+Test(pprof, merge_into_filters_as_decoding_then_merging)
+{
+	static const char *const drop[] = { "query_id" };
+	struct profile_merge_filter f = { has_pid_1234, NULL, drop, 1 };
+	struct mini x;
+	uint8_t *buf;
+	size_t len;
+	int calls = 0;
+
+	mini_init(&x);
+	x.strings[7] = ""; /* a second empty string */
+	x.lab[0].str = 7;  /* pid=1234 stays a number */
+	f.ctx = &calls;
+	len = perftools__profiles__profile__get_packed_size(&x.m);
+	buf = malloc(len);
+	cr_assert_not_null(buf);
+	perftools__profiles__profile__pack(&x.m, buf);
+	cr_expect_eq(merge_both_ways(buf, len, &f), 0);
+	cr_expect_eq(calls, 4, "the predicate runs once a sample a merge");
+	free(buf);
+
+	mini_init(&x); /* a numeric query_id, kept by text and dropped */
+	x.strings[6] = "query_id";
+	x.lab[0].num = -3340583883576247156LL;
+	len = perftools__profiles__profile__get_packed_size(&x.m);
+	buf = malloc(len);
+	cr_assert_not_null(buf);
+	perftools__profiles__profile__pack(&x.m, buf);
+	calls = 0;
+	cr_expect_eq(merge_both_ways(buf, len, &f), 0);
+	cr_expect_eq(calls, 4);
+	f.ndrop = 0;
+	cr_expect_eq(merge_both_ways(buf, len, &f), 0);
+	free(buf);
+}
+
+/* Another sample type: -EINVAL and the destination untouched; the same
+ * reader then merges a profile that fits. */
+Test(pprof, merge_into_refuses_other_sample_types)
+{
+	struct profile *dst = make_profile(), *before = make_profile();
+	struct pprof_reader *r;
+	struct mini x;
+	uint8_t *buf, *gz;
+	size_t len, gzlen;
+
+	mini_init(&x);
+	len = perftools__profiles__profile__get_packed_size(&x.m);
+	buf = malloc(len);
+	cr_assert_not_null(buf);
+	perftools__profiles__profile__pack(&x.m, buf);
+	cr_assert_eq(pprof_reader_new(&r), 0);
+	cr_expect_eq(pprof_merge_into(r, dst, buf, len, NULL), -EINVAL);
+	expect_same(dst, before, "refused");
+	cr_assert_eq(pprof_encode(before, true, &gz, &gzlen), 0);
+	cr_expect_eq(pprof_merge_into(r, dst, gz, gzlen, NULL), 0);
+	cr_expect_eq(profile_total(dst, 0), 2 * profile_total(before, 0));
+	cr_expect_eq(dst->nsamples, before->nsamples);
+	check_invariants(dst);
+	pprof_reader_free(r);
+	free(buf);
+	free(gz);
+	profile_free(dst);
+	profile_free(before);
 }

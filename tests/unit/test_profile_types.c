@@ -3,6 +3,7 @@
  * names parsed, looked up by name, by record and by sample type. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/profile_types.h"
@@ -98,4 +99,15 @@ Test(profile_types, lists)
 			 "cpu and faults");
 	cr_expect_str_eq(ptype_names(0, " or ", buf, sizeof(buf)), "");
 	cr_expect_str_eq(ptype_names(PTYPE_ALL, " or ", buf, 8), "cpu, of");
+}
+
+/* The compile-time list of names says what the table says. */
+Test(profile_types, name_list_follows_the_table)
+{
+	char all[128] = "";
+
+	for (int t = 0; t < PTYPE_N; t++)
+		snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", t ? "," : "",
+			 ptype_info(t)->name);
+	cr_expect_str_eq(PTYPE_NAMES, all);
 }

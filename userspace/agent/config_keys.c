@@ -53,7 +53,8 @@ const struct key_def config_keys[] = {
 		  "and interval.\n"
 		  "offcpu costs ~1-2% of a core under 25 000\n"
 		  "switches/s (bench/results/offcpu-*), faults\n"
-		  "FAULTS_COST" },
+		  "every page fault ~90 ns, over 1% of a core\n"
+		  "under connection churn (bench/results/faults-*)" },
 	{ .name = "offcpu-min",
 	  .type = T_INT,
 	  .off = F(offcpu_min_us),
@@ -137,6 +138,12 @@ const struct key_def config_keys[] = {
 		  "normalized (query, query_fingerprint,\n"
 		  "query_id), fingerprint (no text) or off\n"
 		  "(nothing read from backends)" },
+	{ .name = "no-plpgsql",
+	  .type = T_BOOL,
+	  .off = F(no_plpgsql),
+	  .help = "no PL/pgSQL frames: the functions and\n"
+		  "lines PostgreSQL backends run in PL/pgSQL,\n"
+		  "placed at their C frames, are left out" },
 	{ .name = "no-kernel",
 	  .type = T_BOOL,
 	  .off = F(no_kernel),

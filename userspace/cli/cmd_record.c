@@ -104,6 +104,7 @@ static void session_options(const struct cli_values *o, enum ptype type, const c
 	so->btf_path = o->btf;
 	so->unwind = o->unwind;
 	so->query_labels = o->query_labels;
+	so->no_plpgsql = o->no_plpgsql;
 	so->require_targets = true;
 	so->split = SESSION_ONE_PROFILE;
 	so->prewarm = !o->all; /* not every binary of the machine */
@@ -170,8 +171,8 @@ static void summary(const struct cli_values *o, enum ptype type, const struct se
 		snprintf(what, sizeof(what), "%llu waits (%.3f s off the CPU)",
 			 (unsigned long long)st->built.samples, st->built.offcpu_ns / 1e9);
 	else if (type == PTYPE_MEMORY)
-		snprintf(what, sizeof(what), "%llu memory-context snapshots (%.1f ms walking)",
-			 (unsigned long long)st->memory.taken, st->memory.walk_ns / 1e6);
+		snprintf(what, sizeof(what), "%llu memory-context snapshots (%.2f ms of CPU)",
+			 (unsigned long long)st->memory.taken, st->memory.cpu_ns / 1e6);
 	else
 		snprintf(what, sizeof(what), "%llu samples", (unsigned long long)st->built.samples);
 	if (type == PTYPE_FAULTS)
@@ -202,6 +203,12 @@ static void summary(const struct cli_values *o, enum ptype type, const struct se
 			(unsigned long long)st->built.query_samples,
 			(unsigned long long)st->built.query_gap,
 			(unsigned long long)st->built.query_lost);
+	if (st->built.plpgsql_samples)
+		fprintf(stderr,
+			"ebprof: %llu samples ran PL/pgSQL; %llu of their PL/pgSQL frames without "
+			"the C frame that runs them\n",
+			(unsigned long long)st->built.plpgsql_samples,
+			(unsigned long long)st->built.plpgsql_unplaced);
 }
 
 int cmd_record(int argc, char **argv)

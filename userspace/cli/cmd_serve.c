@@ -83,6 +83,8 @@ int cmd_serve(int argc, char **argv)
 				     .store = v.store,
 				     .retention_s = v.retention_s,
 				     .max_bytes = v.max_bytes,
+				     .span_cache = v.span_cache,
+				     .span_warm_s = v.span_warm_s,
 				     .token = token };
 	if (v.verbose)
 		log_set_level(v.verbose > 1 ? LOG_DEBUG : LOG_INFO);

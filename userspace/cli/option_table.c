@@ -14,6 +14,7 @@
 #include "options.h"
 #include "serve/collector.h"
 #include "store_select.h"
+#include "util/profile_types.h"
 
 /* The field f of struct cli_values, which must be of type T. */
 #define V(f, T)                                                                                    \
@@ -79,7 +80,7 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_RECORD,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu,faults,memory",
+	  .choices = PTYPE_NAMES,
 	  .once = true,
 	  .def = "cpu",
 	  .section = "Sampling",
@@ -240,6 +241,17 @@ const struct cli_option cli_options[] = {
 	  .man = "Statement labels of PostgreSQL samples: `normalized` (query, "
 		 "query_fingerprint, query_id), `fingerprint` (no text) or `off` (nothing is "
 		 "read from backends)" },
+	{ .name = "no-plpgsql",
+	  .type = CLI_FLAG,
+	  V(no_plpgsql, bool),
+	  .cmds = CLI_RECORD,
+	  .section = "Sampling",
+	  .help = "no PL/pgSQL frames (the functions and lines PostgreSQL backends run in "
+		  "PL/pgSQL, at their C frames)",
+	  .man = "No PL/pgSQL frames: without it, every PL/pgSQL function a PostgreSQL backend "
+		 "runs is a frame named by its signature (`schema.fn(argtypes)`) at its current "
+		 "line, placed at the C frame that executes it (`plpgsql_exec_function`, "
+		 "`plpgsql_exec_trigger`)" },
 	/* --- which stored profiles --- */
 	{ .name = "dir",
 	  .type = CLI_STRING,
@@ -294,7 +306,7 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_LS,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu,faults,memory",
+	  .choices = PTYPE_NAMES,
 	  .once = true,
 	  .def_text = "every type",
 	  .section = "Selection",
@@ -304,7 +316,7 @@ const struct cli_option cli_options[] = {
 	  V(type, const char *),
 	  .cmds = CLI_MERGE,
 	  .arg = "TYPE",
-	  .choices = "cpu,offcpu,faults,memory",
+	  .choices = PTYPE_NAMES,
 	  .once = true,
 	  .def_text = "cpu, unless --label type=...",
 	  .section = "Selection",
@@ -426,7 +438,8 @@ const struct cli_option cli_options[] = {
 	  .arg = "TYPE",
 	  .section = "Output",
 	  .help = "sample type to draw (e.g. cpu, samples, alloc_space; default: the profile's "
-		  "default, else offcpu if it has one, else its last type)" },
+		  "default, else the value its type weighs (cpu, offcpu, faults), else its last "
+		  "type)" },
 	{ .name = "title",
 	  .type = CLI_STRING,
 	  V(title, const char *),
@@ -434,8 +447,9 @@ const struct cli_option cli_options[] = {
 	  .arg = "TITLE",
 	  .empty_ok = true,
 	  .section = "Output",
-	  .help = "title (default: \"CPU flame graph\" for cpu and samples, \"Off-CPU time\" "
-		  "for off-CPU profiles, \"TYPE flame graph\" otherwise)" },
+	  .help = "title (default: \"CPU flame graph\" for CPU profiles, \"Off-CPU time\" "
+		  "for off-CPU ones, \"Page faults\" (drawn in bytes) for page faults, \"TYPE "
+		  "flame graph\" otherwise)" },
 	{ .name = "width",
 	  .type = CLI_INT,
 	  V(width, long),
@@ -518,6 +532,27 @@ const struct cli_option cli_options[] = {
 	  .def_text = "no bound",
 	  .help = "then drop the oldest until the store holds at most SIZE of profiles (e.g. "
 		  "500M, 20G)" },
+	{ .name = "span-cache",
+	  .type = CLI_SIZE,
+	  V(span_cache, int64_t),
+	  .cmds = CLI_SERVE,
+	  .arg = "SIZE",
+	  .def = COLLECTOR_DEFAULT_SPAN_CACHE,
+	  .section = "Collector",
+	  .help = "memory for the UI's merged past days, hours and ten minutes (off: merge "
+		  "every profile)",
+	  .man = "Memory for the web UI's merged past days, hours and ten-minute spans, kept "
+		 "gzip'd, least recently used out first; a span is keyed by its profiles, so a "
+		 "late push or a retention delete makes a new one. `off` merges every profile "
+		 "of a view" },
+	{ .name = "span-warm",
+	  .type = CLI_AGE,
+	  V(span_warm_s, int64_t),
+	  .cmds = CLI_SERVE,
+	  .arg = "AGE",
+	  .def = COLLECTOR_DEFAULT_SPAN_WARM,
+	  .section = "Collector",
+	  .help = "make the spans of the last AGE ahead, every minute (off: only as views ask)" },
 	{ .name = "token-file",
 	  .type = CLI_STRING,
 	  V(token_file, const char *),

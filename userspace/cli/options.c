@@ -213,9 +213,13 @@ static int read_value(struct reading *r, const struct cli_option *o, const char 
 					 "%s: '%s' is not an age (12h, 7d, 4w or off)", what, s);
 		return 0;
 	case CLI_SIZE:
+		if (!strcmp(s, "off") || !strcmp(s, "0")) {
+			*FIELD(r->v, o, int64_t) = 0;
+			return 0;
+		}
 		if (args_parse_size(s, FIELD(r->v, o, int64_t)))
 			return args_fail(r->err, sizeof(r->err),
-					 "%s: '%s' is not a size (500M, 20G)", what, s);
+					 "%s: '%s' is not a size (500M, 20G, off)", what, s);
 		return 0;
 	case CLI_GROUP_BY:
 		ret = !(*FIELD(r->v, o, const char *) =

@@ -50,7 +50,7 @@ enum cli_type {
 	CLI_LABELS,   /* struct kv * (+ count): KEY=VALUE, each adds one */
 	CLI_TIME,     /* struct cli_time: a time of the store's syntax (store_select.h) */
 	CLI_AGE,      /* int64_t seconds: 12h, 7d, 4w; "off" is 0 */
-	CLI_SIZE,     /* int64_t bytes: 500M, 20G */
+	CLI_SIZE,     /* int64_t bytes: 500M, 20G; "off" and 0 are 0 */
 	CLI_GROUP_BY, /* const char *: a label render_group_by_key() knows */
 	CLI_HELP,     /* prints the command's usage */
 	CLI_VERSION,  /* prints the version */
@@ -112,7 +112,7 @@ struct cli_values {
 	long frequency;
 	double duration; /* 0: until stopped */
 	long delay;
-	bool no_waits, no_kernel, no_user;
+	bool no_waits, no_kernel, no_user, no_plpgsql;
 	const char *btf;
 	enum sampler_unwind unwind;
 	enum query_labels query_labels;
@@ -135,6 +135,7 @@ struct cli_values {
 	/* the collector */
 	const char *listen, *store, *token_file;
 	int64_t retention_s, max_bytes;
+	int64_t span_cache, span_warm_s;
 	/* general */
 	int verbose;
 	const char *input; /* the command's operand (struct cli_command) */

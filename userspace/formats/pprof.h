@@ -32,4 +32,27 @@ int pprof_encode(const struct profile *p, bool gzip, uint8_t **buf, size_t *len)
  */
 int pprof_decode(const uint8_t *buf, size_t len, struct profile **out);
 
+struct profile_merge_filter;
+
+/* What decoding keeps from one profile to the next (buffers, memory), for
+ * pprof_merge_into(); one thread at a time. 0 or -ENOMEM. */
+struct pprof_reader;
+int pprof_reader_new(struct pprof_reader **out);
+void pprof_reader_free(struct pprof_reader *r);
+
+/*
+ * Merge a serialized profile into dst through f (NULL: everything) with
+ * the result of pprof_decode() then profile_merge_where(dst, p, NULL, 0,
+ * f) (profile/merge.h), to the order of strings and ids, but without the
+ * decoded profile: the input is checked as pprof_decode() checks it, then
+ * each of its entries is interned once, into dst. The filter's predicate
+ * sees the input's samples in a profile that only readers may look at.
+ * Returns 0; -EBADMSG or -EFBIG (malformed, as pprof_decode()) and -EINVAL
+ * (sample types differ from dst's) with dst unchanged; -ENOMEM, after
+ * which dst may hold part of the input. r's memory holds the input until
+ * the next call.
+ */
+int pprof_merge_into(struct pprof_reader *r, struct profile *dst, const uint8_t *buf, size_t len,
+		     const struct profile_merge_filter *f);
+
 #endif /* EBPROF_PPROF_H */

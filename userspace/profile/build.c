@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,8 @@
 
 #include "build.h"
 #include "offcpu_labels.h"
+#include "plpgsql_frames.h"
+#include "sample_labels.h"
 #include "sampling/sampler.h"
 #include "unnamed.h"
 #include "util/hashmap.h"
@@ -22,8 +23,8 @@
 #define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
 #define KERNEL_START 0xffff800000000000ULL
 #define MAX_INLINE 32
-/* kernel frames, user frames (DWARF-unwound: deeper), 3 markers */
-#define MAX_FRAMES (EBPROF_MAX_STACK_DEPTH + EBPROF_MAX_UNWIND_DEPTH + 3)
+/* kernel frames, user frames (DWARF-unwound: deeper), PL/pgSQL, 3 markers */
+#define MAX_FRAMES (EBPROF_MAX_STACK_DEPTH + EBPROF_MAX_UNWIND_DEPTH + EBPROF_PLPGSQL_DEPTH + 3)
 
 /* Identity of a mapped file region as seen in one snapshot. */
 struct bmap_key {
@@ -438,59 +439,6 @@ static int64_t synthetic_location(struct builder *b, const char *name)
 	return profile_add_location(b->p, 0, 0, &line, 1);
 }
 
-/* The statement labels of a sample, after labels[n]; the new count. */
-static size_t query_labels(struct builder *b, const struct raw_sample *s, struct pf_label *labels,
-			   size_t n)
-{
-	const struct query_info *q = NULL;
-	bool text = b->opts.query_labels == QUERY_LABELS_NORMALIZED;
-
-	if (!b->opts.queries || b->opts.query_labels == QUERY_LABELS_OFF)
-		return n;
-	if (s->query)
-		q = query_table_get(b->opts.queries, s->query);
-	if (q) {
-		if (text)
-			labels[n++] = profile_label_str(b->p, "query", q->label);
-		labels[n++] = profile_label_str(b->p, "query_fingerprint", q->fingerprint_hex);
-		b->stats.query_samples += s->count;
-	} else if (s->query || s->query_lost) {
-		/* never silently merged with idle time */
-		labels[n++] = profile_label_str(b->p, "query", "(statement text lost)");
-		b->stats.query_lost += s->count;
-	} else if (s->query_gap) {
-		labels[n++] = profile_label_str(b->p, "query", "(between statements)");
-		b->stats.query_gap += s->count;
-	}
-	if (s->query_id) {
-		/* PostgreSQL's decimal text (pg_stat_statements.queryid): a
-		 * string label, since pprof readers print numeric labels
-		 * through a float64 and would round the id */
-		char id[24];
-
-		snprintf(id, sizeof(id), "%" PRId64, s->query_id);
-		labels[n++] = profile_label_str(b->p, "query_id", id);
-	}
-	return n;
-}
-
-/* The PostgreSQL identity of the sample's process, after labels[n]. */
-static size_t pg_labels(struct builder *b, const struct raw_sample *s, struct pf_label *labels,
-			size_t n)
-{
-	const struct pg_title *t =
-		b->opts.pg_title ? b->opts.pg_title(b->opts.pg_title_ctx, s->pid) : NULL;
-
-	if (!t)
-		return n;
-	labels[n++] = profile_label_str(b->p, "backend_type", t->backend_type);
-	if (t->user[0])
-		labels[n++] = profile_label_str(b->p, "user", t->user);
-	if (t->database[0])
-		labels[n++] = profile_label_str(b->p, "database", t->database);
-	return n;
-}
-
 int builder_add(const struct raw_sample *s, void *ctx)
 {
 	struct builder *b = ctx;
@@ -499,7 +447,9 @@ int builder_add(const struct raw_sample *s, void *ctx)
 	size_t nlabels;
 	int64_t values[2], id;
 	size_t n = 0;
+	uint32_t k = 0; /* PL/pgSQL functions placed */
 	bool resolved;
+	int err;
 
 	if (s->type != b->opts.type)
 		return 0; /* each type goes into profiles of its own */
@@ -530,6 +480,8 @@ int builder_add(const struct raw_sample *s, void *ctx)
 		bool leaf = (i == 0 && s->nkernel == 0) || (s->user[i] & EBPROF_IP_EXACT);
 		size_t row;
 
+		if ((err = plpgsql_frames_add(b->p, s, i, &k, locs, &n, MAX_FRAMES)))
+			return err;
 		id = user_location(b, s->pid, s->user[i] & ~EBPROF_IP_EXACT, leaf, &resolved, &row);
 		if (id < 0)
 			return (int)id;
@@ -540,6 +492,10 @@ int builder_add(const struct raw_sample *s, void *ctx)
 		if (i == 0 && s->nkernel == 0)
 			b->stats.leaf_resolved += resolved ? s->count : 0;
 	}
+	b->stats.plpgsql_unplaced += s->nplpgsql - k; /* no C frame found */
+	if ((err = plpgsql_frames_add(b->p, s, s->nuser, &k, locs, &n, MAX_FRAMES)))
+		return err;
+	b->stats.plpgsql_samples += s->nplpgsql ? s->count : 0;
 	/* A stack cut short says so, and why, as its outermost frame. */
 	if (s->nuser && s->user_end != UNWIND_END_OK && s->user_end < UNWIND_END_MAX &&
 	    n < MAX_FRAMES) {
@@ -564,8 +520,8 @@ int builder_add(const struct raw_sample *s, void *ctx)
 	nlabels = 3;
 	if (s->user_fp) /* a frame found by frame pointer (no unwind table) */
 		labels[nlabels++] = profile_label_str(b->p, "unwind", "fp");
-	nlabels = query_labels(b, s, labels, nlabels);
-	nlabels = pg_labels(b, s, labels, nlabels);
+	nlabels = sample_query_labels(b->p, &b->opts, s, &b->stats, labels, nlabels);
+	nlabels = sample_pg_labels(b->p, &b->opts, s, labels, nlabels);
 	values[0] = (int64_t)s->count;
 	values[1] = (int64_t)s->count * b->opts.period;
 	if (s->type == PTYPE_OFFCPU) {

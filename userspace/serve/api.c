@@ -213,8 +213,8 @@ static enum MHD_Result answer_merge(struct collector *co, struct MHD_Connection 
 	if (nd < 0)
 		return serve_error(c, 400, "drop_labels: not k,k (at most %d)", CATALOG_MAX_LABELS);
 	ret = serve_merge(co, rows, n,
-			  &(struct profile_merge_filter){ .drop = keys, .ndrop = (size_t)nd }, NULL,
-			  NULL, &acc);
+			  &(struct profile_merge_filter){ .drop = keys, .ndrop = (size_t)nd },
+			  &acc);
 	if (!ret)
 		ret = pprof_encode(acc, true, &gz, &len);
 	profile_free(acc);

@@ -14,9 +14,7 @@
 #include "catalog_schema.h"
 #include "util/log.h"
 
-struct catalog {
-	sqlite3 *db;
-};
+#include "catalog_internal.h"
 
 int catalog_open(const char *dir, struct catalog **out, char *err, size_t errlen)
 {
@@ -130,7 +128,7 @@ out:
 	return err;
 }
 
-static char *dup_col(sqlite3_stmt *s, int i)
+char *catalog_dup_col(sqlite3_stmt *s, int i)
 {
 	const unsigned char *t = sqlite3_column_text(s, i);
 
@@ -153,8 +151,8 @@ static int load_labels(sqlite3_stmt *s, struct catalog_row *row)
 			break;
 		}
 		row->labels = more;
-		more[row->nlabels].key = dup_col(s, 0);
-		more[row->nlabels].value = dup_col(s, 1);
+		more[row->nlabels].key = catalog_dup_col(s, 0);
+		more[row->nlabels].value = catalog_dup_col(s, 1);
 		row->nlabels++;
 		if (!more[row->nlabels - 1].key || !more[row->nlabels - 1].value) {
 			err = -ENOMEM;
@@ -184,10 +182,10 @@ static int read_row(sqlite3_stmt *ls, sqlite3_stmt *s, struct catalog_row *row)
 
 	memset(row, 0, sizeof(*row));
 	snprintf(row->id, sizeof(row->id), "%s", id ? (const char *)id : "");
-	row->service = dup_col(s, 1);
-	row->type = dup_col(s, 2);
+	row->service = catalog_dup_col(s, 1);
+	row->type = catalog_dup_col(s, 2);
 	row->created_ns = sqlite3_column_int64(s, 3);
-	row->path = dup_col(s, 4);
+	row->path = catalog_dup_col(s, 4);
 	row->size = sqlite3_column_int64(s, 5);
 	row->value = sqlite3_column_int64(s, 6);
 	row->idle = sqlite3_column_int64(s, 7);
@@ -234,9 +232,8 @@ static void bind_where(sqlite3_stmt *s, const struct catalog_query *q)
 	}
 }
 
-/* A statement of sql + where(q) + tail, bound; NULL on error (logged). */
-static sqlite3_stmt *prepare_where(struct catalog *c, const char *head,
-				   const struct catalog_query *q, const char *tail)
+sqlite3_stmt *catalog_prepare_where(struct catalog *c, const char *head,
+				    const struct catalog_query *q, const char *tail)
 {
 	char sql[8192];
 	size_t len = (size_t)snprintf(sql, sizeof(sql), "%s", head);
@@ -263,7 +260,7 @@ int catalog_list(struct catalog *c, const struct catalog_query *q, struct catalo
 	*n = 0;
 	if (q->nlabels > CATALOG_MAX_LABELS)
 		return -EINVAL;
-	s = prepare_where(
+	s = catalog_prepare_where(
 		c, "SELECT id, service, type, created_ns, path, size, value, idle FROM profiles p",
 		q,
 		q->limit ? " ORDER BY created_ns DESC, id LIMIT ?4000"
@@ -347,7 +344,7 @@ int catalog_services(struct catalog *c, char ***names, size_t *n)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		char **more = realloc(*names, (*n + 1) * sizeof(**names));
 
-		if (!more || !(more[*n] = dup_col(s, 0))) {
+		if (!more || !(more[*n] = catalog_dup_col(s, 0))) {
 			if (more)
 				*names = more;
 			err = -ENOMEM;
@@ -400,7 +397,7 @@ int catalog_expire(struct catalog *c, int64_t before_ns, int64_t max_bytes,
 		    !(max_bytes > 0 && total > max_bytes))
 			break;
 		more = realloc(paths, (n + 1) * sizeof(*paths));
-		if (!more || !(more[n] = dup_col(s, 1))) {
+		if (!more || !(more[n] = catalog_dup_col(s, 1))) {
 			if (more)
 				paths = more;
 			err = -ENOMEM;
@@ -492,83 +489,6 @@ int catalog_usage(struct catalog *c, int64_t *count, int64_t *bytes)
 		err = 0;
 	}
 	sqlite3_finalize(s);
-	return err;
-}
-
-int catalog_timeline(struct catalog *c, const struct catalog_query *q, int64_t from_ns,
-		     int64_t step_ns, bool with_idle, int64_t *values, size_t n)
-{
-	struct catalog_query w = *q;
-	sqlite3_stmt *s;
-	int rc;
-
-	memset(values, 0, n * sizeof(*values));
-	if (step_ns <= 0 || !n || q->nlabels > CATALOG_MAX_LABELS)
-		return -EINVAL;
-	w.from_ns = from_ns;
-	w.to_ns = from_ns + step_ns * (int64_t)n; /* the end is in the last bucket */
-	s = prepare_where(
-		c,
-		with_idle ? "SELECT (created_ns - ?4001) / ?4002, SUM(value) FROM profiles p"
-			  : "SELECT (created_ns - ?4001) / ?4002, SUM(value - idle) "
-			    "FROM profiles p",
-		&w, " GROUP BY 1");
-	if (!s)
-		return -EIO;
-	sqlite3_bind_int64(s, 4001, from_ns);
-	sqlite3_bind_int64(s, 4002, step_ns);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t b = sqlite3_column_int64(s, 0);
-
-		if (b >= 0 && (size_t)b <= n)
-			values[(size_t)b < n ? b : b - 1] += sqlite3_column_int64(s, 1);
-	}
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : -EIO;
-}
-
-int catalog_label_values(struct catalog *c, const struct catalog_query *q, size_t max,
-			 struct catalog_label_count **out, size_t *n)
-{
-	sqlite3_stmt *s;
-	int rc, err = 0;
-
-	*out = NULL;
-	*n = 0;
-	if (q->nlabels > CATALOG_MAX_LABELS)
-		return -EINVAL;
-	s = prepare_where(c,
-			  "SELECT key, value, COUNT(*) FROM labels WHERE profile IN "
-			  "(SELECT id FROM profiles p",
-			  q, ") GROUP BY key, value ORDER BY key, 3 DESC, value LIMIT ?4000");
-	if (!s)
-		return -EIO;
-	sqlite3_bind_int64(s, 4000, (sqlite3_int64)max);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct catalog_label_count *more = realloc(*out, (*n + 1) * sizeof(**out));
-
-		if (!more) {
-			err = -ENOMEM;
-			break;
-		}
-		*out = more;
-		more[*n].key = dup_col(s, 0);
-		more[*n].value = dup_col(s, 1);
-		more[*n].rows = sqlite3_column_int64(s, 2);
-		(*n)++;
-		if (!more[*n - 1].key || !more[*n - 1].value) {
-			err = -ENOMEM;
-			break;
-		}
-	}
-	sqlite3_finalize(s);
-	if (!err && rc != SQLITE_DONE && rc != SQLITE_ROW)
-		err = -EIO;
-	if (err) {
-		catalog_label_counts_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-	}
 	return err;
 }
 

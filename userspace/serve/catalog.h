@@ -85,6 +85,11 @@ int catalog_usage(struct catalog *c, int64_t *count, int64_t *bytes);
 int catalog_timeline(struct catalog *c, const struct catalog_query *q, int64_t from_ns,
 		     int64_t step_ns, bool with_idle, int64_t *values, size_t n);
 
+/* The same for snapshots (memory profiles): in each bucket, the sum over
+ * processes (their pid label) of each one's largest value. */
+int catalog_timeline_snapshots(struct catalog *c, const struct catalog_query *q, int64_t from_ns,
+			       int64_t step_ns, int64_t *values, size_t n);
+
 /* The labels of the rows matching q (limit ignored): distinct (key, value)
  * with the number of rows, by key then count, at most max. */
 struct catalog_label_count {

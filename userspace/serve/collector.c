@@ -181,6 +181,9 @@ static enum MHD_Result route(struct collector *co, struct MHD_Connection *c, con
 	} else if (!strcmp(url, "/api/ui/data")) {
 		if (get)
 			return ui_data(co, c);
+	} else if (!strcmp(url, "/api/ui/types")) {
+		if (get)
+			return ui_types(c);
 	} else if (!strncmp(url, "/api/", 5)) {
 		return serve_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint: %.200s", url);
 	} else if (get || !strcmp(method, "HEAD")) {
@@ -253,7 +256,9 @@ int serve_start(const struct collector_opts *o, struct collector **out, char *er
 	co->token = o->token ? strdup(o->token) : NULL;
 	co->retention_s = o->retention_s;
 	co->max_bytes = o->max_bytes;
-	if (!co->store || (o->token && !co->token)) {
+	co->span_warm_s = o->span_warm_s;
+	if (!co->store || (o->token && !co->token) ||
+	    (o->span_cache > 0 && mergecache_new(o->span_cache, &co->cache))) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -266,6 +271,10 @@ int serve_start(const struct collector_opts *o, struct collector **out, char *er
 	ret = catalog_open(o->store, &co->cat, err, errlen);
 	if (ret)
 		goto fail;
+	/* what is past the retention goes before the first request, not a
+	 * moment after it (the thread's first pass also catalogs the agent's
+	 * files, which may take longer) */
+	serve_expire(co);
 	ret = serve_retention_start(co);
 	if (ret) {
 		snprintf(err, errlen, "cannot start the retention thread: %s", strerror(-ret));
@@ -318,6 +327,7 @@ void serve_stop(struct collector *c)
 		MHD_stop_daemon(c->daemon);
 	serve_retention_stop(c);
 	catalog_close(c->cat);
+	mergecache_free(c->cache);
 	pthread_mutex_destroy(&c->lock);
 	free(c->store);
 	if (c->token)

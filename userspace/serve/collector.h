@@ -32,12 +32,18 @@
 #define COLLECTOR_MAX_BODY (64u << 20) /* bytes of a pushed profile */
 
 #define COLLECTOR_DEFAULT_RETENTION "7d" /* profiles older are dropped */
+#define COLLECTOR_DEFAULT_SPAN_CACHE "64M" /* bytes of merged spans */
+#define COLLECTOR_DEFAULT_SPAN_WARM "24h"  /* spans made ahead */
 
 struct collector_opts {
 	const char *listen;  /* ADDR:PORT (util/netlisten.h); port 0: a free one */
 	const char *store;   /* directory */
 	int64_t retention_s; /* profiles older than this are dropped; 0: kept */
 	int64_t max_bytes;   /* then the oldest until the store fits; 0: no bound */
+	int64_t span_cache;  /* bytes of merged past spans the UI keeps
+			      * (mergecache.h); 0: none */
+	int64_t span_warm_s; /* those of the last span_warm_s made ahead,
+			      * every minute; 0: only as views ask */
 	const char *token;   /* every /api/ and /ingest request must carry it as
 			      * "Authorization: Bearer TOKEN" (or basic auth with
 			      * it as password); NULL: none */

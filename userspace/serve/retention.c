@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The collector's upkeep (serve_internal.h): a thread that, at start and
- * every minute, catalogs what an agent wrote into the store (index.c) and
+ * every minute, catalogs what an agent wrote into the store (index.c),
  * drops the profiles older than the retention and then
  * the oldest until the store fits its size; rows first, files after (a
  * crash in between leaves files no row names, never a row without its
- * file).
+ * file); then makes the merged spans that settled since (warm.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -44,6 +44,8 @@ int serve_expire(struct collector *co)
 	pthread_mutex_lock(&co->lock);
 	n = catalog_expire(co->cat, before, co->max_bytes, remove_file, co);
 	pthread_mutex_unlock(&co->lock);
+	if (co->cache && before)
+		mergecache_forget_before(co->cache, before);
 	if (n > 0)
 		log_info("serve: retention removed %d profile%s", n, n == 1 ? "" : "s");
 	else if (n < 0)
@@ -61,6 +63,7 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&co->stop_lock);
 		serve_index(co);
 		serve_expire(co);
+		serve_warm(co);
 		pthread_mutex_lock(&co->stop_lock);
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_sec += RETENTION_PERIOD_S;

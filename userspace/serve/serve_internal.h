@@ -16,6 +16,7 @@
 
 #include "catalog.h"
 #include "collector.h"
+#include "mergecache.h"
 #include "profile/merge.h"
 
 struct collector {
@@ -25,6 +26,9 @@ struct collector {
 	char *token;	      /* NULL: no authentication */
 	pthread_mutex_t lock; /* around the catalog */
 	struct catalog *cat;
+	struct mergecache *cache;	/* NULL: none */
+	int64_t span_warm_s;		/* warm.c: how far back it makes spans ahead */
+	int64_t warmed_ns;		/* warm.c: spans made ahead up to here */
 	int64_t retention_s, max_bytes; /* 0: no bound */
 	/* retention.c's thread */
 	pthread_t retention;
@@ -91,15 +95,34 @@ unsigned serve_prepare_body(const uint8_t *body, size_t len, uint8_t **gz, size_
 			    int64_t *value, int64_t *idle, int64_t *time_ns, char *err,
 			    size_t errlen);
 
-/* Called with each stored profile a merge reads, before it is merged. */
-typedef void (*serve_each_fn)(void *ctx, const struct catalog_row *row, const struct profile *p);
 /* Merge the stored profiles of rows through f (NULL: everything) into
  * *out, one at a time: memory bounded by the distinct stacks. A file that
  * cannot be read or decoded is logged and left out, as are profiles of
  * other sample types. 0 or a negative errno. */
 int serve_merge(struct collector *co, const struct catalog_row *rows, size_t n,
-		const struct profile_merge_filter *f, serve_each_fn each, void *ectx,
-		struct profile **out);
+		const struct profile_merge_filter *f, struct profile **out);
+/* What a merge read. */
+struct serve_merge_stats {
+	size_t profiles; /* stored profiles read */
+	size_t spans;	 /* spans of time merged whole */
+	size_t made;	 /* of which made now (then kept in the cache) */
+};
+/* serve_merge() of rows, the catalog's answer (newest first) to a
+ * selection of [from_ns, to_ns] (0: open), with the same result but for
+ * the order of its strings (merge.c says why): each past day, hour and
+ * ten minutes inside the range merged whole, from co's cache of merged
+ * spans or made and kept there. *st says what was read. */
+int serve_merge_spans(struct collector *co, const struct catalog_row *rows, size_t n,
+		      int64_t from_ns, int64_t to_ns, const struct profile_merge_filter *f,
+		      struct profile **out, struct serve_merge_stats *st);
+/* A span that ended this long ago is taken as complete (an agent pushes
+ * its profile of an interval about an interval after its start); one
+ * pushed later makes another key, so it is only a wasted entry. */
+#define SERVE_SPAN_SETTLED_NS (5 * 60 * 1000000000LL)
+/* warm.c: make the spans of the last co->span_warm_s of every service
+ * and type that settled since the last call (all of them the first time);
+ * run by retention.c's thread. 0 or a negative errno (logged). */
+int serve_warm(struct collector *co);
 
 /* api.c: the endpoints. */
 enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
@@ -153,5 +176,8 @@ int serve_index(struct collector *co);
 /* ui.c: the web UI's assets and its data. */
 enum MHD_Result ui_asset(struct MHD_Connection *c, const char *url);
 enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c);
+/* GET /api/ui/types: [{"type": profefe's, "name": ebprof's}] of each
+ * profile type (util/profile_types.h). */
+enum MHD_Result ui_types(struct MHD_Connection *c);
 
 #endif /* EBPROF_SERVE_INTERNAL_H */

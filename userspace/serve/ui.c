@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The collector's web UI (serve_internal.h): its assets (ui_assets.c,
- * embedded in the binary) and the one request that feeds a view,
+ * embedded in the binary), GET /api/ui/types (the catalog's types, which
+ * are profefe's, and ebprof's name of each it writes: the type selector
+ * says "other (faults)"), and the one request that feeds a view,
  * GET /api/ui/data: the selection of the API (service, type, from, to,
  * labels) merged in C and answered as a flamegraph tree, a top table, a
  * table by a sample label, and the timeline of the selection from the
@@ -17,6 +19,7 @@
 #include "util/hashmap.h"
 #include "util/log.h"
 #include "util/compare.h"
+#include "util/profile_types.h"
 
 #define UI_MIN_SHARE 0.0001 /* flamegraph nodes under this share are left out */
 #define UI_TOP_ROWS 500
@@ -53,6 +56,16 @@ static bool keep_sample(const struct profile *p, const struct pf_sample *s, void
 	return true;
 }
 
+enum MHD_Result ui_types(struct MHD_Connection *c)
+{
+	json_t *types = json_array();
+
+	for (int t = 0; types && t < PTYPE_N; t++)
+		json_array_append_new(types, json_pack("{s:s, s:s}", "type", ptype_info(t)->profefe,
+						       "name", ptype_info(t)->name));
+	return serve_json(c, 200, types);
+}
+
 enum MHD_Result ui_asset(struct MHD_Connection *c, const char *url)
 {
 	const struct ui_asset *a = ui_asset_find(url);
@@ -78,6 +91,7 @@ enum MHD_Result ui_asset(struct MHD_Connection *c, const char *url)
 struct group {
 	uint64_t key; /* string index, or NUMERIC | number, or MISSING */
 	int64_t value;
+	const char *name; /* of a string key, set before sorting */
 };
 
 #define NUMERIC (1ULL << 63)
@@ -89,6 +103,10 @@ static int cmp_group(const void *a, const void *b)
 
 	if (x->value != y->value)
 		return x->value > y->value ? -1 : 1;
+	/* ties by what they say, not where the merge put their strings:
+	 * strings by text, then no label, then numbers */
+	if (x->name && y->name)
+		return strcmp(x->name, y->name);
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
@@ -122,8 +140,12 @@ static json_t *groups(struct profile *p, size_t ti, const char *key)
 	all = malloc((hm_size(m) + 1) * sizeof(*all));
 	if (!all)
 		goto fail;
-	while (hm_next(m, &it, &hk, &v))
-		all[n++] = v;
+	while (hm_next(m, &it, &hk, &v)) {
+		all[n] = v;
+		if (!(all[n]->key & (NUMERIC | MISSING)))
+			all[n]->name = profile_string(p, (int64_t)all[n]->key);
+		n++;
+	}
 	sort_array(all, n, sizeof(*all), cmp_group);
 	for (size_t i = 0; i < n; i++) {
 		char buf[32];
@@ -177,11 +199,60 @@ static json_t *label_keys(const struct profile *p)
 
 /* One range merged: *flame and, for the main range, the groups and the
  * label keys into body. 0 or a negative errno. */
+/* Are q's profiles snapshots (memory contexts: what a process held at a
+ * time, not what it did over one)? profefe files them under heap. */
+static bool snapshots(const struct catalog_query *q)
+{
+	return q->type && !strcmp(q->type, ptype_info(PTYPE_MEMORY)->profefe);
+}
+
+static const char *row_label(const struct catalog_row *r, const char *key)
+{
+	for (size_t i = 0; i < r->nlabels; i++)
+		if (!strcmp(r->labels[i].key, key))
+			return r->labels[i].value;
+	return "";
+}
+
+/* Snapshots: keep each process's last in the range (of two at one time,
+ * the first listed). The rows kept, in place; all of them on -ENOMEM. */
+static size_t last_per_process(struct catalog_row *rows, size_t n)
+{
+	struct hashmap *last = hm_new(hm_hash_str, hm_equal_str); /* pid -> row + 1 */
+	size_t kept = 0;
+	void *v;
+
+	for (size_t i = 0; last && i < n; i++) {
+		const char *pid = row_label(&rows[i], "pid");
+
+		if (hm_find(last, pid, &v) ||
+		    rows[i].created_ns > rows[(uintptr_t)v - 1].created_ns)
+			if (hm_set(last, pid, (void *)(uintptr_t)(i + 1), NULL)) {
+				hm_free(last);
+				last = NULL;
+			}
+	}
+	if (!last)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		if (hm_find(last, row_label(&rows[i], "pid"), &v) || (uintptr_t)v != i + 1) {
+			catalog_row_free(&rows[i]);
+			continue;
+		}
+		if (kept != i)
+			rows[kept] = rows[i];
+		kept++;
+	}
+	hm_free(last);
+	return kept;
+}
+
 static int merge_range(struct collector *co, const struct catalog_query *q, struct filter *f,
 		       const char *group, json_t *body, const char *prefix)
 {
 	struct catalog_query w = *q;
 	struct catalog_row *rows = NULL;
+	struct serve_merge_stats st;
 	struct profile *acc = NULL;
 	json_t *flame = NULL;
 	char err[256], key[32];
@@ -192,14 +263,44 @@ static int merge_range(struct collector *co, const struct catalog_query *q, stru
 	pthread_mutex_lock(&co->lock);
 	ret = catalog_list(co->cat, &w, &rows, &n);
 	pthread_mutex_unlock(&co->lock);
-	if (!ret)
-		ret = serve_merge(co, rows, n,
+	/* snapshots: what each process held at the end of the range (their
+	 * sum over the range would count a process once per snapshot) */
+	if (!ret && snapshots(q)) {
+		size_t kept = last_per_process(rows, n);
+
+		memset(&st, 0, sizeof(st));
+		st.profiles = kept;
+		ret = serve_merge(co, rows, kept,
 				  &(struct profile_merge_filter){
 					  f->n || f->drop_idle ? keep_sample : NULL, f },
-				  NULL, NULL, &acc);
-	catalog_rows_free(rows, n);
+				  &acc);
+		catalog_rows_free(rows, kept);
+		rows = NULL;
+	} else if (!ret) {
+		ret = serve_merge_spans(co, rows, n, q->from_ns, q->to_ns,
+					&(struct profile_merge_filter){
+						f->n || f->drop_idle ? keep_sample : NULL, f },
+					&acc, &st);
+	}
+	if (rows)
+		catalog_rows_free(rows, n);
 	if (ret)
 		return ret;
+	if (co->cache) {
+		struct mergecache_stats cs;
+
+		mergecache_stats(co->cache, &cs);
+		log_debug("serve: ui: %zu profiles: %zu spans whole (%zu made), %zu profiles read; "
+			  "cache: %llu spans, %.1f MiB",
+			  n, st.spans, st.made, st.profiles, (unsigned long long)cs.entries,
+			  cs.bytes / 1048576.0);
+	}
+	/* what was read, for the curious and the benchmarks; not the view */
+	snprintf(key, sizeof(key), "%smerge", prefix);
+	json_object_set_new(body, key,
+			    json_pack("{s:I, s:I, s:I}", "profiles_read", (json_int_t)st.profiles,
+				      "spans", (json_int_t)st.spans, "spans_made",
+				      (json_int_t)st.made));
 	snprintf(key, sizeof(key), "%sprofiles", prefix);
 	json_object_set_new(body, key, json_integer((json_int_t)n));
 	snprintf(key, sizeof(key), "%struncated", prefix);
@@ -233,7 +334,9 @@ static json_t *timeline(struct collector *co, const struct catalog_query *q, int
 
 	if (v && values) {
 		pthread_mutex_lock(&co->lock);
-		ret = catalog_timeline(co->cat, q, from, step, with_idle, v, buckets);
+		ret = snapshots(q)
+			      ? catalog_timeline_snapshots(co->cat, q, from, step, v, buckets)
+			      : catalog_timeline(co->cat, q, from, step, with_idle, v, buckets);
 		pthread_mutex_unlock(&co->lock);
 	}
 	for (size_t i = 0; !ret && i < buckets; i++)

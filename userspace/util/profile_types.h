@@ -33,6 +33,11 @@ enum ptype {
 	PTYPE_N,
 };
 
+/* The names of every type, comma-separated in the table's order: for
+ * lists of choices made at compile time (cli/option_table.c). The unit
+ * test checks it against the table. */
+#define PTYPE_NAMES "cpu,offcpu,faults,memory"
+
 #define PTYPE_BIT(t) (1u << (t))
 #define PTYPE_ALL ((1u << PTYPE_N) - 1)
 #define PTYPE_MAX_VALUES 4

@@ -428,12 +428,27 @@
 	}
 
 	async function init() {
+		// profefe's types, each named after the ebprof type filed under it
+		let names = {};
+		try {
+			for (const t of await getJSON('/api/ui/types'))
+				names[t.type] = t.type === t.name ? t.type : `${t.type} (${t.name})`;
+		} catch (e) {
+			names = {};
+		}
 		for (const t of TYPES)
-			option($('type'), t);
+			option($('type'), t, names[t]);
 		readURL();
+		if (!state.range && !(state.from && state.to))
+			state.range = '1h';
+		// a link that names its service loads its view while the list of
+		// services comes: the first paint waits for one request, not two
+		const listed = getJSON('/api/0/services'), early = !!state.service;
+		if (early)
+			go(false);
 		let services = [];
 		try {
-			services = await getJSON('/api/0/services');
+			services = await listed;
 		} catch (e) {
 			status('cannot list services: ' + e.message, 'error');
 			return;
@@ -444,8 +459,6 @@
 			state.service = services[0];
 		if (state.service && !services.includes(state.service))
 			option($('service'), state.service);
-		if (!state.range && !(state.from && state.to))
-			state.range = '1h';
 
 		$('apply').addEventListener('click', () => {
 			state.service = $('service').value;
@@ -517,7 +530,10 @@
 		window.addEventListener('popstate', () => { readURL(); controls(); load(); });
 		dragTimeline();
 		live();
-		go(false);
+		if (early)
+			controls(); /* the service chosen, now that it is listed */
+		else
+			go(false);
 	}
 
 	window.ebprofUI = { get state() { return state; }, get data() { return data; }, flame };
