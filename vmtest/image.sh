@@ -166,11 +166,12 @@ cp "$0" "$VM/root/image.sh" && cp "$ROOT/tools/pgcluster.sh" "$VM/root/pgcluster
 say "the VM's root is up on $dev"
 
 # --- 0. a PostgreSQL under pgbench -S ---------------------------------------
+# (from the template the host made: initdb and pgbench -i, vmtest/run.sh)
 pgdir=/tmp/pg
-out=$(vm sh /root/pgcluster.sh start "$pgdir" 2>&1) || die "PostgreSQL did not start: $out"
+out=$(vm env EBPROF_PG_TEMPLATE="$BUILD/vmtest/pgtemplate" sh /root/pgcluster.sh start "$pgdir" 2>&1) ||
+	die "PostgreSQL did not start: $out"
 port=$(echo "$out" | sed -n 's/^port=\([0-9]*\).*/\1/p')
 say "PostgreSQL started"
-vm sh /root/pgcluster.sh init-bench "$pgdir" 1 >/dev/null 2>&1 || die "pgbench -i failed"
 vm_bg pgbench -n -S -c 2 -T 3600 -h "$pgdir" -p "$port" -U postgres postgres >"$R/pgbench.log" 2>&1
 bpid=$!
 say "PostgreSQL on port $port under pgbench -S (pid $bpid)"

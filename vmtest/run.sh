@@ -69,6 +69,12 @@ images_built=yes
 for f in "$IMAGE" "$NEXT_IMAGE"; do
 	[ -f "$f" ] || images_built="no: $f is not built (make vmtest builds it)"
 done
+# Its PostgreSQL, initdb'd and pgbench -i'd here once (2 s) rather than
+# in each guest (a minute and a half under TCG); image.sh copies it.
+if [ "$image_case" = yes ] && [ "$images_built" = yes ] &&
+	! sh tools/pgcluster.sh template "$VM/pgtemplate" 1 >"$VM/pgtemplate.log" 2>&1; then
+	images_built="no: the PostgreSQL template was not made ($(tail -1 "$VM/pgtemplate.log"))"
+fi
 results="$VM/results.$$"
 : >"$results"
 : >"$results.image"
