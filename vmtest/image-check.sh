@@ -3,13 +3,16 @@
 # (vmtest/image.sh ran in the guest). Reads back what the guest left on its
 # writable disk and checks it; run by vmtest/run.sh once the guest is off.
 #
-#   image-check.sh STATE_DISK CONSOLE_LOG NEXT_IMAGE OUTDIR
+#   image-check.sh STATE_DISK CONSOLE_LOG NEXT_IMAGE OUTDIR [UPGRADE]
 #
 # STATE_DISK: the guest's writable disk (read with debugfs, never mounted);
 # CONSOLE_LOG: the guest's console, with the case's "vmtest: image:" lines,
 # its VMTEST-IMAGE-RESULT line and, in CONSOLE_LOG.swap, what qemu's
 # monitor answered to the swap; NEXT_IMAGE: the image swapped in; OUTDIR:
-# where the disk's results/ and its store and queue (lib/) are copied.
+# where the disk's results/ and its store and queue (lib/) are copied;
+# UPGRADE: no when the guest made no upgrade (then what the next image
+# does is not checked, and the first image's own `ebprof ls` lists its
+# store; yes by default).
 # Checks, every profile read with go tool pprof:
 #   - the compute contract's profile (POST /profile/cpu): samples, frames
 #     of PostgreSQL's backends symbolized, their backend_type label
@@ -25,7 +28,7 @@
 # Prints one line: "ok DETAILS" or "fail WHY" (the first failures).
 set -u
 export LC_ALL=C # one collation for sort and comm
-state=$1 log=$2 next=$3 out=$4
+state=$1 log=$2 next=$3 out=$4 upgrade=${5:-yes}
 
 fails=""
 bad() { fails="${fails:+$fails; }$*"; }
@@ -97,11 +100,17 @@ comm -13 "$r/run1-store.txt" "$out/store.txt" >"$out/run2-store.txt"
 run2=$(wc -l <"$out/run2-store.txt")
 n=$(sed 's|.*/\([0-9]\{6\}\)-[^/]*$|\1|' "$r/run1-store.txt" | sort -u | wc -l)
 [ "$n" -ge 2 ] || bad "the first image's agent stored profiles of $n interval(s), not 2"
-[ "$run2" -gt 0 ] || bad "the next image's agent stored nothing"
+runs="run1 run2"
+if [ "$upgrade" = no ]; then
+	runs=run1
+	[ "$run2" = 0 ] || bad "$run2 profiles stored after the agent stopped"
+else
+	[ "$run2" -gt 0 ] || bad "the next image's agent stored nothing"
+fi
 missing=$(comm -23 "$r/run1-store.txt" "$out/store.txt" | head -3)
 [ -z "$missing" ] || bad "first image's profiles gone from the store: $missing"
 # a client backend's profile of each image: the largest
-for run in run1 run2; do
+for run in $runs; do
 	list=$r/run1-store.txt
 	[ "$run" = run1 ] || list=$out/run2-store.txt
 	f=$(grep 'client_backend\.pb\.gz$' "$list" | while read -r p; do
@@ -119,13 +128,15 @@ for run in run1 run2; do
 	fi
 done
 # every profile of the first image listed by the next image's `ebprof ls`
+# (by its own without the upgrade)
 jq -r '.path' "$r/ls.jsonl" 2>/dev/null | sed 's|.*/profiles/||' | sort >"$out/ls.txt"
 missing=$(comm -23 "$r/run1-store.txt" "$out/ls.txt" | head -3)
-[ -z "$missing" ] || bad "ebprof ls of the next image does not list: $missing"
+[ -z "$missing" ] || bad "ebprof ls of the $([ "$upgrade" = no ] && echo first || echo next) image does not list: $missing"
 
 # --- the queue: stored = queued, every queued profile delivered ----------
 queued=$(wc -l <"$r/queued.jsonl")
 [ "$queued" = "$run1" ] || bad "the first image's agent queued $queued profiles but stored $run1"
+[ "$upgrade" != no ] || verdict "$run1 profiles of the image ($queued queued for the collector, down; no upgrade in this guest); $times"
 # each as "time pid comm backend_type" (a group of short-lived processes
 # has no pid label)
 key='def key: "\(.pid // "-") \(.comm // "-") \(.backend_type // "-")";'

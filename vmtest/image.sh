@@ -29,7 +29,10 @@
 #      GET /profile/cpu?format=svg
 #   6. the upgrade: stop the agent, unmount, the image swapped, mount,
 #      start it again (the unit untouched), the collector up now: the
-#      store and the queue survive and the queue drains into it
+#      store and the queue survive and the queue drains into it; only
+#      where VMTEST_IMAGE_UPGRADE=yes (vmtest/run.sh picks the guests):
+#      elsewhere the agent stops after step 5 and `ebprof ls` of the same
+#      image lists its store
 # Every wait is bounded. Prints "vmtest: image: ..." lines, and last
 #   VMTEST-IMAGE-RESULT: ok mount_to_profile=S upgrade_mount_to_profile=S
 #   VMTEST-IMAGE-RESULT: fail WHY
@@ -258,6 +261,10 @@ profiles | sed "s|^$store/||" | sort >"$R/run1-store.txt"
 find "$queue" -name 'p-*.ebpq' -exec awk 'FNR == 2 { print; nextfile }' {} + >"$R/queued.jsonl"
 say "first image: $(wc -l <"$R/run1-store.txt") profiles stored, $(wc -l <"$R/queued.jsonl") queued for the collector (down)"
 [ -s "$R/queued.jsonl" ] || die "nothing queued while the collector was down"
+if [ "${VMTEST_IMAGE_UPGRADE:-yes}" != yes ]; then
+	vm ebprof ls --service "$SERVICE" --json >"$R/ls.jsonl" 2>"$R/ls.err" || die "ebprof ls failed: $(head -1 "$R/ls.err")"
+	end ok "mount to the first profile $mount_to_profile s (no upgrade in this guest); the case took $(since "$t_case") s"
+fi
 
 # --- 6. the upgrade: unmount, swap the disk, mount, start ------------------
 vm umount /mnt/ebprof || die "cannot unmount /mnt/ebprof"
