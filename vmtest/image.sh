@@ -263,7 +263,7 @@ say "first image: $(wc -l <"$R/run1-store.txt") profiles stored, $(wc -l <"$R/qu
 [ -s "$R/queued.jsonl" ] || die "nothing queued while the collector was down"
 if [ "${VMTEST_IMAGE_UPGRADE:-yes}" != yes ]; then
 	vm ebprof ls --service "$SERVICE" --json >"$R/ls.jsonl" 2>"$R/ls.err" || die "ebprof ls failed: $(head -1 "$R/ls.err")"
-	end ok "mount to the first profile $mount_to_profile s (no upgrade in this guest); the case took $(since "$t_case") s"
+	end ok "mount to the first profile $mount_to_profile s; the case took $(since "$t_case") s"
 fi
 
 # --- 6. the upgrade: unmount, swap the disk, mount, start ------------------
