@@ -217,6 +217,11 @@ $(BUILD)/bench/pipeline-scale: bench/pipeline-scale.c $(LIB_OBJS) | $(SKELS) $(P
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
+# A snapshot's walk, warm and cold (bench/memory.sh).
+$(BUILD)/bench/memwalk: bench/memwalk.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+
 # Empty programs at the off-CPU hooks and their loader (bench/offcpu-body.sh).
 $(BUILD)/bench/switch-floor.bpf.o: bench/switch-floor.bpf.c $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
@@ -234,6 +239,11 @@ $(BUILD)/bench/switch-floor: bench/switch-floor.c
 $(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
+
+# What ebprof finds of PL/pgSQL in a plpgsql.so, for checks by hand.
+$(BUILD)/bench/plpgsql-find: bench/plpgsql-find.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
 # The cost of function starts from .eh_frame per binary (bench/fde-names.sh).
 $(BUILD)/bench/fdebench: bench/fdebench.c $(SYM_OBJS)
@@ -297,7 +307,7 @@ bench-adhoc: deps
 # Memory profiles: a snapshot's walk, the agent with them on, agreement
 # under load (bench/memory.sh); against 13..17 (bench/memory-versions.sh).
 bench-memory: deps
-	$(MAKE) --no-print-directory -s all
+	$(MAKE) --no-print-directory -s all $(BUILD)/bench/memwalk
 	BUILD=$(BUILD) ./bench/memory.sh
 
 bench-churn: deps

@@ -154,6 +154,8 @@ static long waits_read_labels(__u64 i, struct waits_labels *c)
 {
 	struct offcpu_key *k = &c->sc->o.key;
 
+	if (!stmt_is_pg(&c->seen->stmt, k->s.tgid))
+		return 1;
 	if (want_queries)
 		read_query_as(&c->seen->stmt, k->s.tgid, k->s.tid, &k->s, c->task, &c->sc->q);
 	read_wait_event(c->seen, k, c->task);

@@ -75,6 +75,7 @@ struct http_opts {
 	enum sampler_unwind unwind;	/* user stacks */
 	uint64_t unwind_budget;		/* bytes of unwind tables, 0: default */
 	enum query_labels query_labels; /* default of the query_labels parameter */
+	bool no_plpgsql;		/* no PL/pgSQL frames */
 	/* Appends the agent's counters in Prometheus text format to /metrics;
 	 * called from the server's threads (must be thread-safe). May be NULL. */
 	int (*metrics)(FILE *out, void *ctx);

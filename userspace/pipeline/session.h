@@ -77,6 +77,7 @@ struct session_opts {
 	int group_min_samples;		/* ... and so do those with fewer samples in the
 					 * interval; 0: none */
 	enum query_labels query_labels; /* statements of PostgreSQL backends */
+	bool no_plpgsql;		/* no PL/pgSQL frames (they are on by default) */
 	const char *comment;		/* first comment of every profile, NULL = none */
 	bool prewarm;			/* warm the symbolizer while sampling */
 	struct sink *const *sinks;	/* borrowed; every profile goes to each */
