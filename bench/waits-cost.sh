@@ -9,7 +9,8 @@
 # its ratio to the "none" phase of the same round; for ebprof the
 # iterator's BPF run time per thread visit (bpf_stats: one run per thread
 # of the host per read) and in % of one core, and the recorder's CPU
-# (user + system: the program runs in its reads, so this includes it); for pg_wait_sampling its collector's
+# (user + system: the program runs in its reads, so this includes it),
+# from WARM s (default 3) after its start is done; for pg_wait_sampling its collector's
 # CPU. Then medians. IDLE=N adds N idle connections (waiting for their
 # client) to every phase (max_connections raised to fit).
 #   bench/waits-cost.sh [ROUNDS [PHASE]]     (default 3 rounds of 15 s)
@@ -78,7 +79,11 @@ echo "|---|---|---|---|---|---|---|---|---|"
 : >"$work/rows"
 for r in $(seq 1 "$ROUNDS"); do
 	none=$(tps_of)
-	OFFCPU_OPTS="--offcpu-rate $RATE -p $(postmaster)" WARM=${WARM:-10} offcpu_record_start $((PHASE * 3)) "$work/w$r.pb.gz" "$work/rec$r.log"
+	OFFCPU_OPTS="--offcpu-rate $RATE -p $(postmaster)" WARM=0 offcpu_record_start $((PHASE * 4)) "$work/w$r.pb.gz" "$work/rec$r.log"
+	# its start (BPF, unwind tables, the symbolizer's prewarm of every
+	# process's binaries: seconds with 200 backends) is not its cost
+	until grep -qs "sampling at" "$work/rec$r.log"; do sleep 0.2; done
+	sleep "${WARM:-3}"
 	read -r ns1 cnt1 < <(iter_stats)
 	c1=$(cpu_ticks "$agent_pid")
 	t1=$(date +%s.%N)
