@@ -22,7 +22,9 @@
 #include "bpf_features.h"
 #include "map_sizes.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 #include "sampler_internal.h"
+#include "verifier_stats.h"
 
 static void fmt_err(char *err, size_t len, const char *fmt, ...)
 {
@@ -82,6 +84,8 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 			 const struct bpf_object_open_opts *oopts, bool fentry, char *err,
 			 size_t errlen)
 {
+	struct verifier_stats *vs;
+	int64_t t0;
 	int ret;
 
 	s->skel = profile_bpf__open_opts(oopts);
@@ -106,7 +110,10 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 	offcpu_configure(s, opts);
 	faults_configure(s, opts);
 
+	vs = verifier_stats_arm(s->skel->obj);
+	t0 = mono_ns();
 	ret = profile_bpf__load(s->skel);
+	verifier_stats_report(vs, s->skel->obj, (mono_ns() - t0) / 1e6);
 	if (!ret)
 		return 0;
 	if (ret == -EPERM || ret == -EACCES)
