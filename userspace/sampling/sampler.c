@@ -133,6 +133,7 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oopts);
 	struct sampler *s;
+	bool fentry;
 	int ret;
 
 	libbpf_set_print(libbpf_print); /* before anything of libbpf speaks */
@@ -177,15 +178,19 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 		s->pfds[i] = -1;
 
 	/* With the trampoline for titles at exit when the kernel's own BTF
-	 * is there; should that program not load, once more without it. */
-	libbpf_optional = !opts->btf_path;
-	ret = open_and_load(s, opts, &oopts, !opts->btf_path, err, errlen);
+	 * is there; should that program not load, once more without it, and
+	 * without it from then on (features_fentry_refused()). */
+	fentry = !opts->btf_path && !features_fentry_refused();
+	libbpf_optional = fentry;
+	ret = open_and_load(s, opts, &oopts, fentry, err, errlen);
 	libbpf_optional = false;
-	if (ret && !opts->btf_path) {
+	if (ret && fentry) {
 		log_debug("loading without the fentry program: %s", err);
 		profile_bpf__destroy(s->skel);
 		s->skel = NULL;
 		ret = open_and_load(s, opts, &oopts, false, err, errlen);
+		if (!ret) /* fentry was what the kernel refused */
+			features_fentry_refuse();
 	}
 	if (ret)
 		goto fail;
