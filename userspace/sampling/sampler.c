@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -373,6 +374,34 @@ int sampler_start(struct sampler *s, char *err, size_t errlen)
 		return -ENODEV;
 	}
 	return 0;
+}
+
+int sampler_set_frequency(struct sampler *s, int hz)
+{
+	uint64_t freq = (uint64_t)hz;
+
+	if (hz < 1 || hz > 10000)
+		return -EINVAL;
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		/* in frequency mode the "period" is the frequency */
+		if (s->pfds[cpu] >= 0 && ioctl(s->pfds[cpu], PERF_EVENT_IOC_PERIOD, &freq)) {
+			int ret = -errno;
+
+			for (int c = 0; c < cpu; c++) /* as they were */
+				if (s->pfds[c] >= 0) {
+					freq = (uint64_t)s->frequency;
+					ioctl(s->pfds[c], PERF_EVENT_IOC_PERIOD, &freq);
+				}
+			return ret;
+		}
+	}
+	s->frequency = hz;
+	return 0;
+}
+
+int sampler_frequency(const struct sampler *s)
+{
+	return s->frequency;
 }
 
 void sampler_stop(struct sampler *s)

@@ -50,8 +50,10 @@ void unwind_configure(struct sampler *s, const struct sampler_opts *opts)
 	/* a process without tables is announced at once */
 	sk->rodata->wake_unready = s->unwind != SAMPLER_UNWIND_FP;
 	bpf_program__set_autoload(sk->progs.do_sample, cpu && s->unwind == SAMPLER_UNWIND_FP);
-	bpf_program__set_autoload(sk->progs.do_sample_loop, cpu && s->unwind == SAMPLER_UNWIND_LOOP);
-	bpf_program__set_autoload(sk->progs.do_sample_tail, cpu && s->unwind == SAMPLER_UNWIND_TAIL);
+	bpf_program__set_autoload(sk->progs.do_sample_loop,
+				  cpu && s->unwind == SAMPLER_UNWIND_LOOP);
+	bpf_program__set_autoload(sk->progs.do_sample_tail,
+				  cpu && s->unwind == SAMPLER_UNWIND_TAIL);
 	bpf_program__set_autoload(sk->progs.unwind_tail, cpu && s->unwind == SAMPLER_UNWIND_TAIL);
 	if (s->unwind == SAMPLER_UNWIND_FP) { /* the unwinder's maps at their least */
 		bpf_map__set_max_entries(sk->maps.ustacks, 4096);
