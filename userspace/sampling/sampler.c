@@ -376,22 +376,26 @@ int sampler_start(struct sampler *s, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * cpu-clock is an hrtimer event: the kernel turns the frequency it was
+ * opened with into a fixed period (perf_swevent_init_hrtimer() clears
+ * attr.freq), so a new rate is given as its period in nanoseconds.
+ */
 int sampler_set_frequency(struct sampler *s, int hz)
 {
-	uint64_t freq = (uint64_t)hz;
+	uint64_t period;
 
 	if (hz < 1 || hz > 10000)
 		return -EINVAL;
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
-		/* in frequency mode the "period" is the frequency */
-		if (s->pfds[cpu] >= 0 && ioctl(s->pfds[cpu], PERF_EVENT_IOC_PERIOD, &freq)) {
+		period = 1000000000ull / (uint64_t)hz;
+		if (s->pfds[cpu] >= 0 && ioctl(s->pfds[cpu], PERF_EVENT_IOC_PERIOD, &period)) {
 			int ret = -errno;
 
+			period = 1000000000ull / (uint64_t)s->frequency;
 			for (int c = 0; c < cpu; c++) /* as they were */
-				if (s->pfds[c] >= 0) {
-					freq = (uint64_t)s->frequency;
-					ioctl(s->pfds[c], PERF_EVENT_IOC_PERIOD, &freq);
-				}
+				if (s->pfds[c] >= 0)
+					ioctl(s->pfds[c], PERF_EVENT_IOC_PERIOD, &period);
 			return ret;
 		}
 	}
