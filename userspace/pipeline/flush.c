@@ -433,10 +433,15 @@ static void forget_exited(struct session *s)
 static void interval_stats(struct session *s, struct session_interval *iv)
 {
 	struct sampler_stats st;
+	uint64_t thinned;
 
 	sampler_read_stats(s->sampler, &st);
 	for (int i = 0; i < STAT_MAX; i++)
 		iv->lost[i] = st.v[i] - s->last_stats.v[i];
+	/* taken at an ad hoc profile's raised rate, not the continuous one's */
+	thinned = session_taps_thinned(s);
+	iv->lost[STAT_SAMPLES] -=
+		thinned < iv->lost[STAT_SAMPLES] ? thinned : iv->lost[STAT_SAMPLES];
 	iv->samples = session_samples(s, iv->lost);
 	sampler_loss_text(iv->lost, iv->lost_text, sizeof(iv->lost_text));
 	sampler_unwind_info(s->sampler, &iv->unwind);
@@ -449,7 +454,7 @@ static void drain_sampler(struct session *s, bool final, struct session_interval
 	int ret;
 
 	sampler_poll(s->sampler, 0); /* exits before the drain: into groups */
-	ret = sampler_drain(s->sampler, final, session_add_sample, s);
+	ret = sampler_drain(s->sampler, final, session_tap_add, s);
 	if (ret < 0)
 		log_error("cannot drain the samples: %s", strerror(-ret));
 	if (!final) {
