@@ -12,13 +12,14 @@ VMTEST_BINS := $(BUILD)/ebprof $(BUILD)/tests/integration/test_record \
 	$(BUILD)/tests/integration/test_postgres $(BUILD)/tests/integration/test_stacks \
 	$(BUILD)/tests/integration/test_offcpu $(BUILD)/tests/integration/test_offcpu_pgproc \
 	$(BUILD)/tests/integration/test_memory $(BUILD)/tests/integration/test_first_second \
-	$(BUILD)/tests/integration/test_faults
+	$(BUILD)/tests/integration/test_faults $(BUILD)/tests/integration/test_plpgsql
 # The workload fixtures the selected tests use (not all of FIXTURES: the
 # browser test's need npm).
 VMTEST_FIXTURES := $(BUILD)/fixtures/work_split $(BUILD)/fixtures/fork_tree \
 	$(BUILD)/fixtures/forker $(BUILD)/fixtures/fork_burst $(addprefix $(BUILD)/fixtures/stacks/,chain_nofp deep_recurse \
 	sig_busy sig_entry plt_main libstacks_nofp.so offcpu_split offcpu_pgproc fault_split) \
-	$(BUILD)/fixtures/pgmem_hostile
+	$(BUILD)/fixtures/pgmem_hostile $(BUILD)/fixtures/plpgsql/plpgsql_host \
+	$(BUILD)/fixtures/plpgsql/plpgsql.so
 VMTEST_KERNELS := 5.10 6.1 6.12
 
 SHELL_TESTS += tests/vmtest/test_matrix.sh

@@ -111,6 +111,7 @@ static int start_http(struct agent *a)
 	ho.unwind_budget = (uint64_t)a->cfg.unwind_budget;
 	ho.query_labels = a->cfg.query_labels;
 	ho.session = a->s; /* ad hoc CPU profiles from its sampling */
+	ho.no_plpgsql = a->cfg.no_plpgsql;
 	ho.metrics = agent_metrics_write;
 	ho.metrics_ctx = &a->metrics;
 	if (http_start(&ho, &a->http, err, sizeof(err))) {
@@ -156,6 +157,7 @@ static int start(struct agent *a)
 	so.group_short_lived = a->cfg.group_short_lived;
 	so.group_min_samples = a->cfg.group_min_samples;
 	so.query_labels = a->cfg.query_labels;
+	so.no_plpgsql = a->cfg.no_plpgsql;
 	so.service = a->cfg.service;
 	so.comment = a->comment;
 	so.sinks = a->sinks;

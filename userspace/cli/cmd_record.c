@@ -113,6 +113,7 @@ static void session_options(const struct cli_values *o, enum ptype type, const c
 	so->btf_path = o->btf;
 	so->unwind = o->unwind;
 	so->query_labels = o->query_labels;
+	so->no_plpgsql = o->no_plpgsql;
 	so->require_targets = true;
 	so->split = SESSION_ONE_PROFILE;
 	/* debug files asked of debuginfod while sampling: not for every
@@ -213,6 +214,12 @@ static void summary(const struct cli_values *o, enum ptype type, const struct se
 			(unsigned long long)st->built.query_samples,
 			(unsigned long long)st->built.query_gap,
 			(unsigned long long)st->built.query_lost);
+	if (st->built.plpgsql_samples)
+		fprintf(stderr,
+			"ebprof: %llu samples ran PL/pgSQL; %llu of their PL/pgSQL frames without "
+			"the C frame that runs them\n",
+			(unsigned long long)st->built.plpgsql_samples,
+			(unsigned long long)st->built.plpgsql_unplaced);
 }
 
 int cmd_record(int argc, char **argv)

@@ -88,6 +88,7 @@ struct http_opts {
 	 * http_stop() (session_taps_end()). NULL: each ad hoc profile is a
 	 * session of its own. */
 	struct session *session;
+	bool no_plpgsql; /* no PL/pgSQL frames */
 	/* Appends the agent's counters in Prometheus text format to /metrics;
 	 * called from the server's threads (must be thread-safe). May be NULL. */
 	int (*metrics)(FILE *out, void *ctx);

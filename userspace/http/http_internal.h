@@ -131,6 +131,7 @@ struct http_server {
 	uint64_t unwind_budget;
 	enum query_labels query_labels;
 	struct session *session; /* the agent's, NULL: none (borrowed) */
+	bool no_plpgsql;
 	int (*metrics)(FILE *out, void *ctx);
 	void *metrics_ctx;
 	struct adhoc_state adhoc;

@@ -143,6 +143,7 @@ static void fill_opts(struct http_server *s, const struct adhoc_request *r,
 	o->split = SESSION_ONE_PROFILE;
 	o->comment = r->what;
 	o->query_labels = r->has_query_labels ? r->query_labels : s->query_labels;
+	o->no_plpgsql = s->no_plpgsql;
 	o->sinks = sink;
 	o->nsinks = 1;
 	if (t->narrowed) {

@@ -105,14 +105,34 @@ void session_parse_title(struct session *s, struct session_proc *sp, const char 
 		set_title(s, sp, &t);
 }
 
+/* rs with its PL/pgSQL functions placed among its frames, in *with and
+ * pl; rs itself when it ran none (or its chain never came). */
+static const struct raw_sample *with_plpgsql(struct session *s, const struct raw_sample *rs,
+					     struct raw_sample *with, struct raw_plpgsql *pl)
+{
+	const struct plpgsql_chain *c;
+
+	if (!rs->plpgsql_hash || !s->plpgsql ||
+	    !(c = plpgsql_chains_get(s->plpgsql, rs->plpgsql_hash)))
+		return rs;
+	*with = *rs;
+	plpgsql_place(c, rs, pl);
+	with->plpgsql = pl;
+	with->nplpgsql = c->n;
+	return with;
+}
+
 int session_add_sample(const struct raw_sample *rs, void *ctx)
 {
 	enum ptype t = rs->type < PTYPE_N ? (enum ptype)rs->type : PTYPE_CPU;
+	struct raw_plpgsql pl[EBPROF_PLPGSQL_DEPTH];
 	struct session *s = ctx;
 	struct session_proc *sp;
+	struct raw_sample with;
 	struct builder *b;
 	int err;
 
+	rs = with_plpgsql(s, rs, &with, pl);
 	if (s->o.split == SESSION_ONE_PROFILE)
 		return s->one[t] ? builder_add(rs, s->one[t]) : 0;
 	sp = session_proc(s, rs->pid);
@@ -202,6 +222,8 @@ static void add_builder_stats(struct builder_stats *to, const struct builder_sta
 	for (int i = 0; i < UNWIND_END_MAX; i++)
 		to->truncated[i] += st->truncated[i];
 	to->fp_samples += st->fp_samples;
+	to->plpgsql_samples += st->plpgsql_samples;
+	to->plpgsql_unplaced += st->plpgsql_unplaced;
 }
 
 /* "12 of 400 samples truncated (no unwind table 10, depth
@@ -457,6 +479,8 @@ static void drain_sampler(struct session *s, bool final, struct session_interval
 	ret = sampler_drain(s->sampler, final, session_tap_add, s);
 	if (ret < 0)
 		log_error("cannot drain the samples: %s", strerror(-ret));
+	if (s->plpgsql) /* those in use are sent again after the drain */
+		plpgsql_chains_age(s->plpgsql);
 	if (!final) {
 		int freed = sampler_gc_stacks(s->sampler);
 

@@ -96,16 +96,21 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		if (s->pg && !pg_attach_known(s->pg, e->pid))
 			pg_attach_process(s->pg, e->pid, procs_maps(s->procs, e->pid),
 					  pi ? pi->exe : NULL);
+		else if (s->pg) /* plpgsql.so loaded since it was looked at, or forked? */
+			pg_attach_maps_changed(s->pg, e->pid, procs_maps(s->procs, e->pid));
 		if (pi && !pi->comm[0]) /* its parent unknown, /proc not read */
 			snprintf(pi->comm, sizeof(pi->comm), "%.*s", (int)sizeof(e->comm), e->comm);
 		break;
 	case EVENT_MAPS: /* a library loaded since */
 		err = procs_on_maps_changed(s->procs, e->pid);
 		take_read_ahead(s, e, err);
-		if (err)
+		if (err) {
 			log_debug("no new maps snapshot of pid %u: %s", e->pid, strerror(-err));
-		else
-			session_unwind_process(s, e->pid);
+			break;
+		}
+		session_unwind_process(s, e->pid);
+		if (s->pg) /* plpgsql.so, maybe */
+			pg_attach_maps_changed(s->pg, e->pid, procs_maps(s->procs, e->pid));
 		break;
 	case EVENT_TITLE: { /* at its first sample, changed, or at its exit */
 		const struct ebprof_title *t = (const struct ebprof_title *)e;
@@ -122,6 +127,16 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 			query_table_add(s->queries, q->hash, q->text,
 					q->len < sizeof(q->text) ? q->len : sizeof(q->text) - 1,
 					q->truncated);
+		break;
+	}
+	case EVENT_PLPGSQL: { /* its n levels are there (the sampler checked) */
+		const struct ebprof_plpgsql *pl = (const struct ebprof_plpgsql *)e;
+		size_t size = offsetof(struct ebprof_plpgsql, level) + pl->n * sizeof(pl->level[0]);
+		struct plpgsql_cframes fr; /* now: it may be gone at the drain */
+		bool known = s->pg && !pg_attach_plpgsql(s->pg, e->pid, &fr);
+
+		if (s->plpgsql && (err = plpgsql_chains_add(s->plpgsql, pl, size, known ? &fr : NULL)))
+			log_debug("a PL/pgSQL chain of pid %u refused: %s", e->pid, strerror(-err));
 		break;
 	}
 	case EVENT_FORK:
@@ -180,6 +195,7 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	so.user = o->user;
 	so.follow_forks = o->inherit;
 	so.queries = o->query_labels != QUERY_LABELS_OFF;
+	so.plpgsql = !o->no_plpgsql;
 	so.btf_path = o->btf_path;
 	so.unwind = o->unwind;
 	so.unwind_budget = o->unwind_budget;
@@ -254,9 +270,12 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 	}
 	if (o->query_labels != QUERY_LABELS_OFF)
 		ret = query_table_new(&s->queries);
-	/* which processes are PostgreSQL: statements, and memory contexts */
-	if (!ret && (s->queries || session_takes(s, PTYPE_MEMORY)))
-		ret = pg_attach_new(s->sampler, s->sym, &s->pg);
+	if (!ret && !o->no_plpgsql)
+		ret = plpgsql_chains_new(&s->plpgsql);
+	/* which processes are PostgreSQL: statements, memory contexts and
+	 * PL/pgSQL frames */
+	if (!ret && (s->queries || s->plpgsql || session_takes(s, PTYPE_MEMORY)))
+		ret = pg_attach_new(s->sampler, s->sym, s->plpgsql != NULL, &s->pg);
 	if (ret)
 		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
 	if (!ret)
@@ -480,6 +499,7 @@ void session_close(struct session *s)
 	hm_free(s->by_pid);
 	pg_attach_free(s->pg); /* before the symbolizer it pins binaries in */
 	query_table_free(s->queries);
+	plpgsql_chains_free(s->plpgsql);
 	sampler_close(s->sampler);
 	session_memory_close(s); /* after the sampler, whose poll calls its watch */
 	free(s->forget);

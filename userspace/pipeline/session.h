@@ -74,6 +74,7 @@ struct session_opts {
 	int group_min_samples;		/* ... and so do those with fewer samples in the
 					 * interval; 0: none */
 	enum query_labels query_labels; /* statements of PostgreSQL backends */
+	bool no_plpgsql;		/* no PL/pgSQL frames (they are on by default) */
 	const char *comment;		/* first comment of every profile, NULL = none */
 	bool prewarm;			/* open the targets' binaries at the start, so
 					 * that the symbolizer's debuginfod servers

@@ -17,6 +17,7 @@
 #include "query/table.h"
 #include "sampling/oom_watch.h"
 #include "sampling/pg_attach.h"
+#include "sampling/plpgsql_chains.h"
 #include "session.h"
 #include "util/hashmap.h"
 
@@ -41,13 +42,14 @@ struct session {
 	bool own_sym;
 	struct proc_registry *procs;
 	struct sampler *sampler;
-	struct query_table *queries;  /* NULL: query-labels off */
-	struct pg_attach *pg;	      /* NULL: query-labels off */
-	struct hashmap *by_pid;	      /* pid -> struct session_proc (per process) */
-	struct hashmap *groups;	      /* key -> struct session_group, one flush */
-	struct builder *one[PTYPE_N]; /* SESSION_ONE_PROFILE: the profile
-				       * of each type taken, else NULL */
-	uint32_t *forget;	      /* exited pids to drop at the next flush */
+	struct query_table *queries;	/* NULL: query-labels off */
+	struct pg_attach *pg;		/* NULL: no statements, memory nor PL/pgSQL */
+	struct plpgsql_chains *plpgsql; /* NULL: PL/pgSQL frames off */
+	struct hashmap *by_pid;		/* pid -> struct session_proc (per process) */
+	struct hashmap *groups;		/* key -> struct session_group, one flush */
+	struct builder *one[PTYPE_N];	/* SESSION_ONE_PROFILE: the profile
+					 * of each type taken, else NULL */
+	uint32_t *forget;		/* exited pids to drop at the next flush */
 	size_t nforget, forget_cap;
 	int64_t interval_start_ns; /* wall clock: names and profile times */
 	/* Interval timing runs on CLOCK_MONOTONIC: a wall clock stepped by

@@ -74,6 +74,14 @@ static int handle_event(void *ctx, void *data, size_t size)
 	    (size < offsetof(struct ebprof_query, text) ||
 	     ((struct ebprof_query *)data)->len >= size - offsetof(struct ebprof_query, text)))
 		return 0;
+	/* a PL/pgSQL chain's ends with its n levels */
+	if (((struct ebprof_event *)data)->type == EVENT_PLPGSQL &&
+	    (size < offsetof(struct ebprof_plpgsql, level) ||
+	     ((struct ebprof_plpgsql *)data)->n > EBPROF_PLPGSQL_DEPTH ||
+	     size < offsetof(struct ebprof_plpgsql, level) +
+			     ((struct ebprof_plpgsql *)data)->n *
+				     sizeof(struct ebprof_plpgsql_level)))
+		return 0;
 	if (s->on_event)
 		s->on_event(data, s->event_ctx);
 	return 0;
@@ -101,6 +109,7 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 	s->skel->rodata->follow_forks = opts->follow_forks;
 	s->skel->rodata->ncomms = opts->ncomms;
 	s->skel->rodata->want_queries = opts->queries;
+	s->skel->rodata->want_plpgsql = opts->plpgsql;
 	for (size_t i = 0; i < opts->ncomms; i++)
 		strncpy((char *)s->skel->rodata->comms[i], opts->comms[i],
 			EBPROF_TASK_COMM_LEN - 1);
@@ -240,6 +249,16 @@ int sampler_set_pg_proc(struct sampler *s, uint32_t tgid, const struct ebprof_pg
 		return bpf_map_delete_elem(fd, &tgid) && errno != ENOENT ? -errno : 0;
 	if (bpf_map_update_elem(fd, &tgid, pg, BPF_ANY))
 		return -errno;
+	return 0;
+}
+
+int sampler_set_plpgsql_proc(struct sampler *s, uint32_t tgid, const struct ebprof_plpgsql_proc *pl)
+{
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.plpgsql_procs), &tgid, pl, BPF_ANY))
+		return -errno;
+	/* after the entry: its process may have cached an older one */
+	if (pl->callback)
+		__atomic_add_fetch(&s->skel->bss->plpgsql_epoch, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -518,6 +537,9 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_UNWIND_PROCS_FULL] = "processes unwound by frame pointers (unwind_pids full)",
 		[STAT_OFFCPU_FULL] = "waits lost (off-CPU maps full)",
 		[STAT_FAULTS_FULL] = "page-fault samples lost (fault counts map full)",
+		[STAT_PLPGSQL_LOST] = "PL/pgSQL frames lost (ring buffer full)",
+		[STAT_PLPGSQL_FAULT] = "PL/pgSQL frames cut short (backend memory unreadable)",
+		[STAT_PLPGSQL_CUT] = "PL/pgSQL frames cut short (too deep, or a cycle)",
 		[STAT_QUERY_READS] = "statement texts read",
 		[STAT_QUERY_SENT] = "statement texts sent",
 		[STAT_QUERY_NS] = "ns in statement capture (bench builds)",
@@ -527,6 +549,7 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_OFFCPU_SKIPPED] = "switches not sampled (off-CPU ratio)",
 		[STAT_OFFCPU_UNTAKEN] = "waits under the off-CPU period left to chance",
 		[STAT_FAULT_SAMPLES] = "page-fault samples",
+		[STAT_PLPGSQL_SENT] = "PL/pgSQL chains sent",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";

@@ -135,9 +135,11 @@ static int drain(struct sampler *s, bool both, bool interval, raw_sample_fn fn, 
 	/* The stacks the counts refer to came before them. */
 	if (s->urb)
 		ring_buffer__consume(s->urb);
-	/* Flip first so sampling goes on into the other map while we read. */
+	/* Flip first so sampling goes on into the other map while we read;
+	 * PL/pgSQL chains are sent again from now on (plpgsql.bpf.h). */
 	s->active = !old;
 	s->skel->bss->active_counts = s->active;
+	__atomic_add_fetch(&s->skel->bss->plpgsql_gen, 1, __ATOMIC_RELAXED);
 	__sync_synchronize();
 	/* A sample that read the old index just before the flip finishes its
 	 * update within microseconds (BPF programs do not sleep). */
