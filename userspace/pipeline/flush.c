@@ -105,10 +105,8 @@ void session_parse_title(struct session *s, struct session_proc *sp, const char 
 		set_title(s, sp, &t);
 }
 
-/* rs with its PL/pgSQL functions placed among its frames, in *with and
- * pl; rs itself when it ran none (or its chain never came). */
-static const struct raw_sample *with_plpgsql(struct session *s, const struct raw_sample *rs,
-					     struct raw_sample *with, struct raw_plpgsql *pl)
+const struct raw_sample *session_with_plpgsql(struct session *s, const struct raw_sample *rs,
+					      struct raw_sample *with, struct raw_plpgsql *pl)
 {
 	const struct plpgsql_chain *c;
 
@@ -132,7 +130,7 @@ int session_add_sample(const struct raw_sample *rs, void *ctx)
 	struct builder *b;
 	int err;
 
-	rs = with_plpgsql(s, rs, &with, pl);
+	rs = session_with_plpgsql(s, rs, &with, pl);
 	if (s->o.split == SESSION_ONE_PROFILE)
 		return s->one[t] ? builder_add(rs, s->one[t]) : 0;
 	sp = session_proc(s, rs->pid);

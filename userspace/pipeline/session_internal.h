@@ -99,6 +99,12 @@ int session_flush_from(struct session *s, bool final, int64_t end_ns, session_dr
 /* flush.c: one raw sample to the builder of its process (or group) and
  * type; a raw_sample_fn with the session as ctx. */
 int session_add_sample(const struct raw_sample *rs, void *session);
+/* rs with its PL/pgSQL functions placed among its frames, in *with and pl
+ * (EBPROF_PLPGSQL_DEPTH of them); rs itself when it ran none (or its chain
+ * never came). For every builder a sample goes to: the continuous ones
+ * and an ad hoc tap's (tap.c). */
+const struct raw_sample *session_with_plpgsql(struct session *s, const struct raw_sample *rs,
+					      struct raw_sample *with, struct raw_plpgsql *pl);
 /* flush.c: finish builder b (consumed), its figures into iv: the profile,
  * or NULL (logged and counted as failed). */
 struct profile *session_finish_builder(struct session *s, struct builder *b, int64_t duration_ns,

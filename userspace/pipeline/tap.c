@@ -284,7 +284,8 @@ int session_tap_add(const struct raw_sample *rs, void *ctx)
 {
 	struct session *s = ctx;
 	struct session_tap *t = s->taps ? s->taps->running : NULL;
-	struct raw_sample c;
+	struct raw_plpgsql pl[EBPROF_PLPGSQL_DEPTH];
+	struct raw_sample c, with;
 	int ret = 0;
 
 	if (!t || rs->type != PTYPE_CPU)
@@ -303,7 +304,8 @@ int session_tap_add(const struct raw_sample *rs, void *ctx)
 	if (!c.count)
 		return 0;
 	hm_set_u64(t->seen, c.pid, NULL); /* the processes it has */
-	return builder_add(&c, t->b);
+	/* its PL/pgSQL frames, as the continuous profile has them */
+	return builder_add(session_with_plpgsql(s, &c, &with, pl), t->b);
 }
 
 uint64_t session_taps_thinned(struct session *s)
