@@ -415,8 +415,12 @@ static void tap_finish(struct session *s, struct session_tap *t, bool drain)
 	 * session's rate between the two is thinned too: a few ms at F. */
 	if (t->boosted)
 		sampler_set_frequency(s->sampler, t->session_hz);
-	if (drain)
+	if (drain) {
+		/* the processes' events first: the window ends at the drain */
+		sampler_poll(s->sampler, 0);
+		end = mono_ns();
 		session_drain_early(s);
+	}
 	builder_get_stats(t->b, &st);
 	res.samples = st.samples;
 	res.processes = hm_size(t->seen);
