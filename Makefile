@@ -290,6 +290,7 @@ bench: deps
 bench-record: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/record-overhead.sh
+	BUILD=$(BUILD) ./bench/record-start.sh
 
 # The collector: merge vs go tool pprof, list, UI first paint.
 bench-serve: deps

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent_env.h"
 #include "gopprof.h"
 #include "pgcluster.h"
 #include "record_env.h"
@@ -78,6 +79,22 @@ static size_t plpgsql_frames(const struct gp_sample *s)
 	return n;
 }
 
+/* The fixture's samples in p of its nested functions, and of those the
+ * ones whose PL/pgSQL frames nest right. */
+static void count_nested(const struct gp_profile *p, pid_t pid, int64_t *ok, int64_t *right)
+{
+	*ok = *right = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct gp_sample *s = &p->samples[i];
+
+		if (gp_label_num(s, "pid") != pid || gp_frame_pos(s, "run_ok") < 0 ||
+		    gp_frame_pos(s, "burn") < 0)
+			continue;
+		*ok += s->values[0];
+		*right += nested_right(s) ? s->values[0] : 0;
+	}
+}
+
 Test(plpgsql, nested_functions_and_hostile_stacks_of_a_fixture, .timeout = 120)
 {
 	char *dir = tl_tmpdir("plpgsqlfx"), out[512], exe[512], lib[512], pidarg[16];
@@ -101,6 +118,7 @@ Test(plpgsql, nested_functions_and_hostile_stacks_of_a_fixture, .timeout = 120)
 	cr_assert_eq(tl_wait(&fx, 30), 0, "the fixture was harmed");
 	cr_assert_eq(rec_finish_record(&rec, 0, 30), 0, "the recording failed");
 	p = rec_read_back(out);
+	count_nested(p, pid, &ok, &ok_right);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct gp_sample *s = &p->samples[i];
 		int64_t v = s->values[0];
@@ -108,8 +126,7 @@ Test(plpgsql, nested_functions_and_hostile_stacks_of_a_fixture, .timeout = 120)
 		if (gp_label_num(s, "pid") != pid)
 			continue;
 		if (gp_frame_pos(s, "run_ok") >= 0 && gp_frame_pos(s, "burn") >= 0) {
-			ok += v;
-			ok_right += nested_right(s) ? v : 0;
+			continue; /* counted above */
 		} else if (gp_frame_pos(s, "bad_state") >= 0) {
 			bad += v;
 			bad_named += gp_frame_pos(s, PLPGSQL_UNREADABLE) >= 0 ? v : 0;
@@ -139,6 +156,68 @@ Test(plpgsql, nested_functions_and_hostile_stacks_of_a_fixture, .timeout = 120)
 		  lost);
 	gp_free(p);
 	tl_log_free(&rec.log);
+	tl_rm_tree(dir);
+	free(dir);
+}
+
+/*
+ * An ad hoc HTTP profile taken from a running agent's sampling
+ * (pipeline/tap.c) has the PL/pgSQL frames its continuous profile has:
+ * the fixture's nested functions, at least 90% of them right.
+ */
+Test(plpgsql, ad_hoc_profile_from_the_agent_has_the_frames, .timeout = 120)
+{
+	char *dir = tl_tmpdir("plpgsqltap"), out[512], exe[512], lib[512], pidarg[16];
+	char listen[32], url[256], adhoc[600];
+	char *curl_argv[] = { "curl", "-sf", "-o", adhoc, url, NULL };
+	int64_t ok, ok_right;
+	struct gp_profile *p;
+	struct tl_proc fx, ag, cu;
+	struct tl_log agl;
+	pid_t pid;
+
+	rec_require_root();
+	snprintf(out, sizeof(out), "%s/profiles", dir);
+	snprintf(exe, sizeof(exe), "%s", tl_path("fixtures/plpgsql/plpgsql_host"));
+	snprintf(lib, sizeof(lib), "%s", tl_path("fixtures/plpgsql/plpgsql.so"));
+	pid = rec_start_fixture(&fx, (char *[]){ exe, "12", lib, NULL });
+	snprintf(pidarg, sizeof(pidarg), "%d", pid);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", ag_free_port());
+	char *argv[] = { (char *)tl_path("ebprof"),
+			 "agent",
+			 "--config",
+			 "/dev/null",
+			 "-F",
+			 "199",
+			 "--interval",
+			 "60",
+			 "--output-dir",
+			 out,
+			 "--comm",
+			 "x-none",
+			 "--pid",
+			 pidarg,
+			 "--http-listen",
+			 listen,
+			 NULL };
+	cr_assert_eq(tl_start_logged(&ag, &agl, argv, "sampling at", 30), 0);
+	snprintf(adhoc, sizeof(adhoc), "%s/adhoc.pb.gz", dir);
+	snprintf(url, sizeof(url), "http://%s/profile/cpu?seconds=3&frequency=199&pid=%s", listen,
+		 pidarg);
+	fputs("go\n", fx.in);
+	fflush(fx.in);
+	cr_assert_eq(tl_spawn(&cu, curl_argv, false, false, false), 0);
+	cr_assert_eq(tl_wait(&cu, 30), 0, "the ad hoc request failed");
+	cr_assert_eq(tl_wait(&fx, 30), 0, "the fixture was harmed");
+	cr_assert_eq(tl_finish_logged(&ag, &agl, SIGTERM, 60), 0);
+	p = rec_read_back(adhoc);
+	count_nested(p, pid, &ok, &ok_right);
+	cr_log_info("ad hoc: %lld nested (%lld right)", (long long)ok, (long long)ok_right);
+	cr_expect_gt(ok, 20, "samples of the nested functions");
+	cr_expect_geq(ok_right * 100, ok * 90, "%lld of %lld nested samples right",
+		      (long long)ok_right, (long long)ok);
+	gp_free(p);
+	tl_log_free(&agl);
 	tl_rm_tree(dir);
 	free(dir);
 }

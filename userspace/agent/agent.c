@@ -110,6 +110,7 @@ static int start_http(struct agent *a)
 	ho.unwind = a->cfg.unwind;
 	ho.unwind_budget = (uint64_t)a->cfg.unwind_budget;
 	ho.query_labels = a->cfg.query_labels;
+	ho.session = a->s; /* ad hoc CPU profiles from its sampling */
 	ho.no_plpgsql = a->cfg.no_plpgsql;
 	ho.metrics = agent_metrics_write;
 	ho.metrics_ctx = &a->metrics;
@@ -180,7 +181,12 @@ static int start(struct agent *a)
 /* Stop sampling, flush what was counted, close the sinks. */
 static void stop(struct agent *a, double drain_s)
 {
-	if (a->http) /* a running ad hoc profile answers with what it has */
+	/* A running ad hoc profile answers with what it has: one taken from
+	 * the session is ended by its thread, this one, before the server's
+	 * threads are waited for. */
+	if (a->s)
+		session_taps_end(a->s, true);
+	if (a->http)
 		http_stop(a->http);
 	a->http = NULL;
 	if (a->s) {

@@ -105,10 +105,8 @@ void session_parse_title(struct session *s, struct session_proc *sp, const char 
 		set_title(s, sp, &t);
 }
 
-/* rs with its PL/pgSQL functions placed among its frames, in *with and
- * pl; rs itself when it ran none (or its chain never came). */
-static const struct raw_sample *with_plpgsql(struct session *s, const struct raw_sample *rs,
-					     struct raw_sample *with, struct raw_plpgsql *pl)
+const struct raw_sample *session_with_plpgsql(struct session *s, const struct raw_sample *rs,
+					      struct raw_sample *with, struct raw_plpgsql *pl)
 {
 	const struct plpgsql_chain *c;
 
@@ -132,7 +130,7 @@ int session_add_sample(const struct raw_sample *rs, void *ctx)
 	struct builder *b;
 	int err;
 
-	rs = with_plpgsql(s, rs, &with, pl);
+	rs = session_with_plpgsql(s, rs, &with, pl);
 	if (s->o.split == SESSION_ONE_PROFILE)
 		return s->one[t] ? builder_add(rs, s->one[t]) : 0;
 	sp = session_proc(s, rs->pid);
@@ -455,10 +453,15 @@ static void forget_exited(struct session *s)
 static void interval_stats(struct session *s, struct session_interval *iv)
 {
 	struct sampler_stats st;
+	uint64_t thinned;
 
 	sampler_read_stats(s->sampler, &st);
 	for (int i = 0; i < STAT_MAX; i++)
 		iv->lost[i] = st.v[i] - s->last_stats.v[i];
+	/* taken at an ad hoc profile's raised rate, not the continuous one's */
+	thinned = session_taps_thinned(s);
+	iv->lost[STAT_SAMPLES] -=
+		thinned < iv->lost[STAT_SAMPLES] ? thinned : iv->lost[STAT_SAMPLES];
 	iv->samples = session_samples(s, iv->lost);
 	sampler_loss_text(iv->lost, iv->lost_text, sizeof(iv->lost_text));
 	sampler_unwind_info(s->sampler, &iv->unwind);
@@ -472,7 +475,7 @@ static void drain_sampler(struct session *s, bool final, struct session_interval
 	int ret;
 
 	sampler_poll(s->sampler, 0); /* exits before the drain: into groups */
-	ret = sampler_drain(s->sampler, final, session_add_sample, s);
+	ret = sampler_drain(s->sampler, final, session_tap_add, s);
 	if (ret < 0)
 		log_error("cannot drain the samples: %s", strerror(-ret));
 	if (s->plpgsql) /* those in use are sent again after the drain */

@@ -18,6 +18,9 @@
 
 #define POLL_MS 100
 #define PROGRESS_NS (NSEC_PER_SEC / 4)
+/* A recording's samples are drained and symbolized as they come, every
+ * second, so that little is left to do when it ends. */
+#define EARLY_DRAIN_NS NSEC_PER_SEC
 
 /* Its mappings and their unwind tables to the BPF program (DWARF); the
  * first time since its fork or exec, how long that took. */
@@ -132,7 +135,8 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		struct plpgsql_cframes fr; /* now: it may be gone at the drain */
 		bool known = s->pg && !pg_attach_plpgsql(s->pg, e->pid, &fr);
 
-		if (s->plpgsql && (err = plpgsql_chains_add(s->plpgsql, pl, size, known ? &fr : NULL)))
+		if (s->plpgsql &&
+		    (err = plpgsql_chains_add(s->plpgsql, pl, size, known ? &fr : NULL)))
 			log_debug("a PL/pgSQL chain of pid %u refused: %s", e->pid, strerror(-err));
 		break;
 	}
@@ -262,6 +266,11 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 	ret = open_sampler(s, err, errlen); /* says why in err */
 	if (ret)
 		goto fail;
+	ret = session_taps_new(s);
+	if (ret) {
+		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
+		goto fail;
+	}
 	if (o->query_labels != QUERY_LABELS_OFF)
 		ret = query_table_new(&s->queries);
 	if (!ret && !o->no_plpgsql)
@@ -296,6 +305,7 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 	ret = sampler_start(s->sampler, err, errlen);
 	if (ret)
 		goto fail;
+	s->early_mono_ns = mono_ns() + EARLY_DRAIN_NS;
 	if (o->prewarm)
 		session_prewarm(s);
 	*out = s;
@@ -380,7 +390,7 @@ static void maybe_flush(struct session *s, const struct session_run_opts *r)
 int session_run(struct session *s, const struct session_run_opts *r, enum session_end *end,
 		char *err, size_t errlen)
 {
-	int64_t last_progress = 0;
+	int64_t last_progress = 0, tap_ms;
 	enum session_end why;
 	int ret;
 
@@ -404,6 +414,9 @@ int session_run(struct session *s, const struct session_run_opts *r, enum sessio
 			why = SESSION_GONE;
 			break;
 		}
+		tap_ms = session_taps_tick(s);
+		if (tap_ms >= 0 && tap_ms * 1000000LL < left)
+			left = tap_ms * 1000000LL;
 		ret = sampler_poll(s->sampler,
 				   left > POLL_MS * 1000000LL ? POLL_MS : (int)(left / 1000000));
 		if (ret < 0 && ret != -EINTR) {
@@ -416,6 +429,16 @@ int session_run(struct session *s, const struct session_run_opts *r, enum sessio
 		}
 		session_memory_tick(s);
 		maybe_flush(s, r);
+		if (s->o.split == SESSION_ONE_PROFILE && mono_ns() >= s->early_mono_ns) {
+			/* Not in its last second: a drain that ran past the end
+			 * (symbolizing on a loaded host) made a 2-s profile 2.9 s
+			 * long; the end's flush takes those samples on time. */
+			if (r->duration_s <= 0 ||
+			    s->start_mono_ns + (int64_t)(r->duration_s * NSEC_PER_SEC) - mono_ns() >
+				    EARLY_DRAIN_NS)
+				session_drain_early(s);
+			s->early_mono_ns = mono_ns() + EARLY_DRAIN_NS;
+		}
 	}
 	if (end)
 		*end = why;
@@ -437,6 +460,7 @@ int session_finish(struct session *s, const struct session_run_opts *r)
 	if (r && r->on_progress)
 		progress(s, r);
 	ret = session_flush(s, true, end_ns, &iv);
+	session_taps_end(s, false); /* with the samples that flush took */
 	if (r && r->on_interval)
 		r->on_interval(&iv, r->ctx);
 	return ret;
@@ -473,6 +497,7 @@ void session_close(struct session *s)
 
 	if (!s)
 		return;
+	session_taps_free(s);		  /* first: a running tap uses all the rest */
 	for (int t = 0; t < PTYPE_N; t++) /* before the symbolizer they pin binaries in */
 		builder_free(s->one[t]);
 	for (size_t it = 0; s->by_pid && hm_next(s->by_pid, &it, &k, &v);) {

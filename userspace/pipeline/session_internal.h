@@ -74,6 +74,10 @@ struct session {
 	bool mem_eperm;		  /* reading a backend was refused (said once) */
 	uint32_t *oom_pids;	  /* killed, into the one profile at its end */
 	size_t noom, oom_cap;
+	/* tap.c: ad hoc profiles from this session's sampling; NULL: none
+	 * (a fed session) */
+	struct session_taps *taps;
+	int64_t early_mono_ns; /* SESSION_ONE_PROFILE: the next early drain */
 };
 
 /* seed.c: the target rules of the options. */
@@ -81,7 +85,8 @@ struct target_rules session_target_rules(const struct session_opts *o);
 /* seed.c: make the target set. The number of targets, or a negative errno
  * with the reason in err. */
 int session_seed(struct session *s, char *err, size_t errlen);
-/* seed.c: open the binaries the targets map, load kallsyms. */
+/* seed.c: open the binaries the targets map (debuginfod fetches the
+ * debug files they lack meanwhile). */
 void session_prewarm(struct session *s);
 
 /* flush.c: end the interval at end_ns (final: the sampler is stopped,
@@ -94,6 +99,12 @@ int session_flush_from(struct session *s, bool final, int64_t end_ns, session_dr
 /* flush.c: one raw sample to the builder of its process (or group) and
  * type; a raw_sample_fn with the session as ctx. */
 int session_add_sample(const struct raw_sample *rs, void *session);
+/* rs with its PL/pgSQL functions placed among its frames, in *with and pl
+ * (EBPROF_PLPGSQL_DEPTH of them); rs itself when it ran none (or its chain
+ * never came). For every builder a sample goes to: the continuous ones
+ * and an ad hoc tap's (tap.c). */
+const struct raw_sample *session_with_plpgsql(struct session *s, const struct raw_sample *rs,
+					      struct raw_sample *with, struct raw_plpgsql *pl);
 /* flush.c: finish builder b (consumed), its figures into iv: the profile,
  * or NULL (logged and counted as failed). */
 struct profile *session_finish_builder(struct session *s, struct builder *b, int64_t duration_ns,
@@ -155,5 +166,23 @@ void session_memory_tick(struct session *s);
 void session_memory_flush(struct session *s, int64_t end_ns, struct session_interval *iv);
 void session_memory_forget(struct session *s, uint32_t pid);
 void session_memory_close(struct session *s);
+
+/* tap.c: the taps of a sampled session (0 or -ENOMEM); free them
+ * (a tap still registered ends without a profile). */
+int session_taps_new(struct session *s);
+void session_taps_free(struct session *s);
+/* tap.c: on the session's thread, in the run loop: start or end the
+ * registered tap. The ms until it wants to be called again, -1: no hurry. */
+int64_t session_taps_tick(struct session *s);
+/* tap.c: a raw_sample_fn (ctx: the session) for every drain: the sample
+ * to the session's builders, and to the running tap's. */
+int session_tap_add(const struct raw_sample *rs, void *session);
+/* tap.c: CPU samples the continuous profiles left out since the last
+ * call (counted at a tap's raised rate). */
+uint64_t session_taps_thinned(struct session *s);
+/* tap.c: flip and drain what was counted into the builders now, within
+ * the interval (a recording's samples symbolized as they come, a tap's
+ * window). */
+void session_drain_early(struct session *s);
 
 #endif /* EBPROF_SESSION_INTERNAL_H */

@@ -168,6 +168,19 @@ int sampler_add_ringbuf(struct sampler *s, int map_fd, sampler_ring_fn fn, void 
  */
 int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx);
 
+/* The same within an interval, while sampling goes on (a recording's
+ * samples symbolized as they come, an ad hoc profile's window): flip and
+ * drain, leaving the once-per-interval work (the unwind tables' budget)
+ * to sampler_drain(). The entries drained or a negative errno. */
+int sampler_drain_early(struct sampler *s, raw_sample_fn fn, void *ctx);
+
+/* Sample the CPUs at hz from now on (1..10000), the programs as they
+ * are: the frequency of the running perf events changed in place. 0 or
+ * a negative errno (the events keep the frequency they had). */
+int sampler_set_frequency(struct sampler *s, int hz);
+/* The frequency sampled at now. */
+int sampler_frequency(const struct sampler *s);
+
 /* --unwind dwarf: pid's maps as a thread read them when the BPF program
  * announced it (a new process: sampling/maps_prefetch.h) by the event of
  * time ns (its ktime_ns), with its executable's path in *exe (may be
