@@ -375,8 +375,18 @@ static void check_lock_and_idle(const char *out, const char *how, double update_
 
 	vi = gp_type(p, "offcpu/nanoseconds");
 	cr_assert_eq(vi, 1);
-	lock_ns = labelled(p, vi, "wait_event", "transactionid", &lock);
+	lock_ns = labelled(p, vi, "wait_event", "transactionid", NULL);
 	idle_ns = labelled(p, vi, "state", "idle", &idle);
+	/* the longest part with a user stack: on the switch path, the part
+	 * of the wait cut at a drain has its kernel stack only */
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct gp_sample *s = &p->samples[i];
+		const char *e = gp_label(s, "wait_event");
+
+		if (e && !strcmp(e, "transactionid") && gp_frame_pos(s, "main") >= 0 &&
+		    (!lock || s->values[vi] > lock->values[vi]))
+			lock = s;
+	}
 	cr_log_info("%s: Lock/transactionid %.3f s (the UPDATE took %.3f s); idle %.3f s (the "
 		    "session was %.3f s old)",
 		    how, lock_ns / 1e9, update_ms / 1e3, idle_ns / 1e9, idle_s);
@@ -386,14 +396,14 @@ static void check_lock_and_idle(const char *out, const char *how, double update_
 	cr_expect(lock_ns >= update_ms * 0.7e6 && lock_ns <= update_ms * 1.1e6,
 		  "%s: %.3f s in Lock/transactionid, the UPDATE took %.3f s", how, lock_ns / 1e9,
 		  update_ms / 1e3);
-	cr_assert_not_null(lock, "%s", how);
+	cr_assert_not_null(lock, "%s: no part of the lock wait with a user stack reaching main",
+			   how);
 	cr_expect_str_eq(gp_label(lock, "wait_event_type"), "Lock");
 	q = gp_label(lock, "query");
 	cr_expect(q && strstr(q, "UPDATE acct SET v = v + $1 WHERE id = $2"),
 		  "%s: the waiting statement, normalized: %s", how, q ? q : "(none)");
 	cr_expect_geq(gp_frame_pos(lock, "XactLockTableWait"), 0,
 		      "%s: the lock wait's stack holds XactLockTableWait", how);
-	cr_expect_geq(gp_frame_pos(lock, "main"), 0, "%s: the lock wait's stack reaches main", how);
 
 	/* its age counts its start (fork, authentication) too */
 	/* 0.5 s more: the backend waits for its client from its fork, a
