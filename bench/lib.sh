@@ -90,3 +90,30 @@ loader_start() {
 	echo "bench: the programs of $1 did not attach" >&2
 	exit 1
 }
+
+# pgws_require: exit 1 unless pg_wait_sampling (Debian's
+# postgresql-15-pg-wait-sampling, `make deps`) is installed.
+pgws_require() {
+	[ -f /usr/lib/postgresql/15/lib/pg_wait_sampling.so ] ||
+		{ echo "bench: apt-get install postgresql-15-pg-wait-sampling (make deps)" >&2; exit 1; }
+}
+
+# idle_start N: N sessions of the bench_cluster connected and silent
+# (psql reading a FIFO that one sleep, $idle_pids, holds open: once it is
+# killed, they read its end and quit); idle_stop ends them.
+idle_start() {
+	idle_pids=""
+	[ "$1" != 0 ] || return 0
+	[ -p "$work/idle.fifo" ] || mkfifo "$work/idle.fifo"
+	sleep 100000 >"$work/idle.fifo" 2>/dev/null </dev/null &
+	idle_pids=$!
+	for _ in $(seq 1 "$1"); do
+		psql -X -q -h "$pgdir" -p "$port" -U postgres postgres <"$work/idle.fifo" >/dev/null 2>&1 &
+	done
+	sleep 3
+}
+idle_stop() {
+	[ -z "${idle_pids:-}" ] || kill $idle_pids 2>/dev/null || true
+	idle_pids=""
+	sleep 1
+}

@@ -24,9 +24,8 @@ RATE=${RATE:-10}
 IDLE=${IDLE:-0}
 
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
-[ -f /usr/lib/postgresql/15/lib/pg_wait_sampling.so ] ||
-	{ echo "bench: apt-get install postgresql-15-pg-wait-sampling (make deps)" >&2; exit 1; }
 . bench/lib.sh
+pgws_require
 bench_cluster waits 10
 hz=$(getconf CLK_TCK)
 bin=/usr/lib/postgresql/15/bin
@@ -47,24 +46,6 @@ pg_restart() {
 		restart >/dev/null
 	run_pgbench_tps -S -c "$CLIENTS" -j 2 -T 5 >/dev/null # warm its buffers again
 }
-# idle_start: IDLE sessions connected, silent (psql reading a FIFO that
-# one sleep holds open: once it is killed, they read its end and quit)
-idle_start() {
-	idle_pids=""
-	[ "$IDLE" != 0 ] || return 0
-	[ -p "$work/idle.fifo" ] || mkfifo "$work/idle.fifo"
-	sleep 100000 >"$work/idle.fifo" 2>/dev/null </dev/null &
-	idle_pids=$!
-	for _ in $(seq 1 "$IDLE"); do
-		psql -X -q -h "$pgdir" -p "$port" -U postgres postgres <"$work/idle.fifo" >/dev/null 2>&1 &
-	done
-	sleep 3
-}
-idle_stop() {
-	[ -z "$idle_pids" ] || kill $idle_pids 2>/dev/null || true
-	idle_pids=""
-	sleep 1
-}
 tps_of() { run_pgbench_tps -S -c "$CLIENTS" -j 2 -T "$PHASE"; }
 iter_stats() { # "NS CNT" of the wait sampler's program (bpf_stats)
 	bpf_progs | awk '$3 == "waits_visit" { ns += $4; cnt += $5 } END { printf "%.0f %.0f\n", ns, cnt }'
@@ -73,7 +54,7 @@ postmaster() { head -1 "$pgdir/data/postmaster.pid"; }
 collector_pid() { pgrep -P "$(postmaster)" -f 'pg_wait_sampling collector' | head -1; }
 
 pg_restart ""
-idle_start
+idle_start "$IDLE"
 echo "| round | none TPS | ebprof TPS (ratio) | BPF ns per thread visit | visits/s (host threads) | BPF % of a core | recorder % of a core | pg_wait_sampling TPS (ratio) | collector % of a core |"
 echo "|---|---|---|---|---|---|---|---|---|"
 : >"$work/rows"
@@ -95,7 +76,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	offcpu_record_stop
 	idle_stop
 	pg_restart pg_wait_sampling
-	idle_start
+	idle_start "$IDLE"
 	sleep 1
 	cp=$(collector_pid)
 	k1=$(cpu_ticks "$cp")
@@ -105,7 +86,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	u2=$(date +%s.%N)
 	idle_stop
 	pg_restart ""
-	idle_start
+	idle_start "$IDLE"
 	row=$(awk -v none="$none" -v on="$on" -v pw="$pw" -v ns1="$ns1" -v ns2="$ns2" \
 		-v n1="$cnt1" -v n2="$cnt2" -v c1="$c1" -v c2="$c2" -v t1="$t1" -v t2="$t2" \
 		-v k1="$k1" -v k2="$k2" -v u1="$u1" -v u2="$u2" -v hz="$hz" -v th="$threads" 'BEGIN {

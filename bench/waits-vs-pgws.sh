@@ -18,9 +18,8 @@ RATE=${RATE:-10}
 IDLE=${IDLE:-20}
 
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
-[ -f /usr/lib/postgresql/15/lib/pg_wait_sampling.so ] ||
-	{ echo "bench: apt-get install postgresql-15-pg-wait-sampling (make deps)" >&2; exit 1; }
 . bench/lib.sh
+pgws_require
 bench_cluster waitsvs 1
 bin=/usr/lib/postgresql/15/bin
 idle_pids=""
@@ -31,13 +30,7 @@ runuser -u postgres -- "$bin/pg_ctl" -D "$pgdir/data" -l "$pgdir/server.log" -w 
 	-c shared_preload_libraries=pg_wait_sampling" restart >/dev/null
 P="psql -X -At -h $pgdir -p $port -U postgres postgres"
 $P -c 'CREATE EXTENSION pg_wait_sampling' >/dev/null
-# idle sessions: psql reading a FIFO that one sleep holds open, silent
-mkfifo "$work/idle.fifo"
-sleep 100000 >"$work/idle.fifo" 2>/dev/null </dev/null &
-idle_pids=$!
-for _ in $(seq 1 "$IDLE"); do
-	psql -X -q -h "$pgdir" -p "$port" -U postgres postgres <"$work/idle.fifo" >/dev/null 2>&1 &
-done
+idle_start "$IDLE"
 pgbench -n -c "$CLIENTS" -j 2 -T $((SECS + 6)) -h "$pgdir" -p "$port" -U postgres postgres \
 	>"$work/pgbench.log" 2>&1 &
 bench_pid=$!
