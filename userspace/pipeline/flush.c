@@ -462,6 +462,21 @@ static void drain_sampler(struct session *s, bool final, struct session_interval
 	interval_stats(s, iv);
 }
 
+void session_drain_between(struct session *s)
+{
+	int ret;
+
+	if (!s->sampler)
+		return;
+	sampler_poll(s->sampler, 0); /* exits and maps before their samples */
+	ret = sampler_drain(s->sampler, false, session_add_sample, s);
+	if (ret < 0)
+		log_error("cannot drain the samples: %s", strerror(-ret));
+	ret = sampler_gc_stacks(s->sampler);
+	if (ret > 0)
+		log_debug("freed %d stack slots", ret);
+}
+
 int session_flush(struct session *s, bool final, int64_t end_ns, struct session_interval *iv)
 {
 	return session_flush_from(s, final, end_ns, NULL, NULL, iv);

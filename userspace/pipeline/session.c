@@ -12,12 +12,16 @@
 #include <unistd.h>
 
 #include "process/targets.h"
+#include "sampling/map_sizes.h"
 #include "session_internal.h"
 #include "util/log.h"
 #include "util/timeutil.h"
 
 #define POLL_MS 100
 #define PROGRESS_NS (NSEC_PER_SEC / 4)
+/* Drains between the flushes of a session of one interval: the maps are
+ * sized for this long (open_sampler(), map_sizes.h). */
+#define DRAIN_NS (MAP_SIZES_DEFAULT_INTERVAL_S * NSEC_PER_SEC)
 
 /* Its mappings and their unwind tables to the BPF program (DWARF); the
  * first time since its fork or exec, how long that took. */
@@ -272,6 +276,8 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 		s->boundary_mono_ns = s->start_mono_ns +
 				      next_boundary(s->interval_start_ns, o->interval_s) -
 				      s->interval_start_ns;
+	else /* one interval: drained as often as its maps are sized for */
+		s->drain_mono_ns = s->start_mono_ns + DRAIN_NS;
 	ret = sampler_start(s->sampler, err, errlen);
 	if (ret)
 		goto fail;
@@ -394,6 +400,10 @@ int session_run(struct session *s, const struct session_run_opts *r, enum sessio
 			progress(s, r);
 		}
 		session_memory_tick(s);
+		if (s->drain_mono_ns && now >= s->drain_mono_ns) {
+			session_drain_between(s);
+			s->drain_mono_ns = mono_ns() + DRAIN_NS;
+		}
 		maybe_flush(s, r);
 	}
 	if (end)
