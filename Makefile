@@ -216,6 +216,11 @@ $(BUILD)/bench/pipeline-scale: bench/pipeline-scale.c $(LIB_OBJS) | $(SKELS) $(P
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
+# A snapshot's walk, warm and cold (bench/memory.sh).
+$(BUILD)/bench/memwalk: bench/memwalk.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+
 # Empty programs at the off-CPU hooks and their loader (bench/offcpu-body.sh).
 $(BUILD)/bench/switch-floor.bpf.o: bench/switch-floor.bpf.c $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
@@ -296,7 +301,7 @@ bench-adhoc: deps
 # Memory profiles: a snapshot's walk, the agent with them on, agreement
 # under load (bench/memory.sh); against 13..17 (bench/memory-versions.sh).
 bench-memory: deps
-	$(MAKE) --no-print-directory -s all
+	$(MAKE) --no-print-directory -s all $(BUILD)/bench/memwalk
 	BUILD=$(BUILD) ./bench/memory.sh
 
 bench-churn: deps

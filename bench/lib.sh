@@ -17,7 +17,7 @@ bench_cluster() {
 }
 
 bench_cleanup() {
-	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null
+	[ -n "$agent_pid" ] && kill $agent_pid 2>/dev/null
 	tools/pgcluster.sh stop "$pgdir" || true
 }
 

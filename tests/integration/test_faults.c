@@ -132,6 +132,7 @@ static void check_split(const char *mode)
 		  "%.1f MiB in the profile for %.1f MiB touched (%.2f)", (three + one) / 1048576.0,
 		  (tp + op) * page / 1048576.0, ratio);
 	gp_free(p);
+	free(log);
 	tl_log_free(&rec.log);
 }
 

@@ -240,6 +240,9 @@ static void memory_metrics(FILE *out, const struct agent_metrics *m)
 	metric(out, "ebprof_memory_growth_snapshots_total", "counter",
 	       "Snapshots taken at once because a backend's private memory doubled.",
 	       m->memory.jumps);
+	metric(out, "ebprof_memory_walk_retries_total", "counter",
+	       "Walks made again because contexts changed under the one before.",
+	       m->memory.retries);
 	head(out, "ebprof_memory_walk_seconds_total", "counter",
 	     "CPU time spent reading memory contexts from outside the backends.");
 	fprintf(out, "ebprof_memory_walk_seconds_total %.6f\n", m->memory.cpu_ns / 1e9);

@@ -196,6 +196,18 @@ enum MHD_Result http_send_msg_h(struct http_server *s, struct http_req *rq,
 /* Copy s into buf as printable ASCII: other bytes become \xNN. For
  * echoing client input in messages and logs. Returns buf. */
 char *http_printable(const char *s, size_t slen, char *buf, size_t buflen);
+/* A path of the API and what it takes (routes.c). */
+struct http_route;
+/* The route of url, or NULL (404). */
+const struct http_route *http_find_route(const char *url);
+/* How rt's errors are written (rt NULL: as the pprof-endpoint API's). */
+enum http_style http_route_style(const struct http_route *rt);
+/* Is a request of rt an ad hoc profile (counted as one)? */
+bool http_route_adhoc(const struct http_route *rt);
+/* Answer a request whose body is read: 404, 405, or rt's handler. */
+enum MHD_Result http_dispatch(struct http_server *s, struct http_req *rq, struct MHD_Connection *c,
+			      const struct http_route *rt, const char *url, const char *method);
+
 /* Render /metrics (ours after the agent's). 0 or a negative errno; *out
  * malloc'ed. */
 int http_metrics_text(struct http_server *s, char **out, size_t *len);

@@ -17,10 +17,17 @@
 /* Below this, a backend's growth is not worth a snapshot at once: an idle
  * backend holds 2-3 MiB of its own. */
 #define JUMP_FLOOR (16ULL << 20)
+/* A backend below half its jump's threshold is looked at again after this
+ * (one far from it would have to grow more than twice in the meantime);
+ * the others at every call (the session's growth tick, a second). */
+#define FAR_CHECK_NS (5 * 1000000000LL)
+/* Walks of one snapshot at most (walk()). */
+#define WALK_TRIES 3
 
 struct msproc {
-	uint32_t pid; /* the key comes first */
-	int fd;	      /* /proc/PID/statm, -1: not open */
+	uint32_t pid;	       /* the key comes first */
+	int fd;		       /* /proc/PID/statm, -1: not open */
+	int64_t next_check_ns; /* memsnap_jumped() reads it again from then */
 	bool has_shot;
 	struct memsnap_shot shot;
 	size_t shot_bytes; /* what shot holds */
@@ -152,6 +159,53 @@ static void read_statement(struct memsnap *m, struct memread *r, const struct pg
 		memread_read(r, be + a->query_id_off, &shot->query_id, sizeof(shot->query_id));
 }
 
+/* Nodes a walk dropped because they changed under it (a context freed
+ * or reset while it was read): another walk a moment later may find them
+ * whole, unlike one past a bound. */
+static uint64_t torn(const struct pgmem_snapshot *s)
+{
+	return s->drops[PGMEM_DROP_UNREADABLE] + s->drops[PGMEM_DROP_TAG] +
+	       s->drops[PGMEM_DROP_METHODS] + s->drops[PGMEM_DROP_LINKS] +
+	       s->drops[PGMEM_DROP_NAME] + s->drops[PGMEM_DROP_CYCLE];
+}
+
+/* pid's contexts and statement into shot: a walk, and up to WALK_TRIES - 1
+ * more while it ran into nodes that changed under it (a query's contexts
+ * come and go; a node freed as it was read takes the rest of its
+ * siblings out of the walk); the one with the fewest such drops is kept
+ * (a hostile tree drops as many each time). 0 or a negative errno. */
+static int walk(struct memsnap *m, uint32_t pid, const struct pg_proc_addrs *a,
+		const struct pgmem_layout *l, struct memsnap_shot *shot)
+{
+	for (int i = 0; i < WALK_TRIES; i++) {
+		struct pgmem_snapshot s;
+		struct memread *r = NULL;
+		int err = memread_new_pid((pid_t)pid, m->o.read_budget, &r);
+
+		if (!err)
+			err = pgmem_walk(r, l, a->top_memory_context, &m->o.limits, &s);
+		if (err) {
+			memread_free(r);
+			return i ? 0 : err; /* the walk before stands */
+		}
+		if (i && torn(&s) >= torn(&shot->snap)) {
+			pgmem_snapshot_free(&s);
+		} else {
+			pgmem_snapshot_free(&shot->snap);
+			shot->snap = s;
+			free(shot->query);
+			shot->query = NULL;
+			shot->query_id = 0;
+			read_statement(m, r, a, shot);
+		}
+		memread_free(r);
+		if (!torn(&shot->snap))
+			break;
+		m->st.retries += i + 1 < WALK_TRIES;
+	}
+	return 0;
+}
+
 static size_t shot_bytes(const struct memsnap_shot *s)
 {
 	size_t n = sizeof(*s) + s->snap.cap * sizeof(*s->snap.ctx);
@@ -190,7 +244,6 @@ int memsnap_take(struct memsnap *m, uint32_t pid, const struct pg_proc_addrs *a,
 	struct memsnap_shot shot = { 0 };
 	struct msproc *p = proc(m, pid);
 	struct timespec c0, c1;
-	struct memread *r;
 	int err;
 
 	if (!p)
@@ -202,15 +255,9 @@ int memsnap_take(struct memsnap *m, uint32_t pid, const struct pg_proc_addrs *a,
 		return err;
 	if (!force && shot.rss < m->o.min_rss)
 		return 1;
-	err = memread_new_pid((pid_t)pid, m->o.read_budget, &r);
-	if (err)
-		return err;
 	shot.time_ns = wall_ns();
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-	err = pgmem_walk(r, l, a->top_memory_context, &m->o.limits, &shot.snap);
-	if (!err)
-		read_statement(m, r, a, &shot);
-	memread_free(r);
+	err = walk(m, pid, a, l, &shot);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	m->st.cpu_ns += (uint64_t)(timespec_ns(&c1) - timespec_ns(&c0));
 	if (err) {
@@ -234,12 +281,17 @@ int memsnap_take(struct memsnap *m, uint32_t pid, const struct pg_proc_addrs *a,
 bool memsnap_jumped(struct memsnap *m, uint32_t pid)
 {
 	struct msproc *p = proc(m, pid);
+	int64_t now = mono_ns();
+	double threshold;
 	uint64_t rss;
 
-	if (!p || m->o.jump <= 0 || memsnap_rss(m, pid, &rss) || rss < m->o.min_rss ||
-	    rss < JUMP_FLOOR)
+	if (!p || m->o.jump <= 0 || now < p->next_check_ns || memsnap_rss(m, pid, &rss))
 		return false;
-	if (!p->has_shot || (double)rss >= m->o.jump * (double)p->shot.rss) {
+	threshold = (double)(m->o.min_rss > JUMP_FLOOR ? m->o.min_rss : JUMP_FLOOR);
+	if (p->has_shot && m->o.jump * (double)p->shot.rss > threshold)
+		threshold = m->o.jump * (double)p->shot.rss;
+	p->next_check_ns = 2 * (double)rss < threshold ? now + FAR_CHECK_NS : 0;
+	if ((double)rss >= threshold) {
 		m->st.jumps++;
 		return true;
 	}

@@ -44,6 +44,7 @@ struct memsnap_shot {
 struct memsnap_stats {
 	uint64_t taken, failed;		/* snapshots, and attempts that read nothing */
 	uint64_t jumps;			/* taken because a backend grew */
+	uint64_t retries;		/* walks made again: nodes changed under one */
 	uint64_t walk_ns;		/* wall time spent walking */
 	uint64_t cpu_ns;		/* CPU time of the snapshots (walk, statement) */
 	uint64_t kept_bytes;		/* held now by the last snapshots */
@@ -70,7 +71,8 @@ int memsnap_take(struct memsnap *m, uint32_t pid, const struct pg_proc_addrs *a,
 		 const struct memsnap_shot **out);
 
 /* Has pid grown by the jump factor since its last snapshot (or reached
- * the floor without one)? Reads its memory figure. */
+ * the floor without one)? Reads its memory figure; one below half of what
+ * it must reach is read again only 5 s on (false meanwhile). */
 bool memsnap_jumped(struct memsnap *m, uint32_t pid);
 
 /* The last snapshot of pid, NULL when none is kept. */

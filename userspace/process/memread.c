@@ -13,9 +13,10 @@
 #include "memread.h"
 
 #define SLOTS 256 /* 1 MiB of pieces at most */
-/* Pieces fetched at once: the piece asked for and the ones after it, one
- * system call (a walk's next node is often a few pages on). */
-#define AHEAD 4
+/* Pieces fetched at once: the piece asked for and the one after it, one
+ * system call (a node often runs on into the next page; more than two
+ * copied more than they saved: bench/memory.sh). */
+#define AHEAD 2
 
 enum slot_state { EMPTY, DATA, FAULT };
 

@@ -384,7 +384,10 @@ int pgmem_walk(struct memread *r, const struct pgmem_layout *l, uint64_t top_var
 	w.lim.max_contexts = w.lim.max_contexts ?: 20000;
 	w.lim.max_depth = w.lim.max_depth && w.lim.max_depth < 64 ? w.lim.max_depth : 64;
 	w.lim.max_ns = w.lim.max_ns ?: 200000000ULL;
-	w.lim.used_max_reads = w.lim.used_max_reads ?: 2000;
+	/* a list longer than this is scattered over pages the walk did not
+	 * read (TopMemoryContext's free 128-byte chunks): each costs about a
+	 * page read, more than the context's node itself (bench/memory.sh) */
+	w.lim.used_max_reads = w.lim.used_max_reads ?: 256;
 	/* used bytes may take up to twice the reads of the nodes themselves */
 	w.used_budget = w.lim.max_contexts * 2;
 	w.deadline = t0 + (int64_t)w.lim.max_ns;

@@ -75,7 +75,7 @@ struct pgmem_limits {
 	uint32_t max_depth;	 /* 0: 64 */
 	uint64_t max_ns;	 /* 0: 200 ms of wall time */
 	bool used;		 /* walk AllocSet blocks and freelists for used bytes */
-	uint32_t used_max_reads; /* per context, blocks + free chunks; 0: 2 000 */
+	uint32_t used_max_reads; /* per context, blocks + free chunks; 0: 256 */
 };
 
 struct pgmem_context {
