@@ -239,6 +239,11 @@ $(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
 
+# What ebprof finds of PL/pgSQL in a plpgsql.so, for checks by hand.
+$(BUILD)/bench/plpgsql-find: bench/plpgsql-find.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+
 # The cost of function starts from .eh_frame per binary (bench/fde-names.sh).
 $(BUILD)/bench/fdebench: bench/fdebench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
@@ -284,6 +289,7 @@ bench: deps
 bench-record: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/record-overhead.sh
+	BUILD=$(BUILD) ./bench/record-start.sh
 
 # The collector: merge vs go tool pprof, list, UI first paint.
 bench-serve: deps

@@ -52,10 +52,13 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (ptgid == ctgid) /* a new thread: targeted through its tgid */
 		return 0;
-	if (want_queries) { /* a backend: the postmaster's symbols are its own */
+	if (want_queries || want_plpgsql) { /* a backend: the postmaster's symbols are its own */
 		struct ebprof_pg_proc *pg = bpf_map_lookup_elem(&pg_procs, &ptgid);
+		struct ebprof_plpgsql_proc *pl = bpf_map_lookup_elem(&plpgsql_procs, &ptgid);
 
 		if (pg && bpf_map_update_elem(&pg_procs, &ctgid, pg, BPF_ANY))
+			stat_inc(STAT_PG_FULL);
+		if (pl && bpf_map_update_elem(&plpgsql_procs, &ctgid, pl, BPF_ANY))
 			stat_inc(STAT_PG_FULL);
 	}
 	{ /* the child has its parent's mappings until it execs */
@@ -102,6 +105,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * whether it is PostgreSQL). */
 	bpf_map_delete_elem(&seen, &tgid);
 	bpf_map_delete_elem(&pg_procs, &tgid);
+	bpf_map_delete_elem(&plpgsql_procs, &tgid);
 	/* no set for the new image, and none userspace made before it */
 	if (bpf_map_update_elem(&unwind_pids, &tgid, &no_set, BPF_ANY))
 		bpf_map_delete_elem(&unwind_pids, &tgid);
@@ -143,6 +147,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (tid != tgid) /* a thread, not the process */
 		return 0;
 	bpf_map_delete_elem(&pg_procs, &tgid);
+	bpf_map_delete_elem(&plpgsql_procs, &tgid);
 	bpf_map_delete_elem(&unwind_pids, &tgid);
 	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
 		return 0;

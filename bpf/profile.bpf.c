@@ -124,6 +124,18 @@ static __always_inline void stat_inc(__u32 idx)
 	stat_add(idx, 1);
 }
 
+/* A record of size bytes (statement.bpf.h, plpgsql.bpf.h) to userspace's
+ * next poll, counted under sent, or under lost when the ring is full. */
+static __always_inline bool ring_out(void *rec, __u64 size, __u32 lost, __u32 sent)
+{
+	if (bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP)) {
+		stat_inc(lost);
+		return false;
+	}
+	stat_inc(sent);
+	return true;
+}
+
 /* flags: EVENT_F_*; wake: userspace at once, rather than at its next
  * poll (100 ms). Returns the event's time. */
 static __always_inline __u64 emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_pages, __u32 flags,
@@ -148,14 +160,16 @@ static __always_inline __u64 emit(__u32 type, __u32 pid, __u32 ppid, __u64 exec_
 }
 
 #include "statement.bpf.h"
+#include "plpgsql.bpf.h"
 
 /* What was last announced of each sampled tgid (EVENT_FIRST since its
  * last exec, then EVENT_TITLE and EVENT_MAPS when these change). */
 struct seen_state {
-	__u64 title_head;	/* first 8 bytes of its argv area, 0: unread */
-	__u32 exec_pages;	/* mm->exec_vm (pages: 16 TiB fit) */
-	__u32 first_t;		/* its first announcement: ktime >> 20 (about ms; wraps) */
-	struct stmt_state stmt; /* statement.bpf.h */
+	__u64 title_head;	      /* first 8 bytes of its argv area, 0: unread */
+	__u32 exec_pages;	      /* mm->exec_vm (pages: 16 TiB fit) */
+	__u32 first_t;		      /* its first announcement: ktime >> 20 (about ms; wraps) */
+	struct stmt_state stmt;	      /* statement.bpf.h */
+	struct plpgsql_state plpgsql; /* plpgsql.bpf.h */
 };
 
 struct {
@@ -419,19 +433,21 @@ static __always_inline struct seen_state *task_common(struct sample_key *key, bo
 
 	*has_mm = BPF_CORE_READ(task, mm) != NULL; /* kernel threads have no user stack */
 	seen = note_sampled(task, key->tgid);
-	if (want_queries && seen) {
+	if (!(want_queries || want_plpgsql) || !seen || !stmt_is_pg(&seen->stmt, key->tgid))
+		return seen;
+	if (want_queries) {
 #ifdef EBPROF_QUERY_TIMING /* bench/query-capture.sh: the cost, to the ns */
 		__u64 t0 = bpf_ktime_get_ns();
 
 		read_query(&seen->stmt, key->tgid, key->tid, key);
-		if (seen->stmt.pg.query_string) {
-			stat_add(STAT_QUERY_NS, bpf_ktime_get_ns() - t0);
-			stat_inc(STAT_QUERY_CALLS);
-		}
+		stat_add(STAT_QUERY_NS, bpf_ktime_get_ns() - t0);
+		stat_inc(STAT_QUERY_CALLS);
 #else
 		read_query(&seen->stmt, key->tgid, key->tid, key);
 #endif
 	}
+	if (want_plpgsql)
+		read_plpgsql(&seen->plpgsql, &seen->stmt.pg, key->tgid, key->tid, key);
 	return seen;
 }
 

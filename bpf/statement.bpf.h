@@ -35,6 +35,21 @@ struct {
 	__type(value, struct ebprof_pg_proc);
 } pg_procs SEC(".maps");
 
+/* Is the sampled process PostgreSQL (its pg_procs entry copied into
+ * last once userspace set it)? */
+static __always_inline bool stmt_is_pg(struct stmt_state *last, __u32 tgid)
+{
+	if (!last->pg_known) { /* until userspace has looked at the process */
+		struct ebprof_pg_proc *p = bpf_map_lookup_elem(&pg_procs, &tgid);
+
+		if (!p)
+			return false;
+		last->pg = *p;
+		last->pg_known = 1;
+	}
+	return last->pg.query_string != 0;
+}
+
 /* Bytes of PgBackendStatus read at once from st_state on. */
 #define STATUS_SPAN 256
 
@@ -90,18 +105,13 @@ static __always_inline bool send_text(struct ebprof_query *q, __u32 tgid, __u32 
 	size = offsetof(struct ebprof_query, text) + (__u64)len;
 	if (size > sizeof(*q))
 		size = sizeof(*q);
-	if (bpf_ringbuf_output(&events, q, size, BPF_RB_NO_WAKEUP)) {
-		stat_inc(STAT_QUERY_LOST);
-		return false;
-	}
-	stat_inc(STAT_QUERY_SENT);
-	return true;
+	return ring_out(q, size, STAT_QUERY_LOST, STAT_QUERY_SENT);
 }
 
 /*
- * Label the sample of a PostgreSQL backend with what it runs: the text
- * at debug_query_string (NULL when idle, and between the messages of the
- * extended protocol), and, from 14 on, the query id in its
+ * Label the sample of a PostgreSQL backend (stmt_is_pg()) with what it
+ * runs: the text at debug_query_string (NULL when idle, and between the
+ * messages of the extended protocol), and, from 14 on, the query id in its
  * PgBackendStatus, trusted only while its state is "running".
  *
  * Reading user memory is the cost (a few hundred ns a read), so a sample
@@ -121,16 +131,6 @@ static __always_inline void read_query(struct stmt_state *last, __u32 tgid, __u3
 	__s32 state = -1;
 	long len;
 
-	if (!last->pg_known) { /* until userspace has looked at the process */
-		struct ebprof_pg_proc *p = bpf_map_lookup_elem(&pg_procs, &tgid);
-
-		if (!p)
-			return;
-		last->pg = *p;
-		last->pg_known = 1;
-	}
-	if (!pg->query_string) /* not PostgreSQL */
-		return;
 	q = bpf_map_lookup_elem(&query_scratch, &zero);
 	if (!q)
 		return;

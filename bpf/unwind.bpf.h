@@ -89,6 +89,7 @@ struct uw_state {
 	__u32 calls; /* tail calls so far */
 	bool exact;  /* pc is the interrupted instruction, not a return address */
 	bool done;
+	__u32 lo, hi; /* a binary search's bounds (see UW_LOAD) */
 	/* The mapping of the last frame: consecutive frames are mostly in
 	 * one binary, so most frames need no lookup of the process's
 	 * mappings. Empty (start = end) when that frame had none. */
@@ -147,28 +148,41 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, bool user
 	return st->pc != 0;
 }
 
+/*
+ * The binary searches below keep their bounds in the scratch state and
+ * read them back each step (volatile: from memory, not a register the
+ * compiler kept): to the verifier a value loaded from a map is unknown,
+ * so the two halves of a step reach the next one in the same state and
+ * one is pruned, and a search costs its steps, not 2^steps paths (bounds
+ * kept in registers become precise as they index the mappings, and every
+ * path through the search was verified apart: 100 000 instructions).
+ */
+#define UW_LOAD(x) (*(volatile __typeof__(x) *)&(x))
+
 /* The mapping of pc, NULL when none (binary search by start). */
-static __always_inline const struct unwind_mapping *find_mapping(const struct unwind_proc *proc,
+static __always_inline const struct unwind_mapping *find_mapping(struct uw_state *st,
+								 const struct unwind_proc *proc,
 								 __u64 pc)
 {
-	__u32 lo = 0, hi = proc->n, i;
+	__u32 i;
 
-	if (hi > EBPROF_MAX_UNWIND_MAPPINGS)
-		hi = EBPROF_MAX_UNWIND_MAPPINGS;
+	st->lo = 0;
+	st->hi = proc->n;
 	/* invariant: mappings before lo start at or below pc, from hi above */
-	for (int k = 0; k < 8 && lo < hi; k++) {
-		__u32 mid = (lo + hi) / 2;
+	for (int k = 0; k < 8; k++) {
+		__u32 lo = UW_LOAD(st->lo), hi = UW_LOAD(st->hi), mid;
 
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
 		if (mid >= EBPROF_MAX_UNWIND_MAPPINGS)
 			return NULL;
 		if (proc->m[mid].start <= pc)
-			lo = mid + 1;
+			st->lo = mid + 1;
 		else
-			hi = mid;
+			st->hi = mid;
 	}
-	if (lo == 0)
-		return NULL;
-	i = lo - 1;
+	i = UW_LOAD(st->lo) - 1;
 	if (i >= EBPROF_MAX_UNWIND_MAPPINGS || pc >= proc->m[i].end)
 		return NULL;
 	return &proc->m[i];
@@ -176,14 +190,17 @@ static __always_inline const struct unwind_mapping *find_mapping(const struct un
 
 /* The row covering addr in the table of mapping m, NULL when addr is
  * before its first row or the table is gone. */
-static __always_inline struct unwind_row *find_row(const struct unwind_mapping *m, __u32 addr)
+static __always_inline struct unwind_row *find_row(struct uw_state *st,
+						   const struct unwind_mapping *m, __u32 addr)
 {
-	__u32 lo = m->npages ? m->npages + 1 : 0, hi = m->nrows, idx, page = addr >> 12;
+	__u32 first = m->npages ? m->npages + 1 : 0, idx, page = addr >> 12;
 	struct unwind_row *r;
 	void *rows = bpf_map_lookup_elem(&unwind_tables, &m->table);
 
 	if (!rows)
 		return NULL;
+	st->lo = first;
+	st->hi = m->nrows;
 	if (m->npages && page >= m->page_base && page - m->page_base < m->npages) {
 		struct unwind_row *a, *b;
 
@@ -193,25 +210,30 @@ static __always_inline struct unwind_row *find_row(const struct unwind_mapping *
 		b = bpf_map_lookup_elem(rows, &idx);
 		if (!a || !b)
 			return NULL;
-		if (a->pc > lo)
-			lo = a->pc;
-		if (b->pc + 1 < hi)
-			hi = b->pc + 1;
+		if (a->pc > first)
+			st->lo = a->pc;
+		if (b->pc + 1 < m->nrows)
+			st->hi = b->pc + 1;
 	}
 	/* the last row at or below addr: lo - 1 once lo passes it */
-	for (int k = 0; k < 23 && lo < hi; k++) {
+	for (int k = 0; k < 23; k++) {
+		__u32 lo = UW_LOAD(st->lo), hi = UW_LOAD(st->hi);
+
+		if (lo >= hi)
+			break;
 		idx = (lo + hi) / 2;
 		r = bpf_map_lookup_elem(rows, &idx);
 		if (!r)
 			return NULL;
 		if (r->pc <= addr)
-			lo = idx + 1;
+			st->lo = idx + 1;
 		else
-			hi = idx;
+			st->hi = idx;
 	}
-	if (lo == 0 || lo - 1 < (m->npages ? m->npages + 1 : 0))
+	idx = UW_LOAD(st->lo);
+	if (idx == 0 || idx - 1 < first)
 		return NULL;
-	idx = lo - 1;
+	idx--;
 	return bpf_map_lookup_elem(rows, &idx);
 }
 
@@ -276,7 +298,7 @@ static __always_inline int unwind_step(struct uw_state *st)
 		const __u32 *set = bpf_map_lookup_elem(&unwind_pids, &st->tgid);
 		const struct unwind_proc *proc =
 			set ? bpf_map_lookup_elem(&unwind_sets, set) : NULL;
-		const struct unwind_mapping *found = proc ? find_mapping(proc, st->pc) : NULL;
+		const struct unwind_mapping *found = proc ? find_mapping(st, proc, st->pc) : NULL;
 
 		if (found) {
 			__u32 slot = found->table;
@@ -294,7 +316,7 @@ static __always_inline int unwind_step(struct uw_state *st)
 	addr = st->pc - m->bias - (st->exact ? 0 : 1);
 	if (addr > 0xffffffffULL)
 		return step_fp(st, UNWIND_END_NO_TABLE);
-	r = find_row(m, (__u32)addr);
+	r = find_row(st, m, (__u32)addr);
 	if (!r)
 		return step_fp(st, UNWIND_END_NO_TABLE);
 	switch (r->cfa) {

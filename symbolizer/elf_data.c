@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * What a profiler reads of a binary besides its code (symbolizer.h,
- * "Data"): the address of a global variable from the symbol table, the
- * offset of a structure member from DWARF, a version string from
- * read-only data. Every answer comes from the binary the symbolizer has
- * opened (pinned), so it is one lookup per binary, shared by every
- * process that maps it.
+ * What a profiler reads of a binary besides its symbols and lines
+ * (symbolizer.h, "Data"): the address of a global variable from the
+ * symbol table, the offset of a structure member from DWARF, a version
+ * string from read-only data, the bytes of its code. Every answer comes from the binary the
+ * symbolizer has opened (pinned), so it is one lookup per binary, shared by every process that maps
+ * it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -110,6 +110,33 @@ int sym_elf_member_offset(struct sym_elf *elf, const char *type, const char *mem
 			} while (!dwarf_siblingof(&die, &die));
 		}
 		cu = next;
+	}
+	return -ENOENT;
+}
+
+int sym_elf_read(struct sym_elf *elf, uint64_t vaddr, void *buf, size_t len)
+{
+	uint64_t bias;
+	Dwfl_Module *mod = elf ? symdw_module(elf->dw, &bias) : NULL;
+	GElf_Addr b;
+	Elf *e = mod ? dwfl_module_getelf(mod, &b) : NULL;
+	Elf_Scn *scn = NULL;
+
+	if (!e)
+		return -ENOENT;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || vaddr < sh.sh_addr ||
+		    vaddr - sh.sh_addr > sh.sh_size || len > sh.sh_size - (vaddr - sh.sh_addr))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+			return -ENOENT;
+		memcpy(buf, (const char *)d->d_buf + (vaddr - sh.sh_addr), len);
+		return 0;
 	}
 	return -ENOENT;
 }

@@ -318,3 +318,15 @@ int sym_elf_function_start(struct symbolizer *sym, struct sym_elf *elf, uint64_t
 	*start = off;
 	return 0;
 }
+
+int sym_elf_function_range(struct symbolizer *sym, struct sym_elf *elf, uint64_t vaddr,
+			   uint64_t *start, uint64_t *end)
+{
+	int err;
+
+	if (!sym || !elf || !start || !end)
+		return -EINVAL;
+	if ((err = entry_index(sym, elf)))
+		return err;
+	return fdex_find(elf->fdes, vaddr, start, end);
+}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kallsyms.h"
+#include "kallsyms_internal.h"
 
 /*
  * Memory: a kernel has some 60 000 functions (and since 6.2 as many
@@ -24,29 +25,6 @@ struct kraw {
 	uint8_t text;
 	uint8_t rank; /* preference among symbols at the same address */
 	uint8_t pfx;  /* __pfx_NAME: the padding before NAME, a boundary */
-};
-
-struct ksym {
-	uint64_t addr;
-	uint32_t name_off;  /* into names */
-	uint32_t size : 24; /* bytes covered (a function of 16 MiB or more: cut) */
-	uint32_t pad : 8;   /* bytes of padding before it (__pfx_) */
-};
-
-/* Symbols [first, next run's first) are of module mod (0: the kernel). */
-struct kmod_run {
-	uint32_t first;
-	uint32_t mod;
-};
-
-struct ksyms {
-	struct ksym *syms; /* sorted by addr, unique addresses */
-	size_t n;
-	struct kmod_run *runs;
-	size_t nruns;
-	char *names; /* the kept symbols' names, exactly */
-	char **mods; /* mods[0] unused (core kernel) */
-	size_t nmods;
 };
 
 struct kparse {

@@ -13,6 +13,7 @@
 #ifndef EBPROF_SYM_KALLSYMS_H
 #define EBPROF_SYM_KALLSYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,5 +40,21 @@ size_t ksyms_count(const struct ksyms *ks);
  */
 int ksyms_lookup(const struct ksyms *ks, uint64_t addr, const char **name, const char **module,
 		 uint64_t *start);
+
+/*
+ * The core kernel's symbols, kept in a file for the boot
+ * (kallsyms_cache.c): write them from a full table (the modules' are
+ * left out), read them back (-ESTALE: the file is of another boot, or
+ * damaged; -ENOENT: none). An address the core table does not cover
+ * (a module's, a BPF program's) needs the full table.
+ */
+#define KALLSYMS_CORE_FILE "/var/cache/ebprof/kallsyms"
+
+struct ksyms_core;
+int ksyms_core_write(const char *path, const struct ksyms *ks);
+int ksyms_core_read(const char *path, struct ksyms_core **out);
+bool ksyms_core_covers(const struct ksyms_core *c, uint64_t addr);
+const struct ksyms *ksyms_core_table(const struct ksyms_core *c);
+void ksyms_core_free(struct ksyms_core *c);
 
 #endif /* EBPROF_SYM_KALLSYMS_H */

@@ -112,9 +112,11 @@ struct symbolizer {
 	size_t nnegatives;
 	struct sym_elf *lru_head, *lru_tail; /* head = most recently used */
 	struct sym_stats stats;
-	struct ksyms *ksyms;
+	struct ksyms *ksyms; /* all of /proc/kallsyms, read when first needed */
 	int ksyms_err;
 	bool ksyms_tried;
+	struct ksyms_core *kcore; /* the core kernel's, from the boot's file */
+	bool kcore_tried;
 	char *kname;	  /* last demangled kernel name */
 	struct symdi *di; /* debuginfod client; NULL = none */
 	bool di_wait;	  /* ask debuginfod synchronously */

@@ -87,6 +87,7 @@ void sym_free(struct symbolizer *sym)
 	htab_delete(sym->by_key);
 	htab_delete(sym->aliases);
 	ksyms_free(sym->ksyms);
+	ksyms_core_free(sym->kcore);
 	symdi_free(sym->di);
 	free(sym->kname);
 	free(sym->debug_dirs);
@@ -370,12 +371,21 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 	return n - skip;
 }
 
-int sym_kernel_resolve(struct symbolizer *sym, uint64_t addr, struct sym_frame *frame)
+/* The table that knows addr: the core kernel's from the boot's file
+ * when it covers addr, else all of /proc/kallsyms (read once, and the
+ * boot's file written from it). NULL with the error in sym->ksyms_err. */
+static const struct ksyms *kernel_table(struct symbolizer *sym, uint64_t addr)
 {
-	const char *name, *module;
+	int err;
 
-	if (!sym || !frame)
-		return -EINVAL;
+	if (!sym->kallsyms_path && !sym->kcore_tried) {
+		sym->kcore_tried = true;
+		err = ksyms_core_read(KALLSYMS_CORE_FILE, &sym->kcore);
+		if (err && err != -ENOENT)
+			sym_debug("symbolizer: %s: %s", KALLSYMS_CORE_FILE, strerror(-err));
+	}
+	if (ksyms_core_covers(sym->kcore, addr))
+		return ksyms_core_table(sym->kcore);
 	if (!sym->ksyms_tried) {
 		sym->ksyms_err = ksyms_load(
 			sym->kallsyms_path ? sym->kallsyms_path : "/proc/kallsyms", &sym->ksyms);
@@ -383,12 +393,27 @@ int sym_kernel_resolve(struct symbolizer *sym, uint64_t addr, struct sym_frame *
 		sym->ksyms_tried = sym->ksyms_err != -ENOMEM;
 		if (sym->ksyms_err)
 			sym_debug("symbolizer: kallsyms: %s", strerror(-sym->ksyms_err));
+		if (!sym->ksyms_err && !sym->kallsyms_path && !sym->kcore &&
+		    (err = ksyms_core_write(KALLSYMS_CORE_FILE, sym->ksyms)))
+			sym_debug("symbolizer: cannot keep the kernel's symbols in %s: %s",
+				  KALLSYMS_CORE_FILE, strerror(-err));
 	}
-	if (sym->ksyms_err)
+	return sym->ksyms_err ? NULL : sym->ksyms;
+}
+
+int sym_kernel_resolve(struct symbolizer *sym, uint64_t addr, struct sym_frame *frame)
+{
+	const struct ksyms *ks;
+	const char *name, *module;
+
+	if (!sym || !frame)
+		return -EINVAL;
+	ks = kernel_table(sym, addr);
+	if (!ks)
 		return sym->ksyms_err;
 	sym->stats.resolve_calls++;
 	memset(frame, 0, sizeof(*frame));
-	if (!ksyms_lookup(sym->ksyms, addr, &name, &module, NULL)) {
+	if (!ksyms_lookup(ks, addr, &name, &module, NULL)) {
 		sym->stats.resolve_failures++;
 		return 0;
 	}

@@ -6,6 +6,11 @@
 #   pgcluster.sh start DIR [PORT]   initdb + start; prints "port=N pid=N"
 #   pgcluster.sh init-bench DIR SCALE
 #   pgcluster.sh stop DIR           stop and remove DIR
+#   pgcluster.sh template DIR SCALE initdb + pgbench -i, stopped: DIR/data
+#                                   for EBPROF_PG_TEMPLATE
+# EBPROF_PG_TEMPLATE=DIR: start copies DIR/data instead of running initdb
+# (a guest under TCG spends a minute in initdb and pgbench -i; the kernel
+# matrix makes the template once on the host).
 set -eu
 
 # EBPROF_PG_BINDIR: another PostgreSQL's bin directory (a version Debian
@@ -30,7 +35,7 @@ free_port() {
 }
 
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|init-bench|stop DIR [ARG]" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|init-bench|stop|template DIR [ARG]" >&2; exit 2; }
 case "$cmd" in
 start)
 	bin=$(bindir)
@@ -38,7 +43,9 @@ start)
 	mkdir -p "$dir"
 	chown postgres: "$dir"
 	chmod 755 "$dir"
-	if ! runuser -u postgres -- "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync >"$dir/initdb.log" 2>&1; then
+	if [ -n "${EBPROF_PG_TEMPLATE:-}" ]; then
+		cp -a "$EBPROF_PG_TEMPLATE/data" "$dir/data" || exit 1
+	elif ! runuser -u postgres -- "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync >"$dir/initdb.log" 2>&1; then
 		cat "$dir/initdb.log" >&2; exit 1
 	fi
 	if ! runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
@@ -52,12 +59,20 @@ init-bench)
 	pgbench -i -q -s "${3:-1}" -h "$dir" -p "$port" -U postgres postgres >"$dir/pgbench-init.log" 2>&1 ||
 		{ cat "$dir/pgbench-init.log" >&2; exit 1; }
 	;;
+template)
+	bin=$(bindir)
+	rm -rf "$dir"
+	out=$(EBPROF_PG_TEMPLATE= sh "$0" start "$dir") || exit 1
+	sh "$0" init-bench "$dir" "${3:-1}" || exit 1
+	runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 30 stop >/dev/null 2>&1 || exit 1
+	rm -f "$dir/server.log" "$dir/initdb.log" "$dir/pgbench-init.log"
+	;;
 stop)
 	bin=$(bindir)
 	[ -d "$dir/data" ] && runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 30 stop >/dev/null 2>&1 || true
 	rm -rf "$dir"
 	;;
 *)
-	echo "usage: $0 start|init-bench|stop DIR [ARG]" >&2; exit 2
+	echo "usage: $0 start|init-bench|stop|template DIR [ARG]" >&2; exit 2
 	;;
 esac

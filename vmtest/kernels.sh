@@ -22,9 +22,12 @@
 #   kernels/PKG/vmlinuz          the kernel
 #   kernels/PKG/initramfs.gz     busybox-static, vmtest/init as /init, and the
 #                                modules a 9p root needs (virtio PCI,
-#                                9pnet_virtio, 9p and what they depend on,
-#                                in modules.dep order), decompressed: busybox
-#                                insmod reads neither .ko.xz nor .ko.zst
+#                                9pnet_virtio, 9p) and those of the disk image
+#                                case (vmtest/image.sh: virtio_blk, ext4 with
+#                                the crc32c its checksums ask the crypto API
+#                                for by name, overlay), with what they depend
+#                                on, in modules.dep order, decompressed:
+#                                busybox insmod reads neither .ko.xz nor .ko.zst
 # The initramfs is rebuilt when vmtest/init or this script changes.
 set -eu
 
@@ -33,9 +36,10 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 VM="$BUILD/vmtest"
 BUSYBOX=${BUSYBOX:-/bin/busybox}
-# Modules to load for the root over 9p (dependencies are added from
-# modules.dep; a module built into the kernel is skipped).
-VMTEST_MODULES=${VMTEST_MODULES:-"virtio_pci 9pnet_virtio 9p"}
+# Modules to load for the root over 9p and the disks of the image case
+# (dependencies are added from modules.dep; a module built into the kernel
+# is skipped).
+VMTEST_MODULES=${VMTEST_MODULES:-"virtio_pci 9pnet_virtio 9p virtio_blk ext4 crc32c_generic overlay"}
 
 die() {
 	echo "error: $*" >&2

@@ -9,9 +9,13 @@
 # $BUILD/fixtures/* (make vmtest builds them). Kernels: vmtest/kernels.sh.
 #
 # Output: per kernel one "PASS: kernel R: ..." or "FAIL: kernel R: why"
-# line as it finishes (tests/run.sh counts them), then the matrix, one line
-# per kernel:
+# line as it finishes (tests/run.sh counts them), and per guest kernel one
+# more for the disk image case ("PASS: image on kernel R: ..."; the guest
+# boots with the image attached, vmtest/image.sh uses it there as the
+# platform does, vmtest/image-check.sh checks what it left); then the
+# matrix, one line per kernel and one per image case:
 #   kernel 6.1.0-56-amd64  tcg    4 passed  0 failed  0 skipped   95 s
+#   image on kernel 6.1.0-56-amd64  ok
 # and the console log of every failing kernel. Logs of every run:
 # $BUILD/vmtest/logs/. Exit status 0 when every kernel passed.
 #
@@ -20,7 +24,9 @@
 # $BUILD/vmtest/kvm-verdict); otherwise TCG with "-cpu max" (qemu's default
 # CPU model panics 6.12 early under TCG). VMTEST_ACCEL=tcg|kvm forces one.
 # Other knobs: VMTEST_TIMEOUT (s per guest), VMTEST_MEM (MiB), QEMU;
-# VMTEST_ONLY and VMTEST_REPEAT narrow and repeat the suite (suite.sh).
+# VMTEST_ONLY and VMTEST_REPEAT narrow and repeat the suite (suite.sh);
+# VMTEST_ONLY=image runs the disk image case alone, any other VMTEST_ONLY
+# leaves it out.
 #
 # A guest that panics under TCG with an oops naming no BPF code boots once
 # more (the README says why); its first log is kept as LOG.panicked.
@@ -33,7 +39,7 @@ case "$BUILD" in /*) BUILD_ABS=$BUILD ;; *) BUILD_ABS="$ROOT/$BUILD" ;; esac
 VM="$BUILD_ABS/vmtest"
 LOGS="$VM/logs"
 QEMU=${QEMU:-qemu-system-x86_64}
-VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-1200}     # seconds per guest, boot included (5.10: 450-800)
+VMTEST_TIMEOUT=${VMTEST_TIMEOUT:-1800}     # seconds per guest, boot included (5.10: 450-800, the image case 150-500 more)
 VMTEST_KVM_PROBE_S=${VMTEST_KVM_PROBE_S:-20}
 VMTEST_MEM=${VMTEST_MEM:-2048}
 mkdir -p "$LOGS"
@@ -49,9 +55,36 @@ case "${VMTEST_ONLY:-}${VMTEST_REPEAT:-}" in *[[:space:]]*)
 esac
 [ -z "${VMTEST_ONLY:-}" ] || narrow="$narrow vmtest_only=$VMTEST_ONLY"
 [ -z "${VMTEST_REPEAT:-}" ] || narrow="$narrow vmtest_repeat=$VMTEST_REPEAT"
+suite_case=yes image_case=yes
+case "${VMTEST_ONLY:-}" in
+'') ;;
+image) suite_case=no ;;
+*) image_case=no ;;
+esac
+# The disk image case: the image, and the one swapped in for the upgrade
+# (vmtest/vmtest.mk builds both).
+IMAGE=$BUILD_ABS/image/ebprof.img
+NEXT_IMAGE=$BUILD_ABS/vmtest/next/ebprof.img
+# The upgrade (a swap of the image under the running guest, the queue
+# drained by the next image's agent) is userspace's, not the kernel's: it
+# runs in the guests of VMTEST_IMAGE_UPGRADE (5.10 by default, the oldest
+# the image claims), the others mount, install and profile (3 minutes a
+# guest less under TCG).
+VMTEST_IMAGE_UPGRADE=${VMTEST_IMAGE_UPGRADE:-5.10}
+images_built=yes
+for f in "$IMAGE" "$NEXT_IMAGE"; do
+	[ -f "$f" ] || images_built="no: $f is not built (make vmtest builds it)"
+done
+# Its PostgreSQL, initdb'd and pgbench -i'd here once (2 s) rather than
+# in each guest (a minute and a half under TCG); image.sh copies it.
+if [ "$image_case" = yes ] && [ "$images_built" = yes ] &&
+	! sh tools/pgcluster.sh template "$VM/pgtemplate" 1 >"$VM/pgtemplate.log" 2>&1; then
+	images_built="no: the PostgreSQL template was not made ($(tail -1 "$VM/pgtemplate.log"))"
+fi
 results="$VM/results.$$"
 : >"$results"
-trap 'rm -f "$results"' EXIT
+: >"$results.image"
+trap 'rm -f "$results" "$results.image"' EXIT
 
 # One result: "kernel-release mode passed failed skipped seconds log status [why]"
 record() {
@@ -76,6 +109,20 @@ report() { # release mode p f s secs log why [note]
 		echo "FAIL: kernel $1 ($2): $why (log: $7)$note"
 		record "$1" "$2" "$3" "$4" "$5" "$6" "$7" fail
 	fi
+}
+
+# The disk image case's line: "PASS: image on kernel R (mode): ..." or FAIL.
+report_image() { # release mode log verdict
+	case "$4" in
+	"ok "*)
+		echo "PASS: image on kernel $1 ($2): ${4#ok }"
+		echo "$1 ok $3" >>"$results.image"
+		;;
+	*)
+		echo "FAIL: image on kernel $1 ($2): ${4#fail } (log: $3)"
+		echo "$1 fail $3" >>"$results.image"
+		;;
+	esac
 }
 
 # Counts from a suite log: sets p f s and why ("" when the suite finished).
@@ -155,22 +202,24 @@ choose_accel() { # KDIR
 # --- one guest kernel ------------------------------------------------------
 run_guest() { # LABEL
 	if ! out=$(BUILD="$BUILD_ABS" sh vmtest/kernels.sh "$1" 2>"$LOGS/kernels-$1.err"); then
-		report "$1" none 0 0 0 0 "$LOGS/kernels-$1.err" \
-			"cannot get the kernel: $(tail -1 "$LOGS/kernels-$1.err")"
+		guest_failed "$1" "$LOGS/kernels-$1.err" "cannot get the kernel: $(tail -1 "$LOGS/kernels-$1.err")"
 		return
 	fi
 	if [ "$guest_visible" != yes ]; then
-		report "$1" none 0 0 0 0 - "the guest cannot see the tests ($guest_visible)"
+		guest_failed "$1" - "the guest cannot see the tests ($guest_visible)"
 		return
 	fi
 	kdir=${out#* }
 	rel=$(cat "$kdir/release")
 	choose_accel "$kdir"
 	log="$LOGS/$rel.log"
+	state="$VM/state-$1.img" # the guest's writable disk (vmtest/image.sh)
+	upgrade=no
+	case " $VMTEST_IMAGE_UPGRADE " in *" $1 "*) upgrade=yes ;; esac
 	rm -f "$log.panicked" # a stale log must not vouch for this run
 	boot "$kdir" "$log"
 	again=""
-	if [ -z "$res" ] && [ "$ACCEL" = tcg ] && grep -aq 'Kernel panic' "$log" &&
+	if [ -n "$why" ] && [ "$ACCEL" = tcg ] && grep -aq 'Kernel panic' "$log" &&
 		! oops_of "$log" | grep -aq -e 'bpf' -e 'kprobe'; then
 		# A panic whose oops names no BPF code under TCG: the emulation's
 		# (see the README), so the guest boots once more; its log is kept
@@ -183,7 +232,29 @@ run_guest() { # LABEL
 		boot "$kdir" "$log"
 		secs=$((secs + first))
 	fi
-	report "$rel" "$ACCEL" "$p" "$f" "$s" "$secs" "$log" "$why" "$again"
+	iv=$(image_verdict)
+	[ "$suite_case" = no ] || report "$rel" "$ACCEL" "$p" "$f" "$s" "$secs" "$log" "$suite_why" "$again"
+	[ "$image_case" = no ] || report_image "$rel" "$ACCEL" "$log" "$iv"
+}
+
+# Both lines of a guest that did not boot.
+guest_failed() { # LABEL LOG WHY
+	[ "$suite_case" = no ] || report "$1" none 0 0 0 0 "$2" "$3"
+	[ "$image_case" = no ] || report_image "$1" none "$2" "fail $3"
+}
+
+# The disk image case's verdict, once the guest is off: "ok ..." or
+# "fail why" (vmtest/image-check.sh reads what the guest left).
+image_verdict() {
+	if [ "$image_case" = no ]; then
+		return
+	elif [ "$images_built" != yes ]; then
+		echo "fail $images_built"
+	elif [ -z "$image_res" ] && [ -n "$why" ]; then
+		echo "fail $why"
+	else
+		sh vmtest/image-check.sh "$state" "$log" "$NEXT_IMAGE" "$VM/image-$rel" "$upgrade" 2>&1 | tail -1
+	fi
 }
 
 # The oops of a panicked guest's console log, from its first line to the
@@ -198,29 +269,74 @@ panicked_in() { # LOG
 	grep -a '^vmtest: running ' "$1" | tail -1 | tr -d '\r' | cut -c17-
 }
 
-# One boot of a guest kernel into the suite: sets res p f s why secs.
+# The disk image case's disks, with qemu's monitor on a socket for the
+# swap: the image read-only, a fresh writable disk (label ebprof-state).
+# Sets disks (qemu's arguments) and qmp (the socket).
+image_disks() {
+	disks="" qmp=""
+	[ "$image_case" = yes ] && [ "$images_built" = yes ] || return 0
+	rm -f "$state"
+	truncate -s 1G "$state" && mkfs.ext4 -q -F -L ebprof-state -O ^has_journal "$state" || return 0
+	qmp="$VM/qmp-$rel.sock"
+	rm -f "$qmp"
+	disks="-drive file=$IMAGE,if=none,id=ebprof,format=raw,readonly=on
+		-device virtio-blk-pci,drive=ebprof,id=ebprofdisk
+		-drive file=$state,if=none,id=vmstate,format=raw -device virtio-blk-pci,drive=vmstate
+		-qmp unix:$qmp,server=on,wait=off"
+}
+
+# The platform's upgrade, when the guest asks for it on its console
+# ("VMTEST-IMAGE-SWAP", the old image unmounted): the image's disk
+# unplugged (the guest lets it go), the next image plugged in its place.
+# qemu's monitor answers in LOG.swap.
+swap_when_asked() { # LOG
+	while sleep 1; do
+		grep -aq '^VMTEST-IMAGE-SWAP' "$1" 2>/dev/null || continue
+		python3 vmtest/qmp.py "$qmp" \
+			'{"execute": "device_del", "arguments": {"id": "ebprofdisk"}}' \
+			wait:DEVICE_DELETED:ebprofdisk \
+			'{"execute": "blockdev-add", "arguments": {"driver": "raw", "node-name": "ebprofnext", "read-only": true,
+			  "file": {"driver": "file", "filename": "'"$NEXT_IMAGE"'", "read-only": true}}}' \
+			'{"execute": "device_add", "arguments": {"driver": "virtio-blk-pci", "drive": "ebprofnext", "id": "ebprofdisk2"}}' \
+			>"$1.swap" 2>&1
+		echo "exit $?" >>"$1.swap"
+		return
+	done
+}
+
+# One boot of a guest kernel into the suite and the disk image case: sets
+# res p f s (the suite's counts), suite_why, image_res, why (the guest did
+# not get through what it had to run) and secs.
 boot() { # KDIR LOG
-	rm -f "$2" "$2.qemu" # a stale log must not vouch for this run
+	rm -f "$2" "$2.qemu" "$2.swap" # a stale log must not vouch for this run
 	echo "vmtest: booting $rel ($ACCEL), console log $2"
+	image_disks
+	wpid=""
+	if [ -n "$qmp" ]; then
+		swap_when_asked "$2" &
+		wpid=$!
+	fi
 	t0=$(date +%s)
 	rc=0
 	# KVM: qemu's default CPU model, as probed (-cpu host aborts on an MSR
 	# in a nested guest); TCG: -cpu max, with which 6.12 boots.
 	cpu=""
 	[ "$ACCEL" = kvm ] || cpu="-cpu max"
-	# shellcheck disable=SC2086 # $cpu: zero or two words
+	# shellcheck disable=SC2086 # $cpu: zero or two words; $disks: zero or more
 	# --foreground: qemu stays in this process group, so Ctrl-C or a CI
 	# cancel takes it down with the run. loglevel=5: an oops's trace
 	# (logged at the default level, 4) reaches the console, notices do not.
 	timeout --foreground -k 10 "$VMTEST_TIMEOUT" "$QEMU" -accel "$ACCEL" $cpu -smp 2 -m "$VMTEST_MEM" \
 		-nodefaults -display none -no-reboot -serial "file:$2" \
 		-kernel "$1/vmlinuz" -initrd "$1/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 loglevel=5 vmtest_dir=$ROOT vmtest_build=$BUILD_ABS$narrow" \
+		-append "console=ttyS0 panic=-1 loglevel=5 vmtest_dir=$ROOT vmtest_build=$BUILD_ABS vmtest_upgrade=$upgrade$narrow" \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
-		>"$2.qemu" 2>&1 || rc=$?
+		$disks >"$2.qemu" 2>&1 || rc=$?
 	secs=$(($(date +%s) - t0))
+	[ -z "$wpid" ] || kill "$wpid" 2>/dev/null || true
 	parse "$2"
-	if [ -z "$res" ]; then
+	image_res=$(grep -a '^VMTEST-IMAGE-RESULT:' "$2" | tail -1 | tr -d '\r') || true
+	if { [ "$suite_case" = yes ] && [ -z "$res" ]; } || { [ "$image_case" = yes ] && [ -z "$image_res" ]; }; then
 		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 			why="no result after $VMTEST_TIMEOUT s (guest hung or too slow)"
 		elif grep -aq 'Kernel panic' "$2"; then
@@ -233,6 +349,8 @@ boot() { # KDIR LOG
 			why="the guest ended without a result (qemu exit $rc)"
 		fi
 	fi
+	suite_why=""
+	[ -n "$res" ] || suite_why=$why
 }
 
 # --- the host kernel, natively --------------------------------------------
@@ -248,10 +366,17 @@ run_host() {
 	report "$rel" native "$p" "$f" "$s" "$secs" "$log" "$why"
 }
 
-echo "PLAN: $(echo $kernels | wc -w)" # one PASS/FAIL line per kernel (tests/run.sh)
+# One PASS/FAIL line per kernel and one per guest kernel for the image
+# case (tests/run.sh); VMTEST_ONLY may leave out either.
+n=$(echo $kernels | wc -w)
+guests=$(echo $kernels | tr ' ' '\n' | grep -Ec '^(5\.10|6\.1|6\.12)$') || true
+lines=0
+[ "$suite_case" = no ] || lines=$n
+[ "$image_case" = no ] || lines=$((lines + guests))
+echo "PLAN: $lines"
 for k in $kernels; do
 	case "$k" in
-	host) run_host ;;
+	host) [ "$suite_case" = no ] || run_host ;;
 	5.10 | 6.1 | 6.12) run_guest "$k" ;;
 	*)
 		echo "FAIL: kernel $k: unknown (known: 5.10 6.1 6.12 host)"
@@ -267,6 +392,10 @@ while read -r rel mode p f s secs log st; do
 		"$rel" "$mode" "$p" "$f" "$s" "$secs"
 	[ "$st" = ok ] || status=1
 done <"$results"
+while read -r rel st log; do
+	printf '  image on kernel %-15s %s\n' "$rel" "$st"
+	[ "$st" = ok ] || status=1
+done <"$results.image"
 while read -r rel mode p f s secs log st; do
 	if [ "$st" != ok ]; then
 		echo "failing kernel $rel: log $log"
@@ -281,4 +410,10 @@ while read -r rel mode p f s secs log st; do
 		fi
 	fi
 done <"$results"
+while read -r rel st log; do
+	if [ "$st" != ok ] && [ -f "$log" ]; then
+		echo "failing image case on kernel $rel: log $log"
+		grep -a -e '^vmtest: image' -e '^VMTEST-IMAGE' "$log" | tr -d '\r' | tail -n 12 | sed 's/^/  | /'
+	fi
+done <"$results.image"
 exit $status

@@ -70,6 +70,13 @@ export BUILD
 #    watch loaded (the mark_victim raw tracepoint: its argument a pid up
 #    to 6.7, a task from 6.8). The agreement with PostgreSQL's own view is
 #    the host's (nothing of it is the kernel's: 55 s a guest).
+#  - plpgsql/nested_functions_and_hostile_stacks_of_a_fixture: PL/pgSQL
+#    frames, the error_context_stack walk in its global functions (called
+#    in a bounded loop where bpf_loop is not needed: it runs on 5.10 too),
+#    the per-CPU record, plpgsql_epoch picking up a callback given after a
+#    process's first sample; and its bounds over a cyclic and an unmapped
+#    list (a stand-in plpgsql.so and backend, ~8 s; the PostgreSQL test
+#    of it is the host's).
 #  - first_second/*: a new program's children (fork_burst) under the agent:
 #    forks of a parent without tables wake userspace (BPF_RB_FORCE_WAKEUP),
 #    which gives the parent its set, inherited at the next forks; exec'd
@@ -107,6 +114,7 @@ test_offcpu:offcpu/postgres_lock_wait_and_idle_client
 test_offcpu_pgproc:offcpu_pgproc/postgres_13_wait_event_read_from_pgproc
 test_faults:faults/bytes_split_3_to_1_under_complete_stacks
 test_memory:memory/hostile_trees_end_within_their_bounds
+test_plpgsql:plpgsql/nested_functions_and_hostile_stacks_of_a_fixture
 test_first_second:first_second/forked_children_of_a_new_program_under_the_agent
 test_first_second:first_second/execd_children_gone_before_the_event_loop_looks
 "

@@ -26,6 +26,9 @@ struct sample_key {
 	 * the query id it published, 0: none or not running. */
 	__u64 query;
 	__s64 query_id;
+	/* The PL/pgSQL functions it was running: the hash of their chain
+	 * (sent as an EVENT_PLPGSQL), 0: none. */
+	__u64 plpgsql;
 };
 
 #define SAMPLE_KSTACK_LOST 1u	/* a kernel stack was taken but could not be kept */
@@ -40,15 +43,43 @@ struct sample_key {
  * copied to forked children. Addresses are in the process; 0: absent
  * (query_string 0: not a PostgreSQL process). */
 struct ebprof_pg_proc {
-	__u64 query_string;   /* &debug_query_string (const char *) */
-	__u64 be_entry;	      /* &MyBEEntry (PgBackendStatus *), PostgreSQL 14+ */
-	__u16 state_off;      /* offsetof(PgBackendStatus, st_state) */
-	__u16 query_id_off;   /* offsetof(PgBackendStatus, st_query_id), 0: none */
-	__s32 state_running;  /* value of STATE_RUNNING in that version */
-	__u32 major;	      /* major version, 0: unknown (wait event names) */
-	__u32 wait_event_off; /* where the wait event is in what *wait_event points to */
-	__u64 wait_event;     /* &my_wait_event_info (uint32 *, offset 0), PostgreSQL 14+;
-			       * &MyProc (PGPROC *, offset of wait_event_info) before; 0: none */
+	__u64 query_string;	   /* &debug_query_string (const char *) */
+	__u64 be_entry;		   /* &MyBEEntry (PgBackendStatus *), PostgreSQL 14+ */
+	__u16 state_off;	   /* offsetof(PgBackendStatus, st_state) */
+	__u16 query_id_off;	   /* offsetof(PgBackendStatus, st_query_id), 0: none */
+	__s32 state_running;	   /* value of STATE_RUNNING in that version */
+	__u32 major;		   /* major version, 0: unknown (wait event names) */
+	__u32 wait_event_off;	   /* where the wait event is in what *wait_event points to */
+	__u64 wait_event;	   /* &my_wait_event_info (uint32 *, offset 0), PostgreSQL 14+;
+				    * &MyProc (PGPROC *, offset of wait_event_info) before; 0: none */
+	__u64 error_context_stack; /* &error_context_stack (ErrorContextCallback *), 0: none */
+};
+
+/*
+ * PL/pgSQL frames. Each PL/pgSQL function running pushes an entry
+ * {previous, callback, arg} on the backend's error_context_stack whose
+ * callback is plpgsql.so's plpgsql_exec_error_callback and arg its
+ * PLpgSQL_execstate. Value of the `plpgsql_procs` map, keyed by tgid: where
+ * that callback is in the process (plpgsql.so is loaded per backend) and
+ * the layout of what the walk reads, set by userspace (callback 0: no
+ * PL/pgSQL in the process) and copied to forked children. Offsets are of
+ * PostgreSQL's structs in that version (sampling/plpgsql_bin.c).
+ */
+#define EBPROF_PLPGSQL_DEPTH 16	   /* PL/pgSQL functions kept, innermost first */
+#define EBPROF_PLPGSQL_ENTRIES 48  /* error_context_stack entries walked at most */
+#define EBPROF_PLPGSQL_SIG_LEN 256 /* signature text captured, its NUL included */
+#define EBPROF_PLPGSQL_SPAN 256	   /* bytes of a PLpgSQL_execstate read at most */
+
+struct ebprof_plpgsql_proc {
+	__u64 callback;	       /* &plpgsql_exec_error_callback, 0: none */
+	__u16 span;	       /* bytes of PLpgSQL_execstate read: past its last offset */
+	__u16 func_off;	       /* offsetof(PLpgSQL_execstate, func) */
+	__u16 err_stmt_off;    /* ... err_stmt */
+	__u16 err_var_off;     /* ... err_var (15+), 0: none */
+	__u16 signature_off;   /* offsetof(PLpgSQL_function, fn_signature) */
+	__u16 stmt_lineno_off; /* offsetof(PLpgSQL_stmt, lineno) */
+	__u16 var_lineno_off;  /* offsetof(PLpgSQL_variable, lineno) */
+	__u16 pad;
 };
 
 /*
@@ -205,6 +236,9 @@ enum ebprof_stat {
 	STAT_UNWIND_PROCS_FULL,		  /* unwind_pids full: child unwound by frame pointers */
 	STAT_OFFCPU_FULL,		  /* off-CPU maps full: a wait lost */
 	STAT_FAULTS_FULL,		  /* fault counts map full: a fault sample lost */
+	STAT_PLPGSQL_LOST,		  /* ring buffer full: PL/pgSQL frames lost */
+	STAT_PLPGSQL_FAULT,		  /* PL/pgSQL walk cut: an entry unreadable */
+	STAT_PLPGSQL_CUT,		  /* ... cut: too long, cyclic or too deep */
 	STAT_LOSS_END,			  /* the losses end here; what follows are counts */
 	STAT_QUERY_READS = STAT_LOSS_END, /* statement texts read */
 	STAT_QUERY_SENT,		  /* ... of which changed and were sent */
@@ -215,17 +249,19 @@ enum ebprof_stat {
 	STAT_OFFCPU_SKIPPED,		  /* switches not sampled (offcpu sampling ratio) */
 	STAT_OFFCPU_UNTAKEN,		  /* waits under the period left out by chance */
 	STAT_FAULT_SAMPLES,		  /* page-fault samples of targeted tasks */
+	STAT_PLPGSQL_SENT,		  /* PL/pgSQL chains sent to userspace */
 	STAT_MAX,
 };
 
 enum ebprof_event_type {
-	EVENT_FORK = 1,	 /* pid = child tgid, ppid = parent tgid */
-	EVENT_EXEC = 2,	 /* pid = tgid that exec'd (maps replaced) */
-	EVENT_EXIT = 3,	 /* pid = tgid whose last thread exited */
-	EVENT_FIRST = 4, /* pid = tgid sampled for the first time */
-	EVENT_TITLE = 5, /* pid = sampled tgid: its title (struct ebprof_title) */
-	EVENT_MAPS = 6,	 /* pid = sampled tgid whose executable mappings changed */
-	EVENT_QUERY = 7, /* pid = tgid, ppid = tid: statement text (struct ebprof_query) */
+	EVENT_FORK = 1,	   /* pid = child tgid, ppid = parent tgid */
+	EVENT_EXEC = 2,	   /* pid = tgid that exec'd (maps replaced) */
+	EVENT_EXIT = 3,	   /* pid = tgid whose last thread exited */
+	EVENT_FIRST = 4,   /* pid = tgid sampled for the first time */
+	EVENT_TITLE = 5,   /* pid = sampled tgid: its title (struct ebprof_title) */
+	EVENT_MAPS = 6,	   /* pid = sampled tgid whose executable mappings changed */
+	EVENT_QUERY = 7,   /* pid = tgid, ppid = tid: statement text (struct ebprof_query) */
+	EVENT_PLPGSQL = 8, /* pid = tgid, ppid = tid: PL/pgSQL chain (struct ebprof_plpgsql) */
 };
 
 /* Ring buffer record for process life-cycle events of targets. */
@@ -285,6 +321,27 @@ struct ebprof_query {
 	__u32 len;	 /* bytes of text, its NUL excluded */
 	__u32 truncated; /* the text went on beyond EBPROF_QUERY_LEN - 1 bytes */
 	char text[EBPROF_QUERY_LEN];
+};
+
+/* EVENT_PLPGSQL: the PL/pgSQL functions a backend thread ran at a sample
+ * whose chain (sample_key.plpgsql) was not sent yet (or not since
+ * userspace bumped plpgsql_gen): innermost first, each with its signature
+ * (schema, never an argument's value) and current line. The record ends
+ * after its n levels. */
+struct ebprof_plpgsql_level {
+	__s32 line; /* err_var's line where set, else err_stmt's; 0: none */
+	__u32 len;  /* bytes of sig, its NUL excluded; 0: unreadable */
+	char sig[EBPROF_PLPGSQL_SIG_LEN];
+};
+
+#define EBPROF_PLPGSQL_CUT 1u /* more functions outside these, left out */
+
+struct ebprof_plpgsql {
+	struct ebprof_event h;
+	__u64 hash;  /* the sample keys' plpgsql */
+	__u32 n;     /* levels that follow, 1..EBPROF_PLPGSQL_DEPTH */
+	__u32 flags; /* EBPROF_PLPGSQL_* */
+	struct ebprof_plpgsql_level level[EBPROF_PLPGSQL_DEPTH];
 };
 
 /* oom.bpf.c: the kernel chose a victim to kill for lack of memory (the

@@ -161,6 +161,11 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 int sym_elf_function_start(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_offset,
 			   uint64_t *start);
 
+/* The same by ELF virtual address: 0 and the FDE's [*start, *end) that
+ * holds vaddr; -ENOENT, -ENODATA, -ENOMEM as above. */
+int sym_elf_function_range(struct symbolizer *sym, struct sym_elf *elf, uint64_t vaddr,
+			   uint64_t *start, uint64_t *end);
+
 /*
  * Data of a binary (for reading a process's memory from BPF). The ELF
  * virtual address of a defined object or function symbol (.symtab, else
@@ -173,6 +178,10 @@ int sym_elf_offset_vaddr(const struct sym_elf *elf, uint64_t file_offset, uint64
 /* offsetof(type, member) from DWARF (type: a structure or a typedef of
  * one); -ENODATA without DWARF, -ENOENT when not found. */
 int sym_elf_member_offset(struct sym_elf *elf, const char *type, const char *member, uint64_t *off);
+/* len bytes of the binary's code or data at ELF virtual address vaddr,
+ * from the allocated section that holds them all, into buf; 0, -ENOENT
+ * (no such section: a stripped section, or bytes only in memory). */
+int sym_elf_read(struct sym_elf *elf, uint64_t vaddr, void *buf, size_t len);
 /* The first NUL-terminated string of .rodata that starts with prefix,
  * copied into out (cut to len - 1 bytes); 0 or -ENOENT. */
 int sym_elf_find_string(struct sym_elf *elf, const char *prefix, char *out, size_t len);

@@ -3,6 +3,9 @@
 #   build-image.sh FULL_BINARY OUTDIR
 # FULL_BINARY: the unstripped image link ($(BUILD)/image/ebprof.full);
 # OUTDIR: where ebprof.debug, staging/ and ebprof.img go.
+# IMAGE_VERSION: the version the image says it holds (its VERSION file and
+# README), by default the binary's --version; the kernel matrix builds a
+# second image with another one to swap in as an upgrade (vmtest/vmtest.mk).
 # Needs no root: mkfs.ext4 -d fills the file system from staging/.
 # Deterministic: file times are SOURCE_DATE_EPOCH (default: the last
 # commit's time), the UUID and directory hash seed derive from the content,
@@ -91,6 +94,7 @@ done <"$out/ldd.staging"
 
 glibc=$(glibc_min "$stage/bin/ebprof" "$stage"/lib/*)
 version=$("$stage/bin/ebprof" --version) || die "the staged binary does not run"
+version=${IMAGE_VERSION:-$version}
 
 # --- unit, config, README, install.sh --------------------------------------
 # The unit runs the binary where the image is mounted (install.sh rewrites
@@ -100,7 +104,8 @@ sed -e "s#/usr/sbin/ebprof#$mnt/bin/ebprof#g" \
 	"$pkg/ebprof.service" >"$stage/ebprof.service"
 cp "$pkg/ebprof.conf" "$stage/ebprof.conf"
 cp "$here/install.sh" "$stage/install.sh"
-chmod 0644 "$stage/ebprof.service" "$stage/ebprof.conf"
+echo "$version" >"$stage/VERSION"
+chmod 0644 "$stage/ebprof.service" "$stage/ebprof.conf" "$stage/VERSION"
 chmod 0755 "$stage/install.sh"
 {
 	cat "$here/README"

@@ -49,42 +49,22 @@ static char *psql(const char *sql)
 	return out;
 }
 
-/* A psql session kept open: statements on its stdin, results on its
- * stdout (unaligned, tuples only). */
 static void session_start(void)
 {
-	char port[16];
-
-	snprintf(port, sizeof(port), "%d", pg.port);
-	cr_assert_eq(tl_spawn(&sess,
-			      (char *[]){ "psql", "-X", "-At", "-q", "-h", pg.dir, "-p", port, "-U",
-					  "postgres", "postgres", NULL },
-			      true, true, false),
-		     0);
+	cr_assert_eq(pg_session_start(&sess, &pg), 0);
 }
 
-/* Run sql in the session; its output up to a marker line. */
+/* Run sql in the session; its output. */
 static char *session(const char *sql)
 {
-	char line[4096], *out = calloc(1, 1);
-	size_t len = 0;
-
-	fprintf(sess.in, "%s\n\\echo @@done@@\n", sql);
-	fflush(sess.in);
-	while (fgets(line, sizeof(line), sess.out) && strcmp(line, "@@done@@\n")) {
-		out = realloc(out, len + strlen(line) + 1);
-		strcpy(out + len, line);
-		len += strlen(line);
-	}
-	return out;
+	pg_session_send(&sess, sql);
+	return pg_session_wait(&sess);
 }
 
 static int session_pid(void)
 {
-	char *s = session("SELECT pg_backend_pid();");
-	int pid = atoi(s);
+	int pid = pg_session_pid(&sess);
 
-	free(s);
 	cr_assert_gt(pid, 0);
 	return pid;
 }

@@ -54,46 +54,23 @@ static void fini(void)
 
 static void session_start(void)
 {
-	char port[16];
-
-	snprintf(port, sizeof(port), "%d", pg.port);
-	cr_assert_eq(tl_spawn(&sess,
-			      (char *[]){ "psql", "-X", "-At", "-q", "-h", pg.dir, "-p", port, "-U",
-					  "postgres", "postgres", NULL },
-			      true, true, false),
-		     0);
+	cr_assert_eq(pg_session_start(&sess, &pg), 0);
 }
 
-/* Send sql to the session without waiting for it. */
 static void session_send(const char *sql)
 {
-	fprintf(sess.in, "%s\n\\echo @@done@@\n", sql);
-	fflush(sess.in);
+	pg_session_send(&sess, sql);
 }
 
-/* The output of what was sent, up to its marker. */
 static char *session_wait(void)
 {
-	char line[4096], *out = calloc(1, 1);
-	size_t len = 0;
-
-	while (fgets(line, sizeof(line), sess.out) && strcmp(line, "@@done@@\n")) {
-		out = realloc(out, len + strlen(line) + 1);
-		strcpy(out + len, line);
-		len += strlen(line);
-	}
-	return out;
+	return pg_session_wait(&sess);
 }
 
 static int session_pid(void)
 {
-	char *s;
-	int pid;
+	int pid = pg_session_pid(&sess);
 
-	session_send("SELECT pg_backend_pid();");
-	s = session_wait();
-	pid = atoi(s);
-	free(s);
 	cr_assert_gt(pid, 0);
 	return pid;
 }

@@ -2,7 +2,8 @@
 /*
  * `ebprof record`'s options, as root with the real BPF program: what
  * --no-inherit, --comm and -p with several values, --no-kernel and
- * --no-user with -p, the frequency's edges and contradicting flags do.
+ * --no-user with -p, the frequency's edges, --type's programs and
+ * contradicting flags do.
  * Profiles are read back by go tool pprof (gopprof.h).
  */
 #include <criterion/criterion.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "util/fileio.h"
+#include "bpfprogs.h"
 #include "http_env.h"
 #include "record_env.h"
 #include "testlib.h"
@@ -325,4 +327,50 @@ Test(record, contradicting_flags_are_rejected_with_one_line, .timeout = 60)
 			    "-a/--all cannot be combined with -p or --comm");
 	rec_expect_rejected("-a --no-kernel --no-user -d 1 -o never.pb.gz", 2,
 			    "--no-kernel and --no-user leave nothing to record");
+}
+
+/*
+ * A recording loads the programs of the type it takes and no other:
+ * --type cpu no off-CPU (sched_switch, where a switch ends) nor
+ * page-fault program, --type offcpu not the CPU sampler; seen from
+ * outside, by the names of the programs the recorder holds.
+ */
+Test(record, each_type_loads_only_its_programs, .timeout = 60)
+{
+	static const struct {
+		const char *type, *has, *lacks[4];
+	} cases[] = {
+		{ "cpu", "do_sample", { "on_switch", "offcpu_", "do_fault", "fault_unwind" } },
+		{ "offcpu",
+		  "on_switch",
+		  { "do_sample", "unwind_tail", "do_fault", "fault_unwind" } },
+	};
+	char *dir = tl_tmpdir("types"), out[512], pidarg[16], text[2048];
+	char *sleep_argv[] = { "sleep", "60", NULL };
+	struct tl_proc sl;
+
+	rec_require_root();
+	cr_assert_eq(tl_spawn(&sl, sleep_argv, false, false, false), 0);
+	snprintf(pidarg, sizeof(pidarg), "%d", sl.pid);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tl_bpf_progs progs;
+		struct rec_run rec;
+
+		snprintf(out, sizeof(out), "%s/%s.pb.gz", dir, cases[i].type);
+		rec_start_record(&rec, (char *[]){ "-p", pidarg, "--type", (char *)cases[i].type,
+						   "-d", "30", "-o", out, NULL });
+		tl_bpf_progs(rec.p.pid, &progs);
+		cr_log_info("--type %s: %s", cases[i].type,
+			    tl_bpf_text(&progs, text, sizeof(text)));
+		cr_expect(tl_bpf_has(&progs, cases[i].has), "--type %s: no %s* program: %s",
+			  cases[i].type, cases[i].has, text);
+		for (size_t j = 0; j < 4; j++)
+			cr_expect(!tl_bpf_has(&progs, cases[i].lacks[j]),
+				  "--type %s loaded a %s* program: %s", cases[i].type,
+				  cases[i].lacks[j], text);
+		cr_expect_eq(rec_finish_record(&rec, SIGINT, 30), 0);
+		tl_log_free(&rec.log);
+	}
+	kill(sl.pid, SIGKILL);
+	tl_wait(&sl, 10);
 }

@@ -188,6 +188,33 @@ Test(serve, push_list_merge_and_by_id)
 	gp_free(p);
 }
 
+/* Without created_at a profile is filed at its own time, as profefe does
+ * (an agent's queue drained after an outage sends none), unless that time
+ * cannot be one. */
+Test(serve, without_created_at_the_profiles_own_time)
+{
+	struct httpc_resp r;
+	size_t len;
+	/* 2026-06-01T09:00:00Z */
+	uint8_t *pb = serve_test_profile_at("fn_own", 1, 1780304400LL * 1000000000, &len);
+
+	cr_assert_eq(request("POST", "/api/0/profiles?service=own&type=cpu", pb, len, &r), 200,
+		     "%s", r.body);
+	free(pb);
+	httpc_free(&r);
+	pb = serve_test_profile("fn_now", 1, &len); /* time_nanos 1: not a time */
+	cr_assert_eq(request("POST", "/api/0/profiles?service=now&type=cpu", pb, len, &r), 200,
+		     "%s", r.body);
+	free(pb);
+	httpc_free(&r);
+	cr_assert_eq(request("GET", "/api/0/profiles?service=own&" DAY, NULL, 0, &r), 200);
+	cr_expect(strstr(r.body, "\"created_at\":\"2026-06-01T09:00:00Z\""), "%s", r.body);
+	httpc_free(&r);
+	cr_assert_eq(request("GET", "/api/0/profiles?service=now&" DAY, NULL, 0, &r), 200);
+	cr_expect(strstr(r.body, "\"service\":\"now\""), "not filed at its arrival: %s", r.body);
+	httpc_free(&r);
+}
+
 Test(serve, bad_input_is_a_400_naming_the_parameter)
 {
 	char a[40], h[40], path[512];

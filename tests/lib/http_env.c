@@ -191,7 +191,7 @@ double http_cpu_during(const struct http_cpu *c, int64_t from_ns, int64_t dur_ns
 int64_t http_expect_rate(const struct gp_profile *p, const struct http_cpu *c, double tol,
 			 const char *what)
 {
-	int64_t got = gp_total(p, henv.pid, 0), counted = gp_counted_samples(p);
+	int64_t got = gp_total(p, c->pid, 0), counted = gp_counted_samples(p);
 	double share, cpu, want;
 	bool looked = false;
 	long freq;

@@ -72,7 +72,8 @@ void http_cpu_stop(struct http_cpu *c);
  * the looks around them; -1 when the looks do not cover it. */
 double http_cpu_during(const struct http_cpu *c, int64_t from_ns, int64_t dur_ns);
 /*
- * Expect the fixture's samples in p to be F x its CPU seconds while p was
+ * Expect the samples of c's process (the fixture) in p to be F x its CPU
+ * seconds while p was
  * sampled, within tol (a fraction): F from p's period (1e9/F), the CPU
  * seconds from c's looks over p's time and duration (else p's duration
  * times the fixture's share of a CPU over c's window). Also

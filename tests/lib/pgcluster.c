@@ -70,3 +70,54 @@ void pg_stop(struct pgcluster *pg)
 	tl_sh(cmd, NULL);
 	pg->dir[0] = '\0';
 }
+
+/* Each statement is followed by a marker line that ends its output. */
+#define SESSION_END "@@done@@\n"
+
+int pg_session_start(struct tl_proc *s, const struct pgcluster *pg)
+{
+	char port[16];
+
+	snprintf(port, sizeof(port), "%d", pg->port);
+	return tl_spawn(s,
+			(char *[]){ "psql", "-X", "-At", "-q", "-h", (char *)pg->dir, "-p", port,
+				    "-U", "postgres", "postgres", NULL },
+			true, true, false);
+}
+
+void pg_session_send(struct tl_proc *s, const char *sql)
+{
+	fprintf(s->in, "%s\n\\echo %s", sql, SESSION_END);
+	fflush(s->in);
+}
+
+char *pg_session_wait(struct tl_proc *s)
+{
+	char line[4096], *out = calloc(1, 1);
+	size_t len = 0;
+
+	while (out && fgets(line, sizeof(line), s->out) && strcmp(line, SESSION_END)) {
+		char *more = realloc(out, len + strlen(line) + 1);
+
+		if (!more) {
+			free(out);
+			return NULL;
+		}
+		out = more;
+		strcpy(out + len, line);
+		len += strlen(line);
+	}
+	return out;
+}
+
+int pg_session_pid(struct tl_proc *s)
+{
+	char *out;
+	int pid;
+
+	pg_session_send(s, "SELECT pg_backend_pid();");
+	out = pg_session_wait(s);
+	pid = out ? atoi(out) : 0;
+	free(out);
+	return pid;
+}

@@ -54,14 +54,14 @@ else
 fi
 
 missing=
-for f in bin/ebprof ebprof.service ebprof.conf README install.sh; do
+for f in bin/ebprof ebprof.service ebprof.conf README install.sh VERSION; do
 	[ -s "$root/$f" ] || missing="$missing $f"
 done
 [ -x "$root/bin/ebprof" ] || missing="$missing bin/ebprof(executable)"
 nlibs=$(find "$root/lib" -name '*.so*' -type f 2>/dev/null | wc -l)
 [ "$nlibs" -gt 0 ] || missing="$missing lib/*.so*"
 if [ -z "$missing" ]; then
-	pass "image_layout (bin/ebprof, $nlibs libs in lib/, unit, conf, README, install.sh)"
+	pass "image_layout (bin/ebprof, $nlibs libs in lib/, unit, conf, README, install.sh, VERSION)"
 else
 	fail image_layout "missing:$missing"
 fi
@@ -79,8 +79,10 @@ else
 	fail image_readme "README does not name BTF, --btf and the minimum glibc"
 fi
 
-# install.sh into a scratch root: the unit runs the binary where the image is
-if UNITDIR=$tmp/unit CONFDIR=$tmp/etc sh "$root/install.sh" >"$tmp/install.log" 2>&1 &&
+# install.sh into a scratch root: the symlink and the unit name the binary
+# where the image is
+if BINDIR=$tmp/sbin UNITDIR=$tmp/unit CONFDIR=$tmp/etc sh "$root/install.sh" >"$tmp/install.log" 2>&1 &&
+	[ "$(readlink "$tmp/sbin/ebprof")" = "$root/bin/ebprof" ] &&
 	grep -q "^ExecStart=$root/bin/ebprof agent" "$tmp/unit/ebprof.service" &&
 	grep -q "^RequiresMountsFor=$root\$" "$tmp/unit/ebprof.service" &&
 	cmp -s "$root/ebprof.conf" "$tmp/etc/ebprof.conf"; then

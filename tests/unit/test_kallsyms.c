@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,64 @@ Test(kallsyms, parse_and_lookup)
 		cr_expect_eq(start, c->start, "0x%" PRIx64, c->addr);
 	}
 	ksyms_free(ks);
+	unlink(path);
+	free(path);
+}
+
+/*
+ * The core kernel's symbols kept for the boot (kallsyms_cache.c): read
+ * back, they name every core address as the full table does, cover no
+ * module's address, and a file of another boot or cut short is refused.
+ */
+Test(kallsyms, core_table_kept_for_the_boot)
+{
+	static const uint64_t core[] = { 0xffffffff81000000ULL, 0xffffffff810000ffULL,
+					 0xffffffff81000250ULL, 0xffffffff8100037fULL,
+					 0xffffffff81000500ULL };
+	static const uint64_t outside[] = { 0xffffffff80ffffffULL, 0xffffffff81000501ULL,
+					    0xffffffffc0001000ULL, 0xffffffffc0010010ULL };
+	char *path = write_kallsyms(fixture), cache[] = "/tmp/ebprof-kcore-XXXXXX";
+	struct ksyms_core *c = NULL;
+	struct ksyms *ks = NULL;
+	int fd = mkstemp(cache);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(ksyms_load(path, &ks), 0);
+	cr_assert_eq(ksyms_core_write(cache, ks), 0);
+	cr_assert_eq(ksyms_core_read(cache, &c), 0);
+	cr_expect_eq(ksyms_count(ksyms_core_table(c)), 5, "the 5 core symbols, no module's");
+	for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++) {
+		const char *want = NULL, *got = NULL, *mod = "?";
+		uint64_t ws = 0, gs = 1;
+
+		cr_assert(ksyms_core_covers(c, core[i]), "0x%" PRIx64 " not covered", core[i]);
+		cr_assert_eq(ksyms_lookup(ks, core[i], &want, NULL, &ws), 1);
+		cr_assert_eq(ksyms_lookup(ksyms_core_table(c), core[i], &got, &mod, &gs), 1);
+		cr_expect_str_eq(got, want, "0x%" PRIx64, core[i]);
+		cr_expect_eq(gs, ws);
+		cr_expect_null(mod);
+	}
+	for (size_t i = 0; i < sizeof(outside) / sizeof(outside[0]); i++)
+		cr_expect_not(ksyms_core_covers(c, outside[i]), "0x%" PRIx64 " covered",
+			      outside[i]);
+	ksyms_core_free(c);
+
+	/* another boot's id (the header's, after its 8-byte magic) */
+	fd = open(cache, O_WRONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, "x", 1, 8), 1);
+	close(fd);
+	cr_expect_eq(ksyms_core_read(cache, &c), -ESTALE);
+	cr_expect_null(c);
+	/* cut short */
+	cr_assert_eq(ksyms_core_write(cache, ks), 0);
+	cr_assert_eq(truncate(cache, 100), 0);
+	cr_expect_neq(ksyms_core_read(cache, &c), 0);
+	cr_expect_null(c);
+	cr_expect_eq(ksyms_core_read("/nonexistent/kallsyms", &c), -ENOENT);
+	ksyms_free(ks);
+	unlink(cache);
 	unlink(path);
 	free(path);
 }

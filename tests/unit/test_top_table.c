@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* CPU by statement for `ebprof top` (userspace/cli/top_table.c): shares,
  * backends, the one database/user/query id or "(several)", and each
- * statement's functions, self and total, recursion counted once. */
+ * statement's functions, self and total, recursion counted once, and its
+ * PL/pgSQL functions at their lines. */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "cli/top_table.h"
+#include "profile/plpgsql_frames.h"
 #include "profile/profile.h"
 #include "testlib.h"
 
@@ -249,5 +251,38 @@ Test(top_table, idle_waits_when_asked)
 	cr_expect_eq(wait_of(none, "Client:ClientRead (idle)"), 4000);
 	cr_expect_eq(wait_of(none, "Activity:BgWriterMain"), 2000);
 	cr_expect_eq(wait_of(row_of(rows, n, UPD), "Lock:transactionid"), 600);
+	top_table_free(t);
+}
+
+/* PL/pgSQL frames (profile/plpgsql_frames.h) are listed apart, by their
+ * line and total time: they never have time of their own. */
+Test(top_table, plpgsql_functions_at_their_lines)
+{
+	struct top_table *t;
+	const struct top_row *rows, *r;
+	size_t n;
+	int64_t total;
+	struct fx a = make();
+	uint64_t l6 = (uint64_t)plpgsql_location(
+		a.p, &(struct raw_plpgsql){ "billing.line_total(integer)", 6, 0 });
+	uint64_t l5 = (uint64_t)plpgsql_location(
+		a.p, &(struct raw_plpgsql){ "billing.line_total(integer)", 5, 0 });
+	uint64_t hot[] = { a.l_cmp, l6, a.l_exec, a.l_main };
+	uint64_t loop[] = { a.l_exec, l5, a.l_exec, a.l_main };
+
+	cr_assert_eq(top_table_new(&t), 0);
+	sample(&a, hot, 4, 800, "SELECT billing.close_month($1)", NULL, 10);
+	sample(&a, loop, 4, 200, "SELECT billing.close_month($1)", NULL, 10);
+	add(t, &a, "shop", "alice");
+	cr_assert_eq(top_table_rows(t, &rows, &n, &total), 0);
+	r = row_of(rows, n, "SELECT billing.close_month($1)");
+	cr_assert_not_null(r);
+	cr_assert_eq(r->nplpgsql, 2);
+	cr_expect_str_eq(r->plpgsql[0].name, "billing.line_total(integer) line 6");
+	cr_expect_eq(r->plpgsql[0].total_ns, 800);
+	cr_expect_str_eq(r->plpgsql[1].name, "billing.line_total(integer) line 5");
+	cr_expect_eq(r->plpgsql[1].total_ns, 200);
+	for (size_t i = 0; i < r->nfuncs; i++)
+		cr_expect(!strstr(r->funcs[i].name, "billing"), "not among the C functions");
 	top_table_free(t);
 }

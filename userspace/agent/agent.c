@@ -110,6 +110,8 @@ static int start_http(struct agent *a)
 	ho.unwind = a->cfg.unwind;
 	ho.unwind_budget = (uint64_t)a->cfg.unwind_budget;
 	ho.query_labels = a->cfg.query_labels;
+	ho.session = a->s; /* ad hoc CPU profiles from its sampling */
+	ho.no_plpgsql = a->cfg.no_plpgsql;
 	ho.metrics = agent_metrics_write;
 	ho.metrics_ctx = &a->metrics;
 	if (http_start(&ho, &a->http, err, sizeof(err))) {
@@ -155,6 +157,7 @@ static int start(struct agent *a)
 	so.group_short_lived = a->cfg.group_short_lived;
 	so.group_min_samples = a->cfg.group_min_samples;
 	so.query_labels = a->cfg.query_labels;
+	so.no_plpgsql = a->cfg.no_plpgsql;
 	so.service = a->cfg.service;
 	so.comment = a->comment;
 	so.sinks = a->sinks;
@@ -176,7 +179,12 @@ static int start(struct agent *a)
 /* Stop sampling, flush what was counted, close the sinks. */
 static void stop(struct agent *a, double drain_s)
 {
-	if (a->http) /* a running ad hoc profile answers with what it has */
+	/* A running ad hoc profile answers with what it has: one taken from
+	 * the session is ended by its thread, this one, before the server's
+	 * threads are waited for. */
+	if (a->s)
+		session_taps_end(a->s, true);
+	if (a->http)
 		http_stop(a->http);
 	a->http = NULL;
 	if (a->s) {

@@ -80,6 +80,7 @@ struct agent_config {
 	char *http_listen;	    /* http-listen: ADDR:PORT, default 127.0.0.1:3080, "" = off */
 	bool no_kernel;		    /* no-kernel: true/false */
 	bool no_user;		    /* no-user */
+	bool no_plpgsql;	    /* no-plpgsql: no PL/pgSQL frames */
 	char *btf;		    /* btf: vmlinux BTF file, NULL = /sys/kernel/btf/vmlinux */
 	enum sampler_unwind unwind; /* unwind: dwarf (default) or fp */
 	int64_t unwind_budget;	    /* unwind-budget: bytes of unwind tables, default 64M */

@@ -138,6 +138,12 @@ const struct key_def config_keys[] = {
 		  "normalized (query, query_fingerprint,\n"
 		  "query_id), fingerprint (no text) or off\n"
 		  "(nothing read from backends)" },
+	{ .name = "no-plpgsql",
+	  .type = T_BOOL,
+	  .off = F(no_plpgsql),
+	  .help = "no PL/pgSQL frames: the functions and\n"
+		  "lines PostgreSQL backends run in PL/pgSQL,\n"
+		  "placed at their C frames, are left out" },
 	{ .name = "no-kernel",
 	  .type = T_BOOL,
 	  .off = F(no_kernel),

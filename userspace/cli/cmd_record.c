@@ -81,6 +81,15 @@ static void progress(const struct session_progress *p, void *ctx)
 	fflush(stderr);
 }
 
+/* The debuginfod servers to ask for missing debug files: none offline
+ * or when $DEBUGINFOD_URLS names none. */
+static const char *debuginfod_urls(const struct cli_values *o)
+{
+	const char *urls = o->offline ? NULL : getenv("DEBUGINFOD_URLS");
+
+	return urls && urls[strspn(urls, " \t\n")] ? urls : NULL;
+}
+
 static void session_options(const struct cli_values *o, enum ptype type, const char *comment,
 			    struct sink **sink, struct session_opts *so)
 {
@@ -104,9 +113,12 @@ static void session_options(const struct cli_values *o, enum ptype type, const c
 	so->btf_path = o->btf;
 	so->unwind = o->unwind;
 	so->query_labels = o->query_labels;
+	so->no_plpgsql = o->no_plpgsql;
 	so->require_targets = true;
 	so->split = SESSION_ONE_PROFILE;
-	so->prewarm = !o->all; /* not every binary of the machine */
+	/* debug files asked of debuginfod while sampling: not for every
+	 * binary of the machine, and only when there are servers to ask */
+	so->prewarm = !o->all && debuginfod_urls(o);
 	so->comment = comment;
 	so->sinks = sink;
 	so->nsinks = 1;
@@ -202,6 +214,12 @@ static void summary(const struct cli_values *o, enum ptype type, const struct se
 			(unsigned long long)st->built.query_samples,
 			(unsigned long long)st->built.query_gap,
 			(unsigned long long)st->built.query_lost);
+	if (st->built.plpgsql_samples)
+		fprintf(stderr,
+			"ebprof: %llu samples ran PL/pgSQL; %llu of their PL/pgSQL frames without "
+			"the C frame that runs them\n",
+			(unsigned long long)st->built.plpgsql_samples,
+			(unsigned long long)st->built.plpgsql_unplaced);
 }
 
 int cmd_record(int argc, char **argv)
@@ -245,8 +263,8 @@ int cmd_record(int argc, char **argv)
 	}
 	session_options(&o, type, comment, &file, &so);
 	/* Debug files missing locally come from debuginfod, as perf does,
-	 * fetched while sampling (the session prewarms the symbolizer). */
-	syo.debuginfod_urls = o.offline ? NULL : getenv("DEBUGINFOD_URLS");
+	 * fetched while sampling (the session's prewarm). */
+	syo.debuginfod_urls = debuginfod_urls(&o);
 	syo.debuginfod_cache = getenv("DEBUGINFOD_CACHE_PATH");
 	ret = sym_new(&syo, &sym);
 	if (ret) {

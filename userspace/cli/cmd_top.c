@@ -159,6 +159,14 @@ static void put_funcs(const struct top_row *r, int cols, size_t max)
 		put_cut(r->funcs[i].name, cols - 18);
 		putchar('\n');
 	}
+	if (!r->nplpgsql)
+		return;
+	printf("  %6s %6s  its PL/pgSQL functions at their lines\n", "", "total%");
+	for (size_t i = 0; i < r->nplpgsql && i < max; i++) {
+		printf("  %6s %6.1f  ", "", pct(r->plpgsql[i].total_ns, r->cpu_ns));
+		put_cut(r->plpgsql[i].name, cols - 18);
+		putchar('\n');
+	}
 }
 
 /* Every wait of the statement (the detail view). */
@@ -232,6 +240,10 @@ static void draw(struct top *t)
 	if (nwaits < DETAIL_MIN_WAITS)
 		nwaits = DETAIL_MIN_WAITS;
 	detail_lines = !t->details ? 0 : nfuncs + 2 + (t->waits ? nwaits + 3 : 0);
+	if (t->details && t->sel < t->nrows && t->rows[t->sel].nplpgsql) /* and its PL/pgSQL */
+		detail_lines += 1 + (int)(t->rows[t->sel].nplpgsql < (size_t)nfuncs
+						  ? t->rows[t->sel].nplpgsql
+						  : (size_t)nfuncs);
 	avail = lines - 3 - detail_lines -
 		(t->mem_shown.n
 			 ? (int)(t->mem_shown.n < MEMORY_LINES ? t->mem_shown.n : MEMORY_LINES) + 2

@@ -241,6 +241,17 @@ const struct cli_option cli_options[] = {
 	  .man = "Statement labels of PostgreSQL samples: `normalized` (query, "
 		 "query_fingerprint, query_id), `fingerprint` (no text) or `off` (nothing is "
 		 "read from backends)" },
+	{ .name = "no-plpgsql",
+	  .type = CLI_FLAG,
+	  V(no_plpgsql, bool),
+	  .cmds = CLI_RECORD,
+	  .section = "Sampling",
+	  .help = "no PL/pgSQL frames (the functions and lines PostgreSQL backends run in "
+		  "PL/pgSQL, at their C frames)",
+	  .man = "No PL/pgSQL frames: without it, every PL/pgSQL function a PostgreSQL backend "
+		 "runs is a frame named by its signature (`schema.fn(argtypes)`) at its current "
+		 "line, placed at the C frame that executes it (`plpgsql_exec_function`, "
+		 "`plpgsql_exec_trigger`)" },
 	/* --- which stored profiles --- */
 	{ .name = "dir",
 	  .type = CLI_STRING,

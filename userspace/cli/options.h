@@ -112,7 +112,7 @@ struct cli_values {
 	long frequency;
 	double duration; /* 0: until stopped */
 	long delay;
-	bool no_waits, no_kernel, no_user;
+	bool no_waits, no_kernel, no_user, no_plpgsql;
 	const char *btf;
 	enum sampler_unwind unwind;
 	enum query_labels query_labels;

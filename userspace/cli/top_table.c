@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/plpgsql_frames.h"
 #include "profile/profile.h"
 #include "top_table.h"
 #include "util/hashmap.h"
@@ -33,9 +34,10 @@ struct stmt {
 	char *query; /* key */
 	char *query_id, *database, *user;
 	int64_t cpu_ns, wait_ns;
-	struct hashmap *pids;  /* u64 */
-	struct hashmap *funcs; /* name -> fn_acc */
-	struct hashmap *waits; /* name -> wait_acc */
+	struct hashmap *pids;	 /* u64 */
+	struct hashmap *funcs;	 /* name -> fn_acc */
+	struct hashmap *plpgsql; /* "fn line N" -> fn_acc */
+	struct hashmap *waits;	 /* name -> wait_acc */
 };
 
 struct top_table {
@@ -70,6 +72,11 @@ static void stmt_free(struct stmt *s)
 		free(v);
 	}
 	hm_free(s->funcs);
+	for (size_t it = 0; s->plpgsql && hm_next(s->plpgsql, &it, &k, &v);) {
+		free(((struct fn_acc *)v)->name);
+		free(v);
+	}
+	hm_free(s->plpgsql);
 	for (size_t it = 0; s->waits && hm_next(s->waits, &it, &k, &v);) {
 		free(((struct wait_acc *)v)->name);
 		free(v);
@@ -145,8 +152,9 @@ static struct stmt *stmt_of(struct top_table *t, const char *query)
 	s->query = strdup(query);
 	s->pids = hm_new_u64();
 	s->funcs = hm_new(hm_hash_str, hm_equal_str);
+	s->plpgsql = hm_new(hm_hash_str, hm_equal_str);
 	s->waits = hm_new(hm_hash_str, hm_equal_str);
-	if (!s->query || !s->pids || !s->funcs || !s->waits ||
+	if (!s->query || !s->pids || !s->funcs || !s->plpgsql || !s->waits ||
 	    hm_set(t->stmts, s->query, s, NULL)) {
 		stmt_free(s);
 		return NULL;
@@ -154,14 +162,14 @@ static struct stmt *stmt_of(struct top_table *t, const char *query)
 	return s;
 }
 
-static int add_fn(struct stmt *s, const char *name, int64_t v, bool leaf, uint64_t serial)
+static int add_fn(struct hashmap *funcs, const char *name, int64_t v, bool leaf, uint64_t serial)
 {
 	struct fn_acc *f;
 	void *found;
 
-	if (hm_find(s->funcs, name, &found)) {
+	if (hm_find(funcs, name, &found)) {
 		f = calloc(1, sizeof(*f));
-		if (!f || !(f->name = strdup(name)) || hm_set(s->funcs, f->name, f, NULL)) {
+		if (!f || !(f->name = strdup(name)) || hm_set(funcs, f->name, f, NULL)) {
 			if (f)
 				free(f->name);
 			free(f);
@@ -179,8 +187,10 @@ static int add_fn(struct stmt *s, const char *name, int64_t v, bool leaf, uint64
 	return 0;
 }
 
-/* The name of a location's line i, or NULL. */
-static const char *line_name(const struct profile *p, const struct pf_location *l, size_t i)
+/* The name of a location's line i, or NULL; *pl: a PL/pgSQL frame's
+ * (profile/plpgsql_frames.h: file "plpgsql"). */
+static const char *line_name(const struct profile *p, const struct pf_location *l, size_t i,
+			     bool *pl)
 {
 	const struct pf_line *ln = &l->lines[i];
 	const struct pf_function *fn;
@@ -188,6 +198,7 @@ static const char *line_name(const struct profile *p, const struct pf_location *
 	if (!ln->function_id || ln->function_id > p->nfunctions)
 		return NULL;
 	fn = &p->functions[ln->function_id - 1];
+	*pl = !l->mapping_id && !strcmp(profile_string(p, fn->filename), PLPGSQL_FILE);
 	return profile_string(p, fn->name ? fn->name : fn->system_name);
 }
 
@@ -234,9 +245,20 @@ static int add_cpu(struct top_table *t, const struct profile *p, const struct pf
 			continue;
 		l = &p->locations[id - 1];
 		for (size_t i = 0; i < l->nlines; i++) {
-			const char *name = line_name(p, l, i);
+			char at[320];
+			bool pl = false;
+			const char *name = line_name(p, l, i, &pl);
 
-			if (name && *name && (err = add_fn(s, name, v, k == 0 && i == 0, serial)))
+			if (!name || !*name)
+				continue;
+			if (pl) { /* by its line, apart */
+				snprintf(at, sizeof(at), "%s line %lld", name,
+					 (long long)l->lines[i].line);
+				err = add_fn(s->plpgsql, at, v, false, serial);
+			} else {
+				err = add_fn(s->funcs, name, v, k == 0 && i == 0, serial);
+			}
+			if (err)
 				return err;
 		}
 	}
@@ -353,24 +375,24 @@ static int cmp_funcs(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The TOP_MAX_FUNCS hottest functions of s into row. */
-static int hottest(const struct stmt *s, struct top_row *row)
+/* The max hottest of funcs into out, their number in *n. */
+static int hottest(const struct hashmap *funcs, struct top_func *out, size_t max, size_t *nout)
 {
-	size_t n = hm_size(s->funcs), i = 0;
+	size_t n = hm_size(funcs), i = 0;
 	struct top_func *all = calloc(n ? n : 1, sizeof(*all));
 	const void *k;
 	void *v;
 
 	if (!all)
 		return -ENOMEM;
-	for (size_t it = 0; hm_next(s->funcs, &it, &k, &v);) {
+	for (size_t it = 0; hm_next(funcs, &it, &k, &v);) {
 		const struct fn_acc *f = v;
 
 		all[i++] = (struct top_func){ f->name, f->self_ns, f->total_ns };
 	}
 	sort_array(all, n, sizeof(*all), cmp_funcs);
-	row->nfuncs = n < TOP_MAX_FUNCS ? n : TOP_MAX_FUNCS;
-	memcpy(row->funcs, all, row->nfuncs * sizeof(*all));
+	*nout = n < max ? n : max;
+	memcpy(out, all, *nout * sizeof(*all));
 	free(all);
 	return 0;
 }
@@ -430,7 +452,8 @@ int top_table_rows(struct top_table *t, const struct top_row **rows, size_t *n, 
 		r->wait_ns = s->wait_ns;
 		waits_of(s, r, &next);
 		r->backends = hm_size(s->pids);
-		if (hottest(s, r))
+		if (hottest(s->funcs, r->funcs, TOP_MAX_FUNCS, &r->nfuncs) ||
+		    hottest(s->plpgsql, r->plpgsql, TOP_MAX_PLPGSQL, &r->nplpgsql))
 			return -ENOMEM;
 	}
 	sort_array(t->rows, t->nrows, sizeof(*t->rows), cmp_rows);

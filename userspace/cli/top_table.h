@@ -3,7 +3,8 @@
  * What `ebprof top` shows (cmd_top.c draws it): CPU by normalized
  * statement, summed from the per-process profiles of an interval, with
  * the backends, databases, users and query ids that ran each statement,
- * and each statement's hottest functions (self and total). Off-CPU
+ * and each statement's hottest functions (self and total) and PL/pgSQL
+ * lines (total: a PL/pgSQL frame has no time of its own). Off-CPU
  * profiles add each statement's time away by wait event ("Lock:
  * transactionid"), or by state ("sleeping", "disk", "runnable") where the
  * backend had set none. Idle waits (a backend waiting for its client with
@@ -21,7 +22,8 @@
 #include "sinks/sink.h"
 
 #define TOP_MAX_FUNCS 10
-#define TOP_ROW_WAITS 4 /* wait events a statement's line shows */
+#define TOP_MAX_PLPGSQL 5 /* PL/pgSQL lines kept per statement */
+#define TOP_ROW_WAITS 4	  /* wait events a statement's line shows */
 
 struct top_wait {
 	const char *name; /* "Type:Event", a state, or "Client:ClientRead (idle)" */
@@ -45,6 +47,10 @@ struct top_row {
 	size_t backends;		      /* distinct pids */
 	struct top_func funcs[TOP_MAX_FUNCS]; /* by self time, most first */
 	size_t nfuncs;
+	/* PL/pgSQL functions at their lines ("fn(argtypes) line N"), by
+	 * total time (self_ns 0: their time is in C frames), most first */
+	struct top_func plpgsql[TOP_MAX_PLPGSQL];
+	size_t nplpgsql;
 };
 
 struct top_table;

@@ -97,3 +97,13 @@ out:
 	free(named);
 	return status;
 }
+
+int http_targets_any(const struct http_server *s)
+{
+	uint32_t *all = NULL;
+	size_t n = 0;
+	int ret = agent_set(s, &all, &n);
+
+	free(all);
+	return ret ? ret : n > 0;
+}

@@ -23,8 +23,14 @@
  * digits. Errors libmicrohttpd answers itself (431, 414, malformed requests)
  * carry none.
  *
- * Each ad hoc profile is a session of its own (pipeline/session.h): the agent's
- * continuous profile is not disturbed. One ad hoc profile at a time.
+ * An ad hoc CPU profile is taken from the agent's running session
+ * (http_opts.session; pipeline/tap.c): no program is loaded, the samples
+ * are its targets' at the rate asked (the session's perf events sample
+ * faster meanwhile for a rate above the agent's, and its continuous
+ * profiles are thinned back to their own rate). Other types, query labels
+ * the agent does not read, or a server without a session: a session of
+ * its own. Either way the agent's continuous profile is not disturbed.
+ * One ad hoc profile at a time.
  * The server copies what it needs from the options; it runs its own
  * threads until http_stop().
  *
@@ -56,6 +62,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "pipeline/session.h"
 #include "query/table.h"
 #include "sampling/sampler.h"
 
@@ -75,6 +82,13 @@ struct http_opts {
 	enum sampler_unwind unwind;	/* user stacks */
 	uint64_t unwind_budget;		/* bytes of unwind tables, 0: default */
 	enum query_labels query_labels; /* default of the query_labels parameter */
+	/* The agent's running session, whose sampling serves ad hoc CPU
+	 * profiles without a program of their own (pipeline/tap.c); it must
+	 * outlive the server, and its thread end its taps before
+	 * http_stop() (session_taps_end()). NULL: each ad hoc profile is a
+	 * session of its own. */
+	struct session *session;
+	bool no_plpgsql; /* no PL/pgSQL frames */
 	/* Appends the agent's counters in Prometheus text format to /metrics;
 	 * called from the server's threads (must be thread-safe). May be NULL. */
 	int (*metrics)(FILE *out, void *ctx);

@@ -130,6 +130,8 @@ struct http_server {
 	enum sampler_unwind unwind;
 	uint64_t unwind_budget;
 	enum query_labels query_labels;
+	struct session *session; /* the agent's, NULL: none (borrowed) */
+	bool no_plpgsql;
 	int (*metrics)(FILE *out, void *ctx);
 	void *metrics_ctx;
 	struct adhoc_state adhoc;
@@ -246,6 +248,9 @@ struct adhoc_targets {
  */
 int http_targets_resolve(const struct http_server *s, const struct adhoc_request *r,
 			 struct adhoc_targets *t, char *msg, size_t msglen);
+/* Does a process of the agent's target set run now? 1, 0, or a negative
+ * errno when /proc cannot be read. */
+int http_targets_any(const struct http_server *s);
 
 /* --- adhoc.c --- */
 

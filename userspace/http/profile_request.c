@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "formats/render.h"
 #include "http_internal.h"
@@ -57,18 +58,23 @@ struct response_sink {
 	size_t len;
 };
 
-static int response_write(struct sink *k, const struct sink_profile *r)
+/* The answer's body: p rendered in the request's format. */
+static int render_answer(struct response_sink *rs, const struct profile *p, const char *type)
 {
-	struct response_sink *rs = (struct response_sink *)k;
-	const struct ptype_info *t = ptype_of_record(r->type);
+	const struct ptype_info *t = ptype_of_record(type);
 	char title[64];
 	struct render_opts ro = { .title = title, .group_by = rs->group_by, .idle = rs->idle };
 
-	snprintf(title, sizeof(title), "ebprof ad hoc profile: %s", t ? t->label : r->type);
+	snprintf(title, sizeof(title), "ebprof ad hoc profile: %s", t ? t->label : type);
 	free(rs->body);
 	rs->body = NULL;
-	return render_profile(r->profile, rs->format, &ro, &rs->body, &rs->len, k->err,
-			      sizeof(k->err));
+	return render_profile(p, rs->format, &ro, &rs->body, &rs->len, rs->base.err,
+			      sizeof(rs->base.err));
+}
+
+static int response_write(struct sink *k, const struct sink_profile *r)
+{
+	return render_answer((struct response_sink *)k, r->profile, r->type);
 }
 
 static void response_close(struct sink *k, double drain_s)
@@ -134,10 +140,10 @@ static void fill_opts(struct http_server *s, const struct adhoc_request *r,
 	o->unwind_budget = s->unwind_budget;
 	o->inherit = true;
 	o->require_targets = true;
-	o->prewarm = true;
 	o->split = SESSION_ONE_PROFILE;
 	o->comment = r->what;
 	o->query_labels = r->has_query_labels ? r->query_labels : s->query_labels;
+	o->no_plpgsql = s->no_plpgsql;
 	o->sinks = sink;
 	o->nsinks = 1;
 	if (t->narrowed) {
@@ -178,6 +184,70 @@ static int record(struct http_server *s, const struct adhoc_request *r,
 	session_get_stats(ses, st);
 	session_close(ses);
 	return ret;
+}
+
+/*
+ * One recording from the agent's running session (pipeline/tap.c): its
+ * samples of the request's targets and seconds, no program of its own.
+ * Waits on the job's thread, watching the client and the slot's stop flag
+ * (DELETE, a forced request, the server stopping) every 250 ms.
+ */
+static int record_tap(struct http_server *s, const struct adhoc_request *r,
+		      const struct adhoc_targets *t, struct response_sink *rs, struct watch *w,
+		      struct session_stats *st, char *msg, size_t msglen)
+{
+	struct session_tap_opts o = { .frequency = r->frequency,
+				      .seconds = r->seconds,
+				      .query_labels = r->has_query_labels ? r->query_labels
+									  : s->query_labels,
+				      .comment = r->what };
+	struct session_tap_result res = { 0 };
+	struct session_tap *tap;
+	int ret, tries = 0;
+
+	if (t->narrowed) {
+		o.pids = t->pids;
+		o.npids = t->npids;
+	} else if ((ret = http_targets_any(s)) <= 0) {
+		snprintf(msg, msglen, "%s",
+			 ret ? "cannot find the target processes"
+			     : "no target process: none of the agent's target processes runs");
+		return ret ? ret : -ESRCH;
+	}
+	/* the one before (ended by force) may still be the session's for
+	 * up to one turn of its loop */
+	while ((ret = session_tap_open(s->session, &o, &tap)) == -EBUSY && tries++ < 40)
+		usleep(50000);
+	if (ret) {
+		snprintf(msg, msglen, "%s",
+			 ret == -ESHUTDOWN ? "the agent is shutting down"
+					   : "cannot take the profile from the agent's sampling");
+		return ret;
+	}
+	while ((ret = session_tap_wait(tap, 250, &res)) == -EAGAIN) {
+		watch_client(NULL, w);
+		if (atomic_load(&s->adhoc.stop))
+			session_tap_end(tap);
+	}
+	session_tap_close(tap);
+	if (ret) {
+		snprintf(msg, msglen, "%s",
+			 ret == -ESHUTDOWN   ? "the agent is shutting down"
+			 : ret == -ECANCELED ? "the profile was ended before it began"
+					     : strerror(-ret));
+		return ret;
+	}
+	memset(st, 0, sizeof(*st));
+	st->built.samples = res.samples;
+	st->processes = res.processes;
+	st->elapsed_s = res.seconds;
+	if (render_answer(rs, res.profile, ptype_info(PTYPE_CPU)->name)) {
+		free(rs->body); /* the error is in rs->base.err */
+		rs->body = NULL;
+	}
+	profile_free(res.profile);
+	log_debug("http: %s: taken from the agent's sampling at %d Hz", r->what, res.frequency);
+	return 0;
 }
 
 /* The request on its job's thread, and what it needs. */
@@ -230,7 +300,11 @@ static void profile_job_run(struct http_job *j)
 	}
 	log_info("http: %s: ad hoc profile at %d Hz for %d s%s", r->what, r->frequency, r->seconds,
 		 pj->t.narrowed ? " of the selected processes" : "");
-	ret = record(s, r, &pj->t, &rs, &w, &st, msg, sizeof(msg));
+	if (session_tap_can(s->session, r->type,
+			    r->has_query_labels ? r->query_labels : s->query_labels))
+		ret = record_tap(s, r, &pj->t, &rs, &w, &st, msg, sizeof(msg));
+	else
+		ret = record(s, r, &pj->t, &rs, &w, &st, msg, sizeof(msg));
 	end = adhoc_release(&s->adhoc);
 
 	if (end == ADHOC_CLIENT_GONE) {
@@ -243,7 +317,7 @@ static void profile_job_run(struct http_job *j)
 		http_send_msg(s, rq, c, 204, r->style,
 			      "Profiling was cancelled from another request.");
 	} else if (ret) {
-		status = ret == -ESRCH ? 404 : 500;
+		status = ret == -ESRCH ? 404 : ret == -ESHUTDOWN || ret == -ECANCELED ? 503 : 500;
 		/* The session words it for the command line (-p, --comm). */
 		if (ret == -ESRCH && !pj->t.narrowed)
 			snprintf(msg, sizeof(msg),

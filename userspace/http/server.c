@@ -203,6 +203,8 @@ static int copy_opts(struct http_server *s, const struct http_opts *o)
 	s->kernel = o->kernel || !o->user;
 	s->user = o->user || !o->kernel;
 	s->query_labels = o->query_labels;
+	s->session = o->session;
+	s->no_plpgsql = o->no_plpgsql;
 	s->metrics = o->metrics;
 	s->metrics_ctx = o->metrics_ctx;
 	return 0;

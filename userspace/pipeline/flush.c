@@ -105,14 +105,32 @@ void session_parse_title(struct session *s, struct session_proc *sp, const char 
 		set_title(s, sp, &t);
 }
 
+const struct raw_sample *session_with_plpgsql(struct session *s, const struct raw_sample *rs,
+					      struct raw_sample *with, struct raw_plpgsql *pl)
+{
+	const struct plpgsql_chain *c;
+
+	if (!rs->plpgsql_hash || !s->plpgsql ||
+	    !(c = plpgsql_chains_get(s->plpgsql, rs->plpgsql_hash)))
+		return rs;
+	*with = *rs;
+	plpgsql_place(c, rs, pl);
+	with->plpgsql = pl;
+	with->nplpgsql = c->n;
+	return with;
+}
+
 int session_add_sample(const struct raw_sample *rs, void *ctx)
 {
 	enum ptype t = rs->type < PTYPE_N ? (enum ptype)rs->type : PTYPE_CPU;
+	struct raw_plpgsql pl[EBPROF_PLPGSQL_DEPTH];
 	struct session *s = ctx;
 	struct session_proc *sp;
+	struct raw_sample with;
 	struct builder *b;
 	int err;
 
+	rs = session_with_plpgsql(s, rs, &with, pl);
 	if (s->o.split == SESSION_ONE_PROFILE)
 		return s->one[t] ? builder_add(rs, s->one[t]) : 0;
 	sp = session_proc(s, rs->pid);
@@ -202,6 +220,8 @@ static void add_builder_stats(struct builder_stats *to, const struct builder_sta
 	for (int i = 0; i < UNWIND_END_MAX; i++)
 		to->truncated[i] += st->truncated[i];
 	to->fp_samples += st->fp_samples;
+	to->plpgsql_samples += st->plpgsql_samples;
+	to->plpgsql_unplaced += st->plpgsql_unplaced;
 }
 
 /* "12 of 400 samples truncated (no unwind table 10, depth
@@ -433,10 +453,15 @@ static void forget_exited(struct session *s)
 static void interval_stats(struct session *s, struct session_interval *iv)
 {
 	struct sampler_stats st;
+	uint64_t thinned;
 
 	sampler_read_stats(s->sampler, &st);
 	for (int i = 0; i < STAT_MAX; i++)
 		iv->lost[i] = st.v[i] - s->last_stats.v[i];
+	/* taken at an ad hoc profile's raised rate, not the continuous one's */
+	thinned = session_taps_thinned(s);
+	iv->lost[STAT_SAMPLES] -=
+		thinned < iv->lost[STAT_SAMPLES] ? thinned : iv->lost[STAT_SAMPLES];
 	iv->samples = session_samples(s, iv->lost);
 	sampler_loss_text(iv->lost, iv->lost_text, sizeof(iv->lost_text));
 	sampler_unwind_info(s->sampler, &iv->unwind);
@@ -449,9 +474,11 @@ static void drain_sampler(struct session *s, bool final, struct session_interval
 	int ret;
 
 	sampler_poll(s->sampler, 0); /* exits before the drain: into groups */
-	ret = sampler_drain(s->sampler, final, session_add_sample, s);
+	ret = sampler_drain(s->sampler, final, session_tap_add, s);
 	if (ret < 0)
 		log_error("cannot drain the samples: %s", strerror(-ret));
+	if (s->plpgsql) /* those in use are sent again after the drain */
+		plpgsql_chains_age(s->plpgsql);
 	if (!final) {
 		int freed = sampler_gc_stacks(s->sampler);
 
@@ -468,10 +495,7 @@ void session_drain_between(struct session *s)
 
 	if (!s->sampler)
 		return;
-	sampler_poll(s->sampler, 0); /* exits and maps before their samples */
-	ret = sampler_drain(s->sampler, false, session_add_sample, s);
-	if (ret < 0)
-		log_error("cannot drain the samples: %s", strerror(-ret));
+	session_drain_early(s); /* the stacks of what is counted now read */
 	ret = sampler_gc_stacks(s->sampler);
 	if (ret > 0)
 		log_debug("freed %d stack slots", ret);

@@ -117,20 +117,19 @@ int session_seed(struct session *s, char *err, size_t errlen)
 void session_prewarm(struct session *s)
 {
 	struct proc_info *pi;
-	struct sym_frame f[8];
 
-	if (s->o.kernel)
-		sym_kernel_resolve(s->sym, 0, f); /* loads kallsyms; the answer does not matter */
+	/* Opening a binary asks debuginfod for its debug file when it has
+	 * none (in the background); nothing is read or resolved now: the
+	 * samples are symbolized as they are drained, and only the binaries
+	 * and kernel symbols they need. */
 	for (size_t it = 0; (pi = procs_next(s->procs, &it));) {
 		for (size_t i = 0; pi->maps && i < pi->maps->n; i++) {
 			const struct map_entry *e = &pi->maps->entries[i];
 			struct sym_binary bin = map_entry_binary(e, pi->pid);
 			struct sym_elf *elf;
 
-			if (e->kind != MAPPING_FILE || sym_elf_get(s->sym, &bin, &elf))
-				continue;
-			sym_elf_resolve(s->sym, elf, e->offset, f, 8); /* builds its tables */
-			sym_elf_put(s->sym, elf);
+			if (e->kind == MAPPING_FILE && !sym_elf_get(s->sym, &bin, &elf))
+				sym_elf_put(s->sym, elf);
 		}
 	}
 }

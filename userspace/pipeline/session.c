@@ -19,6 +19,9 @@
 
 #define POLL_MS 100
 #define PROGRESS_NS (NSEC_PER_SEC / 4)
+/* A recording's samples are drained and symbolized as they come, every
+ * second, so that little is left to do when it ends. */
+#define EARLY_DRAIN_NS NSEC_PER_SEC
 /* Drains between the flushes of a session of one interval: the maps are
  * sized for this long (open_sampler(), map_sizes.h). */
 #define DRAIN_NS (MAP_SIZES_DEFAULT_INTERVAL_S * NSEC_PER_SEC)
@@ -97,16 +100,21 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		if (s->pg && !pg_attach_known(s->pg, e->pid))
 			pg_attach_process(s->pg, e->pid, procs_maps(s->procs, e->pid),
 					  pi ? pi->exe : NULL);
+		else if (s->pg) /* plpgsql.so loaded since it was looked at, or forked? */
+			pg_attach_maps_changed(s->pg, e->pid, procs_maps(s->procs, e->pid));
 		if (pi && !pi->comm[0]) /* its parent unknown, /proc not read */
 			snprintf(pi->comm, sizeof(pi->comm), "%.*s", (int)sizeof(e->comm), e->comm);
 		break;
 	case EVENT_MAPS: /* a library loaded since */
 		err = procs_on_maps_changed(s->procs, e->pid);
 		take_read_ahead(s, e, err);
-		if (err)
+		if (err) {
 			log_debug("no new maps snapshot of pid %u: %s", e->pid, strerror(-err));
-		else
-			session_unwind_process(s, e->pid);
+			break;
+		}
+		session_unwind_process(s, e->pid);
+		if (s->pg) /* plpgsql.so, maybe */
+			pg_attach_maps_changed(s->pg, e->pid, procs_maps(s->procs, e->pid));
 		break;
 	case EVENT_TITLE: { /* at its first sample, changed, or at its exit */
 		const struct ebprof_title *t = (const struct ebprof_title *)e;
@@ -123,6 +131,17 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 			query_table_add(s->queries, q->hash, q->text,
 					q->len < sizeof(q->text) ? q->len : sizeof(q->text) - 1,
 					q->truncated);
+		break;
+	}
+	case EVENT_PLPGSQL: { /* its n levels are there (the sampler checked) */
+		const struct ebprof_plpgsql *pl = (const struct ebprof_plpgsql *)e;
+		size_t size = offsetof(struct ebprof_plpgsql, level) + pl->n * sizeof(pl->level[0]);
+		struct plpgsql_cframes fr; /* now: it may be gone at the drain */
+		bool known = s->pg && !pg_attach_plpgsql(s->pg, e->pid, &fr);
+
+		if (s->plpgsql &&
+		    (err = plpgsql_chains_add(s->plpgsql, pl, size, known ? &fr : NULL)))
+			log_debug("a PL/pgSQL chain of pid %u refused: %s", e->pid, strerror(-err));
 		break;
 	}
 	case EVENT_FORK:
@@ -181,6 +200,7 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	so.user = o->user;
 	so.follow_forks = o->inherit;
 	so.queries = o->query_labels != QUERY_LABELS_OFF;
+	so.plpgsql = !o->no_plpgsql;
 	so.btf_path = o->btf_path;
 	so.unwind = o->unwind;
 	so.unwind_budget = o->unwind_budget;
@@ -248,11 +268,19 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 	ret = open_sampler(s, err, errlen); /* says why in err */
 	if (ret)
 		goto fail;
+	ret = session_taps_new(s);
+	if (ret) {
+		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
+		goto fail;
+	}
 	if (o->query_labels != QUERY_LABELS_OFF)
 		ret = query_table_new(&s->queries);
-	/* which processes are PostgreSQL: statements, and memory contexts */
-	if (!ret && (s->queries || session_takes(s, PTYPE_MEMORY)))
-		ret = pg_attach_new(s->sampler, s->sym, &s->pg);
+	if (!ret && !o->no_plpgsql)
+		ret = plpgsql_chains_new(&s->plpgsql);
+	/* which processes are PostgreSQL: statements, memory contexts and
+	 * PL/pgSQL frames */
+	if (!ret && (s->queries || s->plpgsql || session_takes(s, PTYPE_MEMORY)))
+		ret = pg_attach_new(s->sampler, s->sym, s->plpgsql != NULL, &s->pg);
 	if (ret)
 		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
 	if (!ret)
@@ -281,6 +309,7 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 	ret = sampler_start(s->sampler, err, errlen);
 	if (ret)
 		goto fail;
+	s->early_mono_ns = mono_ns() + EARLY_DRAIN_NS;
 	if (o->prewarm)
 		session_prewarm(s);
 	*out = s;
@@ -362,10 +391,20 @@ static void maybe_flush(struct session *s, const struct session_run_opts *r)
 		mono + next_boundary(s->interval_start_ns, s->o.interval_s) - s->interval_start_ns;
 }
 
+/* Not in a recording's last second: a drain that ran past the end
+ * (symbolizing on a loaded host) made a 2-s profile 2.9 s long; the end's
+ * flush takes those samples on time. */
+static bool drain_in_time(const struct session *s, const struct session_run_opts *r)
+{
+	return r->duration_s <= 0 ||
+	       s->start_mono_ns + (int64_t)(r->duration_s * NSEC_PER_SEC) - mono_ns() >
+		       EARLY_DRAIN_NS;
+}
+
 int session_run(struct session *s, const struct session_run_opts *r, enum session_end *end,
 		char *err, size_t errlen)
 {
-	int64_t last_progress = 0;
+	int64_t last_progress = 0, tap_ms;
 	enum session_end why;
 	int ret;
 
@@ -389,6 +428,9 @@ int session_run(struct session *s, const struct session_run_opts *r, enum sessio
 			why = SESSION_GONE;
 			break;
 		}
+		tap_ms = session_taps_tick(s);
+		if (tap_ms >= 0 && tap_ms * 1000000LL < left)
+			left = tap_ms * 1000000LL;
 		ret = sampler_poll(s->sampler,
 				   left > POLL_MS * 1000000LL ? POLL_MS : (int)(left / 1000000));
 		if (ret < 0 && ret != -EINTR) {
@@ -400,11 +442,17 @@ int session_run(struct session *s, const struct session_run_opts *r, enum sessio
 			progress(s, r);
 		}
 		session_memory_tick(s);
-		if (s->drain_mono_ns && now >= s->drain_mono_ns) {
-			session_drain_between(s);
+		maybe_flush(s, r);
+		if (s->o.split == SESSION_ONE_PROFILE && mono_ns() >= s->early_mono_ns) {
+			if (drain_in_time(s, r))
+				session_drain_early(s);
+			s->early_mono_ns = mono_ns() + EARLY_DRAIN_NS;
+		}
+		if (s->drain_mono_ns && mono_ns() >= s->drain_mono_ns) {
+			if (drain_in_time(s, r))
+				session_drain_between(s);
 			s->drain_mono_ns = mono_ns() + DRAIN_NS;
 		}
-		maybe_flush(s, r);
 	}
 	if (end)
 		*end = why;
@@ -426,6 +474,7 @@ int session_finish(struct session *s, const struct session_run_opts *r)
 	if (r && r->on_progress)
 		progress(s, r);
 	ret = session_flush(s, true, end_ns, &iv);
+	session_taps_end(s, false); /* with the samples that flush took */
 	if (r && r->on_interval)
 		r->on_interval(&iv, r->ctx);
 	return ret;
@@ -462,6 +511,7 @@ void session_close(struct session *s)
 
 	if (!s)
 		return;
+	session_taps_free(s);		  /* first: a running tap uses all the rest */
 	for (int t = 0; t < PTYPE_N; t++) /* before the symbolizer they pin binaries in */
 		builder_free(s->one[t]);
 	for (size_t it = 0; s->by_pid && hm_next(s->by_pid, &it, &k, &v);) {
@@ -472,6 +522,7 @@ void session_close(struct session *s)
 	hm_free(s->by_pid);
 	pg_attach_free(s->pg); /* before the symbolizer it pins binaries in */
 	query_table_free(s->queries);
+	plpgsql_chains_free(s->plpgsql);
 	sampler_close(s->sampler);
 	session_memory_close(s); /* after the sampler, whose poll calls its watch */
 	free(s->forget);

@@ -74,8 +74,13 @@ struct session_opts {
 	int group_min_samples;		/* ... and so do those with fewer samples in the
 					 * interval; 0: none */
 	enum query_labels query_labels; /* statements of PostgreSQL backends */
+	bool no_plpgsql;		/* no PL/pgSQL frames (they are on by default) */
 	const char *comment;		/* first comment of every profile, NULL = none */
-	bool prewarm;			/* warm the symbolizer while sampling */
+	bool prewarm;			/* open the targets' binaries at the start, so
+					 * that the symbolizer's debuginfod servers
+					 * send the debug files they lack while
+					 * sampling (samples are symbolized as they
+					 * come either way) */
 	struct sink *const *sinks;	/* borrowed; every profile goes to each */
 	size_t nsinks;
 	struct symbolizer *sym; /* borrowed (a warm cache); NULL: its own */
@@ -181,6 +186,57 @@ int session_ncpus(const struct session *s);
 /* Free everything the session owns (finish it first to keep its
  * samples). NULL is fine. */
 void session_close(struct session *s);
+
+/*
+ * Ad hoc CPU profiles from a running session's own sampling
+ * (pipeline/tap.c): the agent's HTTP API takes seconds of the session's
+ * targets (or of some of them and their children) at a rate without
+ * loading a program. The session's thread does the work in session_run()
+ * (and session_finish()); the other calls are the requester's, from any
+ * thread. Below the session's rate the samples are thinned to the rate
+ * asked; above it the session's perf events sample faster for the
+ * tap's window and the continuous profiles are thinned back to their own
+ * rate (each count kept with the ratio's probability), so they keep the
+ * samples they would have had. One tap at a time.
+ */
+struct session_tap_opts {
+	int frequency;	      /* Hz asked, 1..10000 */
+	double seconds;	      /* its window */
+	const uint32_t *pids; /* these processes and their children (copied); */
+	size_t npids;	      /* none: every target of the session */
+	enum query_labels query_labels;
+	const char *comment; /* its profile's first comment (copied), NULL: none */
+};
+
+struct session_tap_result {
+	struct profile *profile; /* the caller's (profile_free()) */
+	uint64_t samples;
+	unsigned long processes;
+	double seconds;
+	int frequency; /* the rate its samples weigh */
+};
+
+struct session_tap;
+
+/* Can s answer an ad hoc profile of type t with query labels ql itself?
+ * (CPU profiles of a session that takes them; statements only if it
+ * reads them.) */
+bool session_tap_can(const struct session *s, enum ptype t, enum query_labels ql);
+/* Register a tap: 0, -EBUSY (one runs), -ESHUTDOWN (the session is
+ * ending), -ENOTSUP (session_tap_can() says no), -EINVAL, -ENOMEM. */
+int session_tap_open(struct session *s, const struct session_tap_opts *o, struct session_tap **out);
+/* Wait at most timeout_ms for its profile: 0 with *res (its profile is
+ * then the caller's), -EAGAIN not yet, or why there is none (-ECANCELED
+ * ended before it started, -ESHUTDOWN the session ended first, ...). */
+int session_tap_wait(struct session_tap *t, int timeout_ms, struct session_tap_result *res);
+/* End its window now: its profile holds what it has. */
+void session_tap_end(struct session_tap *t);
+/* The requester lets go of it (done or not); NULL is fine. */
+void session_tap_close(struct session_tap *t);
+/* The session's side, on its own thread: end a running tap now (with a
+ * last drain while sampling goes on) and take no more; the agent calls
+ * it before it stops its HTTP API, whose requests wait on the tap. */
+void session_taps_end(struct session *s, bool drain);
 
 /*
  * A session fed by its caller instead of BPF (pipeline/feed.c), for

@@ -17,6 +17,7 @@
 #include "query/table.h"
 #include "sampling/oom_watch.h"
 #include "sampling/pg_attach.h"
+#include "sampling/plpgsql_chains.h"
 #include "session.h"
 #include "util/hashmap.h"
 
@@ -41,13 +42,14 @@ struct session {
 	bool own_sym;
 	struct proc_registry *procs;
 	struct sampler *sampler;
-	struct query_table *queries;  /* NULL: query-labels off */
-	struct pg_attach *pg;	      /* NULL: query-labels off */
-	struct hashmap *by_pid;	      /* pid -> struct session_proc (per process) */
-	struct hashmap *groups;	      /* key -> struct session_group, one flush */
-	struct builder *one[PTYPE_N]; /* SESSION_ONE_PROFILE: the profile
-				       * of each type taken, else NULL */
-	uint32_t *forget;	      /* exited pids to drop at the next flush */
+	struct query_table *queries;	/* NULL: query-labels off */
+	struct pg_attach *pg;		/* NULL: no statements, memory nor PL/pgSQL */
+	struct plpgsql_chains *plpgsql; /* NULL: PL/pgSQL frames off */
+	struct hashmap *by_pid;		/* pid -> struct session_proc (per process) */
+	struct hashmap *groups;		/* key -> struct session_group, one flush */
+	struct builder *one[PTYPE_N];	/* SESSION_ONE_PROFILE: the profile
+					 * of each type taken, else NULL */
+	uint32_t *forget;		/* exited pids to drop at the next flush */
 	size_t nforget, forget_cap;
 	int64_t interval_start_ns; /* wall clock: names and profile times */
 	/* Interval timing runs on CLOCK_MONOTONIC: a wall clock stepped by
@@ -73,6 +75,10 @@ struct session {
 	bool mem_eperm;		  /* reading a backend was refused (said once) */
 	uint32_t *oom_pids;	  /* killed, into the one profile at its end */
 	size_t noom, oom_cap;
+	/* tap.c: ad hoc profiles from this session's sampling; NULL: none
+	 * (a fed session) */
+	struct session_taps *taps;
+	int64_t early_mono_ns; /* SESSION_ONE_PROFILE: the next early drain */
 };
 
 /* seed.c: the target rules of the options. */
@@ -80,16 +86,17 @@ struct target_rules session_target_rules(const struct session_opts *o);
 /* seed.c: make the target set. The number of targets, or a negative errno
  * with the reason in err. */
 int session_seed(struct session *s, char *err, size_t errlen);
-/* seed.c: open the binaries the targets map, load kallsyms. */
+/* seed.c: open the binaries the targets map (debuginfod fetches the
+ * debug files they lack meanwhile). */
 void session_prewarm(struct session *s);
 
 /* flush.c: end the interval at end_ns (final: the sampler is stopped,
  * drain both buffers). Fills *iv. 0 or -errno (logged). */
 int session_flush(struct session *s, bool final, int64_t end_ns, struct session_interval *iv);
-/* flush.c: between two flushes, what BPF counted so far into the
- * builders (a session of one profile, whose one interval is its whole
- * run, drains every MAP_SIZES_DEFAULT_INTERVAL_S: the counts maps are
- * sized for that long). */
+/* flush.c: in a session without interval boundaries (one profile, or
+ * top --once), every MAP_SIZES_DEFAULT_INTERVAL_S: what BPF counted so
+ * far into the builders (session_drain_early()), then the stacks no
+ * count refers to freed, so maps sized for that long never fill. */
 void session_drain_between(struct session *s);
 /* flush.c: the same with the samples from drain instead of the sampler
  * (drain NULL: the sampler's); a fed session (feed.c) has no sampler. */
@@ -98,6 +105,12 @@ int session_flush_from(struct session *s, bool final, int64_t end_ns, session_dr
 /* flush.c: one raw sample to the builder of its process (or group) and
  * type; a raw_sample_fn with the session as ctx. */
 int session_add_sample(const struct raw_sample *rs, void *session);
+/* rs with its PL/pgSQL functions placed among its frames, in *with and pl
+ * (EBPROF_PLPGSQL_DEPTH of them); rs itself when it ran none (or its chain
+ * never came). For every builder a sample goes to: the continuous ones
+ * and an ad hoc tap's (tap.c). */
+const struct raw_sample *session_with_plpgsql(struct session *s, const struct raw_sample *rs,
+					      struct raw_sample *with, struct raw_plpgsql *pl);
 /* flush.c: finish builder b (consumed), its figures into iv: the profile,
  * or NULL (logged and counted as failed). */
 struct profile *session_finish_builder(struct session *s, struct builder *b, int64_t duration_ns,
@@ -159,5 +172,23 @@ void session_memory_tick(struct session *s);
 void session_memory_flush(struct session *s, int64_t end_ns, struct session_interval *iv);
 void session_memory_forget(struct session *s, uint32_t pid);
 void session_memory_close(struct session *s);
+
+/* tap.c: the taps of a sampled session (0 or -ENOMEM); free them
+ * (a tap still registered ends without a profile). */
+int session_taps_new(struct session *s);
+void session_taps_free(struct session *s);
+/* tap.c: on the session's thread, in the run loop: start or end the
+ * registered tap. The ms until it wants to be called again, -1: no hurry. */
+int64_t session_taps_tick(struct session *s);
+/* tap.c: a raw_sample_fn (ctx: the session) for every drain: the sample
+ * to the session's builders, and to the running tap's. */
+int session_tap_add(const struct raw_sample *rs, void *session);
+/* tap.c: CPU samples the continuous profiles left out since the last
+ * call (counted at a tap's raised rate). */
+uint64_t session_taps_thinned(struct session *s);
+/* tap.c: flip and drain what was counted into the builders now, within
+ * the interval (a recording's samples symbolized as they come, a tap's
+ * window). */
+void session_drain_early(struct session *s);
 
 #endif /* EBPROF_SESSION_INTERNAL_H */

@@ -13,6 +13,7 @@
 
 #include "build.h"
 #include "offcpu_labels.h"
+#include "plpgsql_frames.h"
 #include "sample_labels.h"
 #include "sampling/sampler.h"
 #include "unnamed.h"
@@ -22,8 +23,8 @@
 #define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
 #define KERNEL_START 0xffff800000000000ULL
 #define MAX_INLINE 32
-/* kernel frames, user frames (DWARF-unwound: deeper), 3 markers */
-#define MAX_FRAMES (EBPROF_MAX_STACK_DEPTH + EBPROF_MAX_UNWIND_DEPTH + 3)
+/* kernel frames, user frames (DWARF-unwound: deeper), PL/pgSQL, 3 markers */
+#define MAX_FRAMES (EBPROF_MAX_STACK_DEPTH + EBPROF_MAX_UNWIND_DEPTH + EBPROF_PLPGSQL_DEPTH + 3)
 
 /* Identity of a mapped file region as seen in one snapshot. */
 struct bmap_key {
@@ -446,7 +447,9 @@ int builder_add(const struct raw_sample *s, void *ctx)
 	size_t nlabels;
 	int64_t values[2], id;
 	size_t n = 0;
+	uint32_t k = 0; /* PL/pgSQL functions placed */
 	bool resolved;
+	int err;
 
 	if (s->type != b->opts.type)
 		return 0; /* each type goes into profiles of its own */
@@ -477,6 +480,8 @@ int builder_add(const struct raw_sample *s, void *ctx)
 		bool leaf = (i == 0 && s->nkernel == 0) || (s->user[i] & EBPROF_IP_EXACT);
 		size_t row;
 
+		if ((err = plpgsql_frames_add(b->p, s, i, &k, locs, &n, MAX_FRAMES)))
+			return err;
 		id = user_location(b, s->pid, s->user[i] & ~EBPROF_IP_EXACT, leaf, &resolved, &row);
 		if (id < 0)
 			return (int)id;
@@ -487,6 +492,10 @@ int builder_add(const struct raw_sample *s, void *ctx)
 		if (i == 0 && s->nkernel == 0)
 			b->stats.leaf_resolved += resolved ? s->count : 0;
 	}
+	b->stats.plpgsql_unplaced += s->nplpgsql - k; /* no C frame found */
+	if ((err = plpgsql_frames_add(b->p, s, s->nuser, &k, locs, &n, MAX_FRAMES)))
+		return err;
+	b->stats.plpgsql_samples += s->nplpgsql ? s->count : 0;
 	/* A stack cut short says so, and why, as its outermost frame. */
 	if (s->nuser && s->user_end != UNWIND_END_OK && s->user_end < UNWIND_END_MAX &&
 	    n < MAX_FRAMES) {

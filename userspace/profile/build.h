@@ -6,7 +6,8 @@
  * build-id, a [kernel.kallsyms] mapping, a Location per distinct address
  * per mapping with its inline chain, labels pid/tid/thread_name and, for
  * PostgreSQL backends, query/query_fingerprint/query_id; the kernel stack
- * first (leaf first), then the user stack.
+ * first (leaf first), then the user stack, with the PL/pgSQL functions a
+ * backend ran at their C frames (plpgsql_frames.h).
  *
  * The builder borrows the symbolizer and the process registry (both must
  * outlive it) and pins the binaries it uses until builder_free().
@@ -57,6 +58,8 @@ struct builder_stats {
 	uint64_t truncated[UNWIND_END_MAX]; /* samples by why their user stack was cut
 					     * short ([UNWIND_END_OK] unused) */
 	uint64_t fp_samples;		    /* samples with a frame-pointer frame (DWARF) */
+	uint64_t plpgsql_samples;	    /* samples with PL/pgSQL frames */
+	uint64_t plpgsql_unplaced;	    /* PL/pgSQL frames without their C frame */
 };
 
 struct builder;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -12,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf_features.h"
+#include "util/fileio.h"
 #include "util/log.h"
 
 #ifndef CAP_PERFMON
@@ -320,4 +322,53 @@ int features_require(const char *btf_path, char *err, size_t errlen)
 	}
 	ret = probe_features(btf_path, err, errlen);
 	return ret;
+}
+
+#define FENTRY_MEMO_DIR "/run/ebprof"
+#define FENTRY_MEMO FENTRY_MEMO_DIR "/fentry-refused"
+
+/* Once refused in this process (a documented cache, as the probe). */
+static atomic_bool fentry_refused;
+
+/* This boot's id (36 characters), "" when unknown. */
+static void boot_id(char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (read_small_file("/proc/sys/kernel/random/boot_id", buf, size, &len))
+		len = 0;
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	buf[len] = '\0';
+}
+
+bool features_fentry_refused(void)
+{
+	char id[64], memo[64];
+	size_t len = 0;
+
+	if (atomic_load(&fentry_refused))
+		return true;
+	boot_id(id, sizeof(id));
+	if (!id[0] || read_small_file(FENTRY_MEMO, memo, sizeof(memo), &len) || strcmp(memo, id))
+		return false; /* none, or of another boot */
+	atomic_store(&fentry_refused, true);
+	return true;
+}
+
+void features_fentry_refuse(void)
+{
+	char id[64];
+	int ret;
+
+	atomic_store(&fentry_refused, true);
+	boot_id(id, sizeof(id));
+	if (!id[0])
+		return;
+	ret = mkdir_p(FENTRY_MEMO_DIR, 0755);
+	if (!ret)
+		ret = write_file_atomic(FENTRY_MEMO, (const uint8_t *)id, strlen(id));
+	if (ret)
+		log_debug("cannot remember the refused fentry program in %s: %s", FENTRY_MEMO,
+			  strerror(-ret));
 }

@@ -72,6 +72,18 @@ bool features_have_loop(void);
  * sampler (after features_require()). */
 bool features_have_no_prealloc(void);
 
+/*
+ * The trampoline for titles at exit (fentry/do_group_exit) is refused by
+ * some kernels (EPERM from a kernel without direct ftrace calls), and a
+ * refusal costs a whole second load of the program: once it happened,
+ * it is remembered for the process and, in /run/ebprof/fentry-refused
+ * (the boot's id inside), for the boot, so that the next sessions load
+ * the kprobe variant at once. features_fentry_refused(): was it refused
+ * (or is fentry not to be tried); features_fentry_refuse(): it was.
+ */
+bool features_fentry_refused(void);
+void features_fentry_refuse(void);
+
 /* strerror() that also names libbpf's own codes (LIBBPF_ERRNO__*, 4000+). */
 const char *features_libbpf_strerror(int err);
 

@@ -4,11 +4,13 @@
  * (pg_attach.h): binaries by (device, inode, path), processes by pid.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pg_attach.h"
+#include "plpgsql_bin.h"
 #include "util/hashmap.h"
 #include "util/log.h"
 
@@ -51,18 +53,27 @@ struct pg_binary {
 	bool pg;
 	struct ebprof_pg_proc proc; /* addresses as ELF vaddrs */
 	uint64_t top_mcxt;	    /* vaddr of TopMemoryContext, 0: none */
-	struct sym_elf *elf;	    /* pinned while pg */
+	struct sym_elf *elf;	    /* pinned while pg or plpgsql */
+	/* a plpgsql.so: where its callback and C frames are (ELF vaddrs),
+	 * pl.callback 0: not one, or not found */
+	struct plpgsql_bin pl;
+	int layout_major; /* of layout, 0: not made yet */
+	int layout_err;
+	struct ebprof_plpgsql_proc layout; /* callback 0 */
 };
 
 /* What is known of a process: PostgreSQL with its addresses, or not. */
 struct pg_pid {
 	bool pg;
 	struct pg_proc_addrs a;
+	struct plpgsql_cframes pl; /* its PL/pgSQL executors ... */
+	uint64_t pl_callback;	   /* ... and callback in plpgsql_procs, 0: none */
 };
 
 struct pg_attach {
 	struct sampler *s;
 	struct symbolizer *sym;
+	bool plpgsql;	       /* PL/pgSQL frames wanted */
 	struct hashmap *bins;  /* bin_key -> pg_binary */
 	struct hashmap *procs; /* u64 pid -> struct pg_pid (malloc'ed) */
 	struct pg_attach_stats st;
@@ -82,7 +93,7 @@ static bool equal_bin(const void *a, const void *b)
 	return x->dev == y->dev && x->inode == y->inode && !strcmp(x->path, y->path);
 }
 
-int pg_attach_new(struct sampler *s, struct symbolizer *sym, struct pg_attach **out)
+int pg_attach_new(struct sampler *s, struct symbolizer *sym, bool plpgsql, struct pg_attach **out)
 {
 	struct pg_attach *pa = calloc(1, sizeof(*pa));
 
@@ -90,6 +101,7 @@ int pg_attach_new(struct sampler *s, struct symbolizer *sym, struct pg_attach **
 		return -ENOMEM;
 	pa->s = s;
 	pa->sym = sym;
+	pa->plpgsql = plpgsql;
 	pa->bins = hm_new(hash_bin, equal_bin);
 	pa->procs = hm_new_u64();
 	if (!pa->bins || !pa->procs) {
@@ -191,13 +203,39 @@ static void layout_of(struct pg_binary *b, const char *path)
 		 major ? version + strlen("postgres (PostgreSQL) ") : "of unknown version");
 }
 
+/* Whether a file may be plpgsql.so, by its name (plpgsql*.so*):
+ * opening every library a backend maps would cost its first announcement
+ * (libc's debug file). */
+static bool plpgsql_name(const char *path)
+{
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	base = base ? base + 1 : path;
+	return base && !strncmp(base, "plpgsql", strlen("plpgsql")) && strstr(base, ".so");
+}
+
+/* A plpgsql.so: where its callback and C frames are. */
+static void find_plpgsql(struct pg_attach *pa, struct pg_binary *b, const char *path)
+{
+	int err = plpgsql_bin_find(pa->sym, b->elf, true, &b->pl);
+
+	if (err) {
+		log_info("%s: PL/pgSQL's error callback not found (%s): no PL/pgSQL frames", path,
+			 strerror(-err));
+		memset(&b->pl, 0, sizeof(b->pl));
+		return;
+	}
+	log_debug("%s: PL/pgSQL's error callback at 0x%" PRIx64 " (by %s), pushed by %u functions",
+		  path, b->pl.callback, b->pl.how, b->pl.nexec);
+}
+
 /* What a binary is, looked up once. */
 static struct pg_binary *binary(struct pg_attach *pa, uint32_t pid, const struct map_entry *e)
 {
 	struct bin_key key = { e->dev, e->inode, e->path };
 	struct sym_binary bin = { e->path, (int)pid, e->start, e->end, e->dev, e->inode };
 	struct pg_binary *b;
-	uint64_t dqs;
+	uint64_t dqs, ecs;
 	void *v;
 
 	if (!hm_find(pa->bins, &key, &v))
@@ -215,9 +253,13 @@ static struct pg_binary *binary(struct pg_attach *pa, uint32_t pid, const struct
 			b->proc.query_string = dqs;
 			if (sym_elf_symbol(b->elf, "TopMemoryContext", &b->top_mcxt))
 				b->top_mcxt = 0;
+			if (!sym_elf_symbol(b->elf, "error_context_stack", &ecs))
+				b->proc.error_context_stack = ecs;
 			layout_of(b, e->path);
 			if (!b->proc.be_entry)
 				pa->st.no_layout++;
+		} else if (pa->plpgsql && plpgsql_name(e->path) && plpgsql_bin_is(b->elf)) {
+			find_plpgsql(pa, b, e->path);
 		} else {
 			sym_elf_put(pa->sym, b->elf);
 			b->elf = NULL;
@@ -263,9 +305,70 @@ static bool maps_exe(const struct proc_maps *maps, const char *exe)
 	return false;
 }
 
+/* The layout of plpgsql.so b in a server of major version major, made
+ * once. 0 or a negative errno (said once). */
+static int plpgsql_layout(struct pg_binary *b, int major, const char *path)
+{
+	if (b->layout_major == major)
+		return b->layout_err;
+	b->layout_major = major;
+	b->layout_err = plpgsql_bin_layout(b->elf, major, &b->layout);
+	if (b->layout_err)
+		log_info("%s: no known PL/pgSQL layout of PostgreSQL %d: no PL/pgSQL frames", path,
+			 major);
+	return b->layout_err;
+}
+
+/*
+ * The PL/pgSQL frames of PostgreSQL process pid (p, of major version
+ * p->a.major) with maps: the ranges of their C frames into p, and where
+ * its plpgsql.so's callback is to the BPF program (an entry of zeros when
+ * it maps none, so that the program stops asking) when first (the
+ * process is new) or when it changed (it has inherited its parent's).
+ */
+static void attach_plpgsql(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps,
+			   struct pg_pid *p, bool first)
+{
+	struct ebprof_plpgsql_proc proc = { 0 };
+	struct plpgsql_cframes *out = &p->pl;
+	int major = (int)p->a.major, err;
+
+	memset(out, 0, sizeof(*out));
+	if (!pa->plpgsql)
+		return;
+	for (size_t i = 0; maps && i < maps->n; i++) {
+		const struct map_entry *e = &maps->entries[i];
+		struct pg_binary *b;
+		uint64_t vaddr, bias;
+
+		if (e->kind != MAPPING_FILE || !plpgsql_name(e->path))
+			continue;
+		b = binary(pa, pid, e);
+		if (!b || !b->pl.callback || sym_elf_offset_vaddr(b->elf, e->offset, &vaddr) ||
+		    plpgsql_layout(b, major, e->path))
+			continue;
+		bias = e->start - vaddr;
+		proc = b->layout;
+		proc.callback = b->pl.callback + bias;
+		for (unsigned k = 0; k < b->pl.nexec; k++) {
+			out->start[k] = b->pl.exec_start[k] + bias;
+			out->end[k] = b->pl.exec_end[k] + bias;
+		}
+		out->n = b->pl.nexec;
+		break;
+	}
+	if (!first && proc.callback == p->pl_callback)
+		return;
+	p->pl_callback = proc.callback;
+	if (pa->s && (err = sampler_set_plpgsql_proc(pa->s, pid, &proc)))
+		log_debug("cannot find the PL/pgSQL frames of pid %u: %s", pid, strerror(-err));
+}
+
 int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps,
 		      const char *exe)
 {
+	struct pg_pid p = { .pg = true };
+
 	bool exe_only = maps_exe(maps, exe);
 
 	for (size_t i = 0; maps && i < maps->n; i++) {
@@ -293,26 +396,48 @@ int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps
 			proc.be_entry += e->start - vaddr;
 		if (proc.wait_event)
 			proc.wait_event += e->start - vaddr;
+		if (proc.error_context_stack)
+			proc.error_context_stack += e->start - vaddr;
 		if (pa->s && (err = sampler_set_pg_proc(pa->s, pid, &proc))) {
 			log_debug("cannot label the statements of pid %u: %s", pid, strerror(-err));
 			return err;
 		}
 		pa->st.processes++;
-		return mark(pa, pid,
-			    &(struct pg_pid){
-				    .pg = true,
-				    .a = { proc.major,
-					   b->top_mcxt ? b->top_mcxt + e->start - vaddr : 0,
-					   proc.query_string, proc.be_entry, proc.state_off,
-					   proc.query_id_off, proc.state_running },
-			    })
-			       ?: 1;
+		p.a = (struct pg_proc_addrs){
+			proc.major,	   b->top_mcxt ? b->top_mcxt + e->start - vaddr : 0,
+			proc.query_string, proc.be_entry,
+			proc.state_off,	   proc.query_id_off,
+			proc.state_running
+		};
+		attach_plpgsql(pa, pid, maps, &p, true);
+		return mark(pa, pid, &p) ?: 1;
 	}
 	pa->st.others++;
 	/* an entry without addresses: the BPF program stops asking */
 	if (pa->s)
 		sampler_set_pg_proc(pa->s, pid, &(struct ebprof_pg_proc){ 0 });
 	return mark(pa, pid, &(struct pg_pid){ .pg = false });
+}
+
+void pg_attach_maps_changed(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps)
+{
+	void *v;
+	struct pg_pid *p;
+
+	if (hm_find_u64(pa->procs, pid, &v) || !(p = v)->pg)
+		return;
+	attach_plpgsql(pa, pid, maps, p, false);
+}
+
+int pg_attach_plpgsql(const struct pg_attach *pa, uint32_t pid, struct plpgsql_cframes *out)
+{
+	void *v;
+
+	if (hm_find_u64(pa->procs, pid, &v) || !((const struct pg_pid *)v)->pg ||
+	    !((const struct pg_pid *)v)->pl.n)
+		return -ENOENT;
+	*out = ((const struct pg_pid *)v)->pl;
+	return 0;
 }
 
 bool pg_attach_known(struct pg_attach *pa, uint32_t pid)

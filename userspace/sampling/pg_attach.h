@@ -3,7 +3,9 @@
  * Statement capture's userspace half: finds out whether a process runs
  * PostgreSQL (a mapped binary exporting debug_query_string) and tells the
  * BPF program where it keeps its statement, its PgBackendStatus and the
- * layout of that (sampler_set_pg_proc()). One lookup per binary, through
+ * layout of that (sampler_set_pg_proc()), its error_context_stack, and
+ * where the plpgsql.so it loads keeps PL/pgSQL's error callback
+ * (sampler_set_plpgsql_proc(); plpgsql_bin.h). One lookup per binary, through
  * the symbolizer's ELF reader: the symbols' addresses, the major version
  * from the version string in .rodata, the member offsets from DWARF when
  * there is debug information, else from a table per major version.
@@ -21,6 +23,7 @@
 #include <stdint.h>
 
 #include "ebprof/symbolizer.h"
+#include "plpgsql_bin.h"
 #include "process/procmaps.h"
 #include "sampler.h"
 
@@ -33,7 +36,8 @@ struct pg_attach_stats {
 			     * layout: statements, no query id */
 };
 
-int pg_attach_new(struct sampler *s, struct symbolizer *sym, struct pg_attach **out);
+/* plpgsql: find PL/pgSQL's frames too (the BPF program's plpgsql_procs). */
+int pg_attach_new(struct sampler *s, struct symbolizer *sym, bool plpgsql, struct pg_attach **out);
 void pg_attach_free(struct pg_attach *pa);
 
 /* Look at a process that cannot have inherited an entry, with the maps
@@ -45,6 +49,18 @@ void pg_attach_free(struct pg_attach *pa);
  * milliseconds, is left to the first profile that needs its names). */
 int pg_attach_process(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps,
 		      const char *exe);
+
+/* A known PostgreSQL process was sampled for the first time, or its code
+ * changed (maps: what it maps now): has it loaded plpgsql.so since it was
+ * looked at, or since its fork? Its plpgsql_procs entry set when it
+ * changed. */
+void pg_attach_maps_changed(struct pg_attach *pa, uint32_t pid, const struct proc_maps *maps);
+
+/* Where the C functions that run PL/pgSQL functions are in PostgreSQL
+ * process pid (plpgsql_exec_function, _trigger, _event_trigger): 0, or
+ * -ENOENT when it has none (not PostgreSQL, no plpgsql.so, or its
+ * callback not found). */
+int pg_attach_plpgsql(const struct pg_attach *pa, uint32_t pid, struct plpgsql_cframes *out);
 
 /* Whether pid is known (had an entry set or inherited, or was found not
  * to be PostgreSQL): the session looks at unknown ones. */

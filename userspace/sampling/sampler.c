@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -22,7 +23,9 @@
 #include "bpf_features.h"
 #include "map_sizes.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 #include "sampler_internal.h"
+#include "verifier_stats.h"
 
 static void fmt_err(char *err, size_t len, const char *fmt, ...)
 {
@@ -71,6 +74,14 @@ static int handle_event(void *ctx, void *data, size_t size)
 	    (size < offsetof(struct ebprof_query, text) ||
 	     ((struct ebprof_query *)data)->len >= size - offsetof(struct ebprof_query, text)))
 		return 0;
+	/* a PL/pgSQL chain's ends with its n levels */
+	if (((struct ebprof_event *)data)->type == EVENT_PLPGSQL &&
+	    (size < offsetof(struct ebprof_plpgsql, level) ||
+	     ((struct ebprof_plpgsql *)data)->n > EBPROF_PLPGSQL_DEPTH ||
+	     size < offsetof(struct ebprof_plpgsql, level) +
+			     ((struct ebprof_plpgsql *)data)->n *
+				     sizeof(struct ebprof_plpgsql_level)))
+		return 0;
 	if (s->on_event)
 		s->on_event(data, s->event_ctx);
 	return 0;
@@ -82,6 +93,8 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 			 const struct bpf_object_open_opts *oopts, bool fentry, char *err,
 			 size_t errlen)
 {
+	struct verifier_stats *vs;
+	int64_t t0;
 	int ret;
 
 	s->skel = profile_bpf__open_opts(oopts);
@@ -96,6 +109,7 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 	s->skel->rodata->follow_forks = opts->follow_forks;
 	s->skel->rodata->ncomms = opts->ncomms;
 	s->skel->rodata->want_queries = opts->queries;
+	s->skel->rodata->want_plpgsql = opts->plpgsql;
 	for (size_t i = 0; i < opts->ncomms; i++)
 		strncpy((char *)s->skel->rodata->comms[i], opts->comms[i],
 			EBPROF_TASK_COMM_LEN - 1);
@@ -106,7 +120,10 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 	offcpu_configure(s, opts);
 	faults_configure(s, opts);
 
+	vs = verifier_stats_arm(s->skel->obj);
+	t0 = mono_ns();
 	ret = profile_bpf__load(s->skel);
+	verifier_stats_report(vs, s->skel->obj, (mono_ns() - t0) / 1e6);
 	if (!ret)
 		return 0;
 	if (ret == -EPERM || ret == -EACCES)
@@ -126,6 +143,7 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oopts);
 	struct sampler *s;
+	bool fentry;
 	int ret;
 
 	libbpf_set_print(libbpf_print); /* before anything of libbpf speaks */
@@ -170,15 +188,19 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 		s->pfds[i] = -1;
 
 	/* With the trampoline for titles at exit when the kernel's own BTF
-	 * is there; should that program not load, once more without it. */
-	libbpf_optional = !opts->btf_path;
-	ret = open_and_load(s, opts, &oopts, !opts->btf_path, err, errlen);
+	 * is there; should that program not load, once more without it, and
+	 * without it from then on (features_fentry_refused()). */
+	fentry = !opts->btf_path && !features_fentry_refused();
+	libbpf_optional = fentry;
+	ret = open_and_load(s, opts, &oopts, fentry, err, errlen);
 	libbpf_optional = false;
-	if (ret && !opts->btf_path) {
+	if (ret && fentry) {
 		log_debug("loading without the fentry program: %s", err);
 		profile_bpf__destroy(s->skel);
 		s->skel = NULL;
 		ret = open_and_load(s, opts, &oopts, false, err, errlen);
+		if (!ret) /* fentry was what the kernel refused */
+			features_fentry_refuse();
 	}
 	if (ret)
 		goto fail;
@@ -231,6 +253,16 @@ int sampler_set_pg_proc(struct sampler *s, uint32_t tgid, const struct ebprof_pg
 		return bpf_map_delete_elem(fd, &tgid) && errno != ENOENT ? -errno : 0;
 	if (bpf_map_update_elem(fd, &tgid, pg, BPF_ANY))
 		return -errno;
+	return 0;
+}
+
+int sampler_set_plpgsql_proc(struct sampler *s, uint32_t tgid, const struct ebprof_plpgsql_proc *pl)
+{
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.plpgsql_procs), &tgid, pl, BPF_ANY))
+		return -errno;
+	/* after the entry: its process may have cached an older one */
+	if (pl->callback)
+		__atomic_add_fetch(&s->skel->bss->plpgsql_epoch, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -367,6 +399,38 @@ int sampler_start(struct sampler *s, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * cpu-clock is an hrtimer event: the kernel turns the frequency it was
+ * opened with into a fixed period (perf_swevent_init_hrtimer() clears
+ * attr.freq), so a new rate is given as its period in nanoseconds.
+ */
+int sampler_set_frequency(struct sampler *s, int hz)
+{
+	uint64_t period;
+
+	if (hz < 1 || hz > 10000)
+		return -EINVAL;
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		period = 1000000000ull / (uint64_t)hz;
+		if (s->pfds[cpu] >= 0 && ioctl(s->pfds[cpu], PERF_EVENT_IOC_PERIOD, &period)) {
+			int ret = -errno;
+
+			period = 1000000000ull / (uint64_t)s->frequency;
+			for (int c = 0; c < cpu; c++) /* as they were */
+				if (s->pfds[c] >= 0)
+					ioctl(s->pfds[c], PERF_EVENT_IOC_PERIOD, &period);
+			return ret;
+		}
+	}
+	s->frequency = hz;
+	return 0;
+}
+
+int sampler_frequency(const struct sampler *s)
+{
+	return s->frequency;
+}
+
 void sampler_stop(struct sampler *s)
 {
 	offcpu_detach(s);
@@ -477,6 +541,9 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_UNWIND_PROCS_FULL] = "processes unwound by frame pointers (unwind_pids full)",
 		[STAT_OFFCPU_FULL] = "waits lost (off-CPU maps full)",
 		[STAT_FAULTS_FULL] = "page-fault samples lost (fault counts map full)",
+		[STAT_PLPGSQL_LOST] = "PL/pgSQL frames lost (ring buffer full)",
+		[STAT_PLPGSQL_FAULT] = "PL/pgSQL frames cut short (backend memory unreadable)",
+		[STAT_PLPGSQL_CUT] = "PL/pgSQL frames cut short (too deep, or a cycle)",
 		[STAT_QUERY_READS] = "statement texts read",
 		[STAT_QUERY_SENT] = "statement texts sent",
 		[STAT_QUERY_NS] = "ns in statement capture (bench builds)",
@@ -486,6 +553,7 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_OFFCPU_SKIPPED] = "switches not sampled (off-CPU ratio)",
 		[STAT_OFFCPU_UNTAKEN] = "waits under the off-CPU period left to chance",
 		[STAT_FAULT_SAMPLES] = "page-fault samples",
+		[STAT_PLPGSQL_SENT] = "PL/pgSQL chains sent",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";

@@ -56,6 +56,7 @@ struct sampler_opts {
 	bool user;		   /* collect user stacks */
 	bool follow_forks;	   /* children of targets become targets */
 	bool queries;		   /* read the statements of pg_procs entries */
+	bool plpgsql;		   /* PL/pgSQL frames of plpgsql_procs entries */
 	const char *const *comms;  /* exec of a process with one of these names */
 	size_t ncomms;		   /* makes it a target; at most EBPROF_MAX_COMMS */
 	int interval_s;		   /* seconds between drains, sizes the maps
@@ -75,7 +76,8 @@ struct sampler_stats {
 };
 
 /* Process life-cycle events (see enum ebprof_event_type); an EVENT_TITLE
- * is a whole struct ebprof_title. */
+ * is a whole struct ebprof_title, an EVENT_QUERY holds its text and NUL,
+ * an EVENT_PLPGSQL its n levels. */
 typedef void (*sampler_event_fn)(const struct ebprof_event *e, void *ctx);
 
 struct sampler;
@@ -96,6 +98,13 @@ int sampler_add_target(struct sampler *s, uint32_t tgid);
  * copies it to the children it forks); NULL: forget it. 0 or a negative
  * errno. */
 int sampler_set_pg_proc(struct sampler *s, uint32_t tgid, const struct ebprof_pg_proc *pg);
+
+/* Where PostgreSQL process tgid's plpgsql.so keeps PL/pgSQL's error
+ * callback, and the layout of what the walk reads (callback 0: none; the
+ * BPF program copies it to the children it forks). 0 or a negative
+ * errno. */
+int sampler_set_plpgsql_proc(struct sampler *s, uint32_t tgid,
+			     const struct ebprof_plpgsql_proc *pl);
 
 /* Statement texts were forgotten: have every backend thread send its
  * statement again at its next sample. */
@@ -139,6 +148,19 @@ int sampler_add_ringbuf(struct sampler *s, int map_fd, sampler_ring_fn fn, void 
  * errno (the first error of fn stops the drain).
  */
 int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx);
+
+/* The same within an interval, while sampling goes on (a recording's
+ * samples symbolized as they come, an ad hoc profile's window): flip and
+ * drain, leaving the once-per-interval work (the unwind tables' budget)
+ * to sampler_drain(). The entries drained or a negative errno. */
+int sampler_drain_early(struct sampler *s, raw_sample_fn fn, void *ctx);
+
+/* Sample the CPUs at hz from now on (1..10000), the programs as they
+ * are: the frequency of the running perf events changed in place. 0 or
+ * a negative errno (the events keep the frequency they had). */
+int sampler_set_frequency(struct sampler *s, int hz);
+/* The frequency sampled at now. */
+int sampler_frequency(const struct sampler *s);
 
 /* --unwind dwarf: pid's maps as a thread read them when the BPF program
  * announced it (a new process: sampling/maps_prefetch.h) by the event of

@@ -118,7 +118,9 @@ slow:
 	return total;
 }
 
-int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
+/* both: the new buffer too (the sampler stopped); interval: an
+ * interval's drain, which rebalances the unwind tables. */
+static int drain(struct sampler *s, bool both, bool interval, raw_sample_fn fn, void *ctx)
 {
 	struct bpf_map *maps[2] = { s->skel->maps.counts0, s->skel->maps.counts1 };
 	uint32_t old = s->active;
@@ -133,9 +135,11 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 	/* The stacks the counts refer to came before them. */
 	if (s->urb)
 		ring_buffer__consume(s->urb);
-	/* Flip first so sampling goes on into the other map while we read. */
+	/* Flip first so sampling goes on into the other map while we read;
+	 * PL/pgSQL chains are sent again from now on (plpgsql.bpf.h). */
 	s->active = !old;
 	s->skel->bss->active_counts = s->active;
+	__atomic_add_fetch(&s->skel->bss->plpgsql_gen, 1, __ATOMIC_RELAXED);
 	__sync_synchronize();
 	/* A sample that read the old index just before the flip finishes its
 	 * update within microseconds (BPF programs do not sleep). */
@@ -152,7 +156,7 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 		ret = faults_drain(s, old, both, fn, ctx);
 		ret = ret < 0 ? ret : total + ret;
 	}
-	if (!both && s->tables)
+	if (!both && interval && s->tables)
 		unwind_tables_rebalance(s->tables); /* once per interval */
 	if (ret < 0 || !both)
 		return ret;
@@ -161,6 +165,16 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
 		ring_buffer__consume(s->urb);
 	ret = sampler_drain_map(s, maps[s->active], PTYPE_CPU, fn, ctx);
 	return ret < 0 ? ret : total + ret;
+}
+
+int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx)
+{
+	return drain(s, both, true, fn, ctx);
+}
+
+int sampler_drain_early(struct sampler *s, raw_sample_fn fn, void *ctx)
+{
+	return drain(s, false, false, fn, ctx);
 }
 
 void sampler_mark_counts(struct sampler *s, struct bpf_map *map)

@@ -19,6 +19,8 @@ void unwind_configure(struct sampler *s, const struct sampler_opts *opts)
 {
 	struct profile_bpf *sk = s->skel;
 	bool dwarf = opts->user && opts->unwind != SAMPLER_UNWIND_FP;
+	/* the CPU sampler's programs only for a session that takes cpu */
+	bool cpu = !opts->types || (opts->types & PTYPE_BIT(PTYPE_CPU));
 
 	s->unwind = SAMPLER_UNWIND_FP;
 	if (dwarf)
@@ -28,10 +30,12 @@ void unwind_configure(struct sampler *s, const struct sampler_opts *opts)
 				: opts->unwind;
 	/* a process without tables is announced at once */
 	sk->rodata->wake_unready = s->unwind != SAMPLER_UNWIND_FP;
-	bpf_program__set_autoload(sk->progs.do_sample, s->unwind == SAMPLER_UNWIND_FP);
-	bpf_program__set_autoload(sk->progs.do_sample_loop, s->unwind == SAMPLER_UNWIND_LOOP);
-	bpf_program__set_autoload(sk->progs.do_sample_tail, s->unwind == SAMPLER_UNWIND_TAIL);
-	bpf_program__set_autoload(sk->progs.unwind_tail, s->unwind == SAMPLER_UNWIND_TAIL);
+	bpf_program__set_autoload(sk->progs.do_sample, cpu && s->unwind == SAMPLER_UNWIND_FP);
+	bpf_program__set_autoload(sk->progs.do_sample_loop,
+				  cpu && s->unwind == SAMPLER_UNWIND_LOOP);
+	bpf_program__set_autoload(sk->progs.do_sample_tail,
+				  cpu && s->unwind == SAMPLER_UNWIND_TAIL);
+	bpf_program__set_autoload(sk->progs.unwind_tail, cpu && s->unwind == SAMPLER_UNWIND_TAIL);
 	if (s->unwind == SAMPLER_UNWIND_FP) { /* the unwinder's maps at their least */
 		bpf_map__set_max_entries(sk->maps.ustacks, 4096);
 		bpf_map__set_max_entries(sk->maps.ustack_known, 1);
@@ -61,7 +65,7 @@ int unwind_setup(struct sampler *s, const struct sampler_opts *opts, char *err, 
 	struct profile_bpf *sk = s->skel;
 	int ret, key = 0, fd;
 
-	if (s->unwind == SAMPLER_UNWIND_TAIL) {
+	if (s->unwind == SAMPLER_UNWIND_TAIL && bpf_program__autoload(sk->progs.unwind_tail)) {
 		fd = bpf_program__fd(sk->progs.unwind_tail);
 		if (bpf_map_update_elem(bpf_map__fd(sk->maps.unwind_prog), &key, &fd, BPF_ANY)) {
 			ret = -errno;

@@ -17,6 +17,14 @@
 #include "ebprof/bpf_shared.h"
 #include "util/profile_types.h"
 
+/* A PL/pgSQL function a sample ran, placed at the C frame that executes
+ * it: before user frame at (leaf first; nuser: none found, after them). */
+struct raw_plpgsql {
+	const char *signature; /* "schema.fn(argtypes)" */
+	int32_t line;	       /* 0: none */
+	uint32_t at;
+};
+
 /* One counted stack. Arrays are owned by the caller of the callback and
  * valid only during the call. */
 struct raw_sample {
@@ -39,6 +47,12 @@ struct raw_sample {
 	uint64_t query;
 	int64_t query_id;
 	bool query_gap, query_lost;
+	/* PostgreSQL backends in PL/pgSQL: the hash of the chain of
+	 * functions (sampling/plpgsql_chains.h), 0: none; and the functions
+	 * placed (plpgsql_place()), innermost first, nplpgsql of them. */
+	uint64_t plpgsql_hash;
+	const struct raw_plpgsql *plpgsql;
+	uint32_t nplpgsql;
 	/* Off-CPU entries (PTYPE_OFFCPU): count is the times away,
 	 * offcpu_ns the time (scaled by the share of switches taken); the
 	 * PostgreSQL wait event as it left (has_wait: the process's wait

@@ -44,6 +44,7 @@ void raw_sample_from_key(struct raw_sample *s, const struct sample_key *key, uin
 	s->query_id = key->query_id;
 	s->query_gap = key->flags & SAMPLE_QUERY_GAP;
 	s->query_lost = key->flags & SAMPLE_QUERY_LOST;
+	s->plpgsql_hash = key->plpgsql;
 }
 
 static int fp_resolve(struct stack_source *src, const struct sample_key *key, uint64_t count,

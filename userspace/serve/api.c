@@ -121,7 +121,10 @@ enum MHD_Result api_post_profile(struct collector *co, struct MHD_Connection *c,
 	struct catalog_label labels[CATALOG_MAX_LABELS];
 	char buf[LABELS_TEXT_MAX], err[512];
 	struct catalog_row row;
-	int64_t created = now_ns();
+	/* without created_at, the profile's own time (serve_store), as
+	 * profefe does: a profile queued through an outage is filed when it
+	 * was taken, not when it arrived */
+	int64_t created = -1;
 	int n;
 	unsigned status;
 

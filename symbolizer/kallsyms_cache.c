@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The core kernel's symbols kept in a file for the boot (kallsyms.h):
+ * reading /proc/kallsyms makes the kernel format some 130 000 lines, 5
+ * MiB, about 50 ms of CPU a recording paid each time, while the core
+ * kernel's text and its symbols never change until the next boot (its
+ * address is randomized at boot, not later). Modules, BPF programs and
+ * ftrace trampolines come and go: they are not in the file, and an
+ * address outside the core kernel's range still reads /proc/kallsyms.
+ *
+ * The file: a header (magic, the boot's id, counts, the range covered),
+ * then the symbols and their names as struct ksyms holds them. One of
+ * another boot, or that does not read back whole, is not used (and is
+ * replaced by the next full read).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kallsyms.h"
+#include "kallsyms_internal.h"
+
+#define KCACHE_MAGIC "EBPKSYM1"
+#define KCACHE_MAX_SYMS (1u << 22)
+#define KCACHE_MAX_NAMES (256u << 20)
+
+_Static_assert(sizeof(struct ksym) == 16, "the file's layout: bump KCACHE_MAGIC");
+
+struct kcache_hdr {
+	char magic[8];
+	char boot_id[40];
+	uint64_t n, names_len;
+	uint64_t lo, hi; /* [lo, hi): the core kernel's text */
+};
+
+struct ksyms_core {
+	struct ksyms *ks;
+	uint64_t lo, hi;
+};
+
+/* This boot's id, "" when unknown. */
+static void boot_id(char *buf, size_t size)
+{
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	for (size_t off = 0; off < len;) {
+		ssize_t n = read(fd, (char *)buf + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static int write_all_fd(int fd, const void *buf, size_t len)
+{
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(fd, (const char *)buf + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static struct ksyms_core *core_new(struct ksyms *ks, uint64_t lo, uint64_t hi)
+{
+	struct ksyms_core *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->ks = ks;
+	c->lo = lo;
+	c->hi = hi;
+	return c;
+}
+
+int ksyms_core_read(const char *path, struct ksyms_core **out)
+{
+	struct kcache_hdr h;
+	struct ksyms *ks = NULL;
+	char id[64];
+	int fd, ret;
+
+	*out = NULL;
+	boot_id(id, sizeof(id));
+	if (!id[0])
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = read_all(fd, &h, sizeof(h));
+	if (!ret &&
+	    (memcmp(h.magic, KCACHE_MAGIC, 8) || strncmp(h.boot_id, id, sizeof(h.boot_id)) ||
+	     !h.n || h.n > KCACHE_MAX_SYMS || h.names_len > KCACHE_MAX_NAMES || h.lo >= h.hi))
+		ret = -ESTALE;
+	if (!ret && !(ks = calloc(1, sizeof(*ks))))
+		ret = -ENOMEM;
+	if (!ret) {
+		ks->n = h.n;
+		ks->nruns = 1;
+		ks->syms = malloc(h.n * sizeof(*ks->syms));
+		ks->names = malloc(h.names_len ? h.names_len : 1);
+		ks->runs = calloc(1, sizeof(*ks->runs)); /* one run: the core kernel */
+		ret = ks->syms && ks->names && ks->runs ? 0 : -ENOMEM;
+	}
+	if (!ret)
+		ret = read_all(fd, ks->syms, h.n * sizeof(*ks->syms));
+	if (!ret)
+		ret = read_all(fd, ks->names, h.names_len);
+	for (size_t i = 0; !ret && i < ks->n; i++)
+		if (ks->syms[i].name_off >= h.names_len ||
+		    (i && ks->syms[i].addr <= ks->syms[i - 1].addr))
+			ret = -ESTALE; /* not what was written */
+	if (!ret && h.names_len && ks->names[h.names_len - 1])
+		ret = -ESTALE;
+	close(fd);
+	if (!ret && !(*out = core_new(ks, h.lo, h.hi)))
+		ret = -ENOMEM;
+	if (ret)
+		ksyms_free(ks);
+	return ret;
+}
+
+/* The core kernel's symbols of ks, the names they use, and their range. */
+static int core_of(const struct ksyms *ks, struct ksym **syms, size_t *n, char **names,
+		   size_t *names_len, uint64_t *lo, uint64_t *hi)
+{
+	size_t cap = 0;
+
+	*syms = malloc((ks->n ? ks->n : 1) * sizeof(**syms));
+	*n = *names_len = 0;
+	*names = NULL;
+	if (!*syms)
+		return -ENOMEM;
+	for (size_t r = 0; r < ks->nruns; r++) {
+		size_t end = r + 1 < ks->nruns ? ks->runs[r + 1].first : ks->n;
+
+		for (size_t i = ks->runs[r].first; ks->runs[r].mod == 0 && i < end; i++) {
+			const char *name = ks->names + ks->syms[i].name_off;
+			size_t len = strlen(name) + 1;
+
+			if (*names_len + len > cap) {
+				size_t c = cap ? cap * 2 : 1 << 20;
+				char *p;
+
+				while (c < *names_len + len)
+					c *= 2;
+				if (!(p = realloc(*names, c)))
+					return -ENOMEM;
+				*names = p;
+				cap = c;
+			}
+			memcpy(*names + *names_len, name, len);
+			(*syms)[*n] = ks->syms[i];
+			(*syms)[*n].name_off = (uint32_t)*names_len;
+			*names_len += len;
+			(*n)++;
+		}
+	}
+	if (!*n)
+		return -ENODATA;
+	*lo = (*syms)[0].addr - (*syms)[0].pad;
+	*hi = (*syms)[*n - 1].addr + ((*syms)[*n - 1].size ? (*syms)[*n - 1].size : 1);
+	return 0;
+}
+
+int ksyms_core_write(const char *path, const struct ksyms *ks)
+{
+	struct kcache_hdr h = { .magic = KCACHE_MAGIC };
+	char id[64], tmp[4096], *names = NULL, *slash;
+	struct ksym *syms = NULL;
+	size_t n, names_len;
+	int fd = -1, ret;
+
+	boot_id(id, sizeof(id));
+	if (!id[0] || snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENOENT;
+	ret = core_of(ks, &syms, &n, &names, &names_len, &h.lo, &h.hi);
+	if (ret)
+		goto out;
+	memcpy(h.boot_id, id, strlen(id) < sizeof(h.boot_id) ? strlen(id) : sizeof(h.boot_id) - 1);
+	h.n = n;
+	h.names_len = names_len;
+	slash = strrchr(tmp, '/');
+	if (slash && slash != tmp) { /* its directory, one level */
+		*slash = '\0';
+		if (mkdir(tmp, 0755) && errno != EEXIST) {
+			ret = -errno;
+			goto out;
+		}
+		*slash = '/';
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	ret = write_all_fd(fd, &h, sizeof(h));
+	if (!ret)
+		ret = write_all_fd(fd, syms, n * sizeof(*syms));
+	if (!ret)
+		ret = write_all_fd(fd, names, names_len);
+	if (!ret && (fchmod(fd, 0644) || rename(tmp, path)))
+		ret = -errno;
+	close(fd);
+	if (ret)
+		unlink(tmp);
+out:
+	free(syms);
+	free(names);
+	return ret;
+}
+
+bool ksyms_core_covers(const struct ksyms_core *c, uint64_t addr)
+{
+	return c && addr >= c->lo && addr < c->hi;
+}
+
+const struct ksyms *ksyms_core_table(const struct ksyms_core *c)
+{
+	return c ? c->ks : NULL;
+}
+
+void ksyms_core_free(struct ksyms_core *c)
+{
+	if (!c)
+		return;
+	ksyms_free(c->ks);
+	free(c);
+}
