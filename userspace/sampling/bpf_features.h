@@ -29,6 +29,9 @@ struct features {
 	bool read_kernel;  /* bpf_probe_read_kernel_str() (5.5) */
 	bool batch_ops;	   /* map lookup-and-delete in batches (5.6); optional */
 	bool loop;	   /* bpf_loop() (5.17); optional: else tail calls */
+	bool no_prealloc;  /* hash maps allocated as used (BPF_F_NO_PREALLOC) in
+			    * perf_event programs (6.1); optional: else
+			    * preallocated, sized smaller */
 };
 
 /*
@@ -64,6 +67,10 @@ int features_require(const char *btf_path, char *err, size_t errlen);
 /* bpf_loop() is there (after features_require()): DWARF unwinding in
  * one program rather than a chain of tail calls. */
 bool features_have_loop(void);
+
+/* Hash maps allocated as used are allowed in every program of the
+ * sampler (after features_require()). */
+bool features_have_no_prealloc(void);
 
 /*
  * The trampoline for titles at exit (fentry/do_group_exit) is refused by
