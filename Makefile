@@ -82,7 +82,7 @@ TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all run test check test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-memory bench-query bench-symbols bench-serve bench-http bench-scale bench-faults clean format
+.PHONY: all run test check test-bins unit-test integration-test deps bench bench-record bench-agent bench-adhoc bench-churn bench-memory bench-query bench-symbols bench-serve bench-http bench-scale bench-faults bench-footprint clean format
 all: $(BUILD)/ebprof $(BUILD)/man.ok
 
 # Fragments of vmtest/ and packaging/: each adds its targets, the Debian
@@ -331,6 +331,12 @@ bench-http: deps
 bench-faults: deps
 	$(MAKE) --no-print-directory all $(BUILD)/fixtures/stacks/fault_split
 	BUILD=$(BUILD) ./bench/faults.sh
+
+# The agent's RSS, CPU and BPF memory (maps and programs), this build
+# against main's (BEFORE=DIR: another build) under pgbench -S and -C.
+bench-footprint: deps
+	$(MAKE) --no-print-directory -s all
+	BUILD=$(BUILD) ./bench/footprint.sh
 
 # The flush path fed a 64-CPU host's samples: time and memory per stack.
 bench-scale: deps

@@ -160,9 +160,8 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, bool user
 #define UW_LOAD(x) (*(volatile __typeof__(x) *)&(x))
 
 /* The mapping of pc, NULL when none (binary search by start). */
-static __always_inline const struct unwind_mapping *find_mapping(struct uw_state *st,
-								 const struct unwind_proc *proc,
-								 __u64 pc)
+static __always_inline const struct unwind_mapping *
+find_mapping(struct uw_state *st, const struct unwind_proc *proc, __u64 pc)
 {
 	__u32 i;
 

@@ -202,13 +202,15 @@ static void agent_refused(const char *args, const char *needle)
 
 Test(faults, bad_input_is_refused, .timeout = 60)
 {
-	rec_expect_rejected("--type fault", 2, "unknown type 'fault': use cpu, offcpu, faults or memory");
+	rec_expect_rejected("--type fault", 2,
+			    "unknown type 'fault': use cpu, offcpu, faults or memory");
 	rec_expect_rejected("--type faults --faults-period 0", 2,
 			    "faults-period must be between 1 and 1000000, got 0");
 	rec_expect_rejected("--type faults --faults-period 1000001", 2, "faults-period");
 	rec_expect_rejected("--type faults --faults-period many", 2, "faults-period");
-	agent_refused("--profile-types cpu,fault",
-		      "profile-types must be a comma-separated list of cpu, offcpu, faults or memory, "
-		      "got 'cpu,fault'");
+	agent_refused(
+		"--profile-types cpu,fault",
+		"profile-types must be a comma-separated list of cpu, offcpu, faults or memory, "
+		"got 'cpu,fault'");
 	agent_refused("--faults-period 0", "faults-period must be between 1 and 1000000, got 0");
 }

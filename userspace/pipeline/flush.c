@@ -490,6 +490,18 @@ static void drain_sampler(struct session *s, bool final, struct session_interval
 	interval_stats(s, iv);
 }
 
+void session_drain_between(struct session *s)
+{
+	int ret;
+
+	if (!s->sampler)
+		return;
+	session_drain_early(s); /* the stacks of what is counted now read */
+	ret = sampler_gc_stacks(s->sampler);
+	if (ret > 0)
+		log_debug("freed %d stack slots", ret);
+}
+
 int session_flush(struct session *s, bool final, int64_t end_ns, struct session_interval *iv)
 {
 	return session_flush_from(s, final, end_ns, NULL, NULL, iv);

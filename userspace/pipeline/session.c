@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "process/targets.h"
+#include "sampling/map_sizes.h"
 #include "session_internal.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -21,6 +22,9 @@
 /* A recording's samples are drained and symbolized as they come, every
  * second, so that little is left to do when it ends. */
 #define EARLY_DRAIN_NS NSEC_PER_SEC
+/* Drains between the flushes of a session of one interval: the maps are
+ * sized for this long (open_sampler(), map_sizes.h). */
+#define DRAIN_NS (MAP_SIZES_DEFAULT_INTERVAL_S * NSEC_PER_SEC)
 
 /* Its mappings and their unwind tables to the BPF program (DWARF); the
  * first time since its fork or exec, how long that took. */
@@ -302,6 +306,8 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 		s->boundary_mono_ns = s->start_mono_ns +
 				      next_boundary(s->interval_start_ns, o->interval_s) -
 				      s->interval_start_ns;
+	else /* one interval: drained as often as its maps are sized for */
+		s->drain_mono_ns = s->start_mono_ns + DRAIN_NS;
 	ret = sampler_start(s->sampler, err, errlen);
 	if (ret)
 		goto fail;
@@ -387,6 +393,16 @@ static void maybe_flush(struct session *s, const struct session_run_opts *r)
 		mono + next_boundary(s->interval_start_ns, s->o.interval_s) - s->interval_start_ns;
 }
 
+/* Not in a recording's last second: a drain that ran past the end
+ * (symbolizing on a loaded host) made a 2-s profile 2.9 s long; the end's
+ * flush takes those samples on time. */
+static bool drain_in_time(const struct session *s, const struct session_run_opts *r)
+{
+	return r->duration_s <= 0 ||
+	       s->start_mono_ns + (int64_t)(r->duration_s * NSEC_PER_SEC) - mono_ns() >
+		       EARLY_DRAIN_NS;
+}
+
 int session_run(struct session *s, const struct session_run_opts *r, enum session_end *end,
 		char *err, size_t errlen)
 {
@@ -430,14 +446,14 @@ int session_run(struct session *s, const struct session_run_opts *r, enum sessio
 		session_memory_tick(s);
 		maybe_flush(s, r);
 		if (s->o.split == SESSION_ONE_PROFILE && mono_ns() >= s->early_mono_ns) {
-			/* Not in its last second: a drain that ran past the end
-			 * (symbolizing on a loaded host) made a 2-s profile 2.9 s
-			 * long; the end's flush takes those samples on time. */
-			if (r->duration_s <= 0 ||
-			    s->start_mono_ns + (int64_t)(r->duration_s * NSEC_PER_SEC) - mono_ns() >
-				    EARLY_DRAIN_NS)
+			if (drain_in_time(s, r))
 				session_drain_early(s);
 			s->early_mono_ns = mono_ns() + EARLY_DRAIN_NS;
+		}
+		if (s->drain_mono_ns && mono_ns() >= s->drain_mono_ns) {
+			if (drain_in_time(s, r))
+				session_drain_between(s);
+			s->drain_mono_ns = mono_ns() + DRAIN_NS;
 		}
 	}
 	if (end)

@@ -56,6 +56,7 @@ struct session {
 	 * hand or by NTP neither stretches nor shortens an interval. */
 	int64_t interval_start_mono_ns;
 	int64_t boundary_mono_ns; /* next interval end, 0: none */
+	int64_t drain_mono_ns;	  /* next drain between flushes, 0: none */
 	int64_t start_mono_ns, stop_mono_ns;
 	struct sampler_stats last_stats; /* at the last flush */
 	unsigned long processes_sampled;
@@ -92,6 +93,11 @@ void session_prewarm(struct session *s);
 /* flush.c: end the interval at end_ns (final: the sampler is stopped,
  * drain both buffers). Fills *iv. 0 or -errno (logged). */
 int session_flush(struct session *s, bool final, int64_t end_ns, struct session_interval *iv);
+/* flush.c: in a session without interval boundaries (one profile, or
+ * top --once), every MAP_SIZES_DEFAULT_INTERVAL_S: what BPF counted so
+ * far into the builders (session_drain_early()), then the stacks no
+ * count refers to freed, so maps sized for that long never fill. */
+void session_drain_between(struct session *s);
 /* flush.c: the same with the samples from drain instead of the sampler
  * (drain NULL: the sampler's); a fed session (feed.c) has no sampler. */
 int session_flush_from(struct session *s, bool final, int64_t end_ns, session_drain_fn drain,

@@ -121,7 +121,8 @@ static int piece(struct memread *r, uint64_t addr, const uint8_t **out)
 		uint64_t a = addr + (uint64_t)n * MEMREAD_PIECE;
 		struct slot *s = slot_of(r, a);
 
-		if ((n && !(a / MEMREAD_PIECE % AHEAD)) || (n && s->state != EMPTY && s->addr == a) ||
+		if ((n && !(a / MEMREAD_PIECE % AHEAD)) ||
+		    (n && s->state != EMPTY && s->addr == a) ||
 		    r->budget < (size_t)(n + 1) * MEMREAD_PIECE)
 			break;
 		if (!s->buf && !(s->buf = malloc(MEMREAD_PIECE)))

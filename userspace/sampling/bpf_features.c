@@ -95,6 +95,49 @@ static void probe_task_iters(struct features *f)
 	btf__free(btf);
 }
 
+/*
+ * Hash maps allocated as used (BPF_F_NO_PREALLOC) in a perf_event program:
+ * 6.1 made them safe in NMI context (bpf_mem_alloc), older verifiers
+ * refuse the program ("perf_event programs can only use preallocated hash
+ * map"). A program that looks a key up in such a map loads or not.
+ */
+static bool probe_no_prealloc(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
+	int map, fd;
+
+	map = bpf_map_create(BPF_MAP_TYPE_HASH, "ebprof_probe", 4, 4, 1, &mo);
+	if (map < 0)
+		return false;
+	{
+		const struct bpf_insn insns[] = {
+			/* *(u32 *)(fp - 4) = 0; r2 = fp - 4 */
+			{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -4 },
+			{ .code = BPF_ALU64 | BPF_MOV | BPF_X,
+			  .dst_reg = BPF_REG_2,
+			  .src_reg = BPF_REG_10 },
+			{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -4 },
+			/* r1 = map */
+			{ .code = BPF_LD | BPF_DW | BPF_IMM,
+			  .dst_reg = BPF_REG_1,
+			  .src_reg = BPF_PSEUDO_MAP_FD,
+			  .imm = map },
+			{ 0 },
+			{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
+			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+			{ .code = BPF_JMP | BPF_EXIT },
+		};
+
+		fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, NULL, "GPL", insns,
+				   sizeof(insns) / sizeof(insns[0]), NULL);
+	}
+	close(map);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 int features_probe(const char *btf_path, struct features *f)
 {
 	const enum bpf_prog_type pe = BPF_PROG_TYPE_PERF_EVENT;
@@ -128,8 +171,10 @@ int features_probe(const char *btf_path, struct features *f)
 			yes(libbpf_probe_bpf_helper(pe, BPF_FUNC_probe_read_kernel_str, NULL));
 	}
 	f->batch_ops = probe_batch_ops();
-	if (f->perf_event)
+	if (f->perf_event) {
 		f->loop = yes(libbpf_probe_bpf_helper(pe, BPF_FUNC_loop, NULL));
+		f->no_prealloc = probe_no_prealloc();
+	}
 	if (!btf_path)
 		probe_task_iters(f);
 	return 0;
@@ -141,12 +186,14 @@ void features_format(const struct features *f, char *buf, size_t len)
 	snprintf(buf, len,
 		 "kernel %s: BTF %s, perf_event %s, raw_tp %s, hash %s, percpu_array %s, "
 		 "ringbuf %s, bpf_get_stack %s, current_task %s, cgroup_id %s, "
-		 "probe_read_kernel %s, batch ops %s%s, bpf_loop %s, task iterator %s",
+		 "probe_read_kernel %s, batch ops %s%s, bpf_loop %s, maps allocated as used %s, "
+		 "task iterator %s",
 		 f->release[0] ? f->release : "?", YN(f->btf), YN(f->perf_event), YN(f->raw_tp),
 		 YN(f->hash), YN(f->percpu_array), YN(f->ringbuf), YN(f->get_stack),
 		 YN(f->current_task), YN(f->cgroup_id), YN(f->read_kernel), YN(f->batch_ops),
 		 f->batch_ops ? "" : " (fallback: counts drained key by key)",
 		 f->loop ? "yes" : "no (DWARF unwinding by tail calls)",
+		 f->no_prealloc ? "yes" : "no (preallocated, sized smaller)",
 		 f->task_iter_s ? "sleepable (off-CPU sampled)"
 		 : f->task_iter ? "yes, not sleepable (off-CPU timed at switches)"
 				: "no (off-CPU timed at switches)");
@@ -280,6 +327,11 @@ bool features_have_task_iter_s(void)
 bool features_have_task_iter(void)
 {
 	return !probe_ret && probed.task_iter;
+}
+
+bool features_have_no_prealloc(void)
+{
+	return !probe_ret && probed.no_prealloc;
 }
 
 int features_require(const char *btf_path, char *err, size_t errlen)

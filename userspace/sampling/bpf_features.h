@@ -29,6 +29,9 @@ struct features {
 	bool read_kernel;  /* bpf_probe_read_kernel_str() (5.5) */
 	bool batch_ops;	   /* map lookup-and-delete in batches (5.6); optional */
 	bool loop;	   /* bpf_loop() (5.17); optional: else tail calls */
+	bool no_prealloc;  /* hash maps allocated as used (BPF_F_NO_PREALLOC) in
+			    * perf_event programs (6.1); optional: else
+			    * preallocated, sized smaller */
 	/* In the kernel's own BTF (iterators attach through it): */
 	bool task_iter;	  /* a task iterator with bpf_get_task_stack() (5.9): off-CPU
 			   * waits in progress cut at a drain; optional */
@@ -75,6 +78,10 @@ bool features_have_loop(void);
  * sampler's sleepable one, the plain one that cuts waits in progress. */
 bool features_have_task_iter_s(void);
 bool features_have_task_iter(void);
+
+/* Hash maps allocated as used are allowed in every program of the
+ * sampler (after features_require()). */
+bool features_have_no_prealloc(void);
 
 /*
  * The trampoline for titles at exit (fentry/do_group_exit) is refused by

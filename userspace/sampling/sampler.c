@@ -210,15 +210,19 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	}
 	if (ret)
 		goto fail;
-	log_info("BPF maps for %d CPUs at %d Hz every %d s: %u counts, %u stacks, "
-		 "%u off-CPU counts, %u fault counts (about %.1f MiB at most)",
+	log_info("BPF maps for %d CPUs at %d Hz every %d s: %u counts, %u stacks, %u processes, "
+		 "%u off-CPU counts, %u fault counts (about %.1f MiB at most, %s); event ring "
+		 "%u KiB",
 		 s->ncpus, opts->frequency,
 		 opts->interval_s > 0 ? opts->interval_s : MAP_SIZES_DEFAULT_INTERVAL_S,
 		 bpf_map__max_entries(s->skel->maps.counts0),
 		 bpf_map__max_entries(s->skel->maps.stacks),
+		 bpf_map__max_entries(s->skel->maps.targets),
 		 bpf_map__max_entries(s->skel->maps.offcpu_counts0),
 		 bpf_map__max_entries(s->skel->maps.fault_counts0),
-		 s->map_bytes / (1024.0 * 1024.0));
+		 s->map_bytes / (1024.0 * 1024.0),
+		 s->prealloc ? "preallocated" : "allocated as used",
+		 bpf_map__max_entries(s->skel->maps.events) / 1024);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
 	if (!s->rb) {
 		ret = -errno;

@@ -12,14 +12,17 @@
 
 #include "sampler.h"
 #include "profile.skel.h"
+#include "map_sizes.h"
 #include "maps_prefetch.h"
 #include "unwind_tables.h"
 
 struct sampler {
 	struct profile_bpf *skel;
-	int ncpus;	    /* possible CPUs: size of the arrays below */
-	uint64_t map_bytes; /* estimate of the load-sized maps (map_sizes.h) */
-	int nattached;	    /* online CPUs with an event */
+	int ncpus;		/* possible CPUs: size of the arrays below */
+	uint64_t map_bytes;	/* estimate of the load-sized maps (map_sizes.h) */
+	struct map_sizes sizes; /* ... their sizes */
+	bool prealloc;		/* hash maps preallocated (no BPF_F_NO_PREALLOC) */
+	int nattached;		/* online CPUs with an event */
 	int *pfds;
 	struct bpf_link **links;
 	struct ring_buffer *rb;	 /* process events */

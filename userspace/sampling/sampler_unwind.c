@@ -15,25 +15,6 @@
 #include "sampler_internal.h"
 #include "util/log.h"
 
-/*
- * The ring of new user stacks, by CPUs and frequency: userspace reads it
- * every 100 ms (sampler_poll), so room for every sample of 100 ms being a
- * new stack of 1 KiB (128 frames), four times over; at least 512 KiB (32
- * stacks of the deepest). A stack that finds it full is counted and its
- * sample marked (STAT_USTACKS_LOST). Its pages are mapped twice by the
- * reader: the agent's RSS pays double (2 MiB flat cost 4 MiB before).
- */
-static uint32_t ustacks_bytes(int ncpus, int hz)
-{
-	uint64_t want =
-		(uint64_t)(ncpus > 0 ? ncpus : 1) * (uint64_t)(hz > 0 ? hz : 1) * 1024 * 4 / 10;
-	uint32_t size = 512u << 10;
-
-	while (size < want && size < (16u << 20))
-		size <<= 1;
-	return size;
-}
-
 void unwind_configure(struct sampler *s, const struct sampler_opts *opts)
 {
 	struct profile_bpf *sk = s->skel;
@@ -64,8 +45,7 @@ void unwind_configure(struct sampler *s, const struct sampler_opts *opts)
 		bpf_map__set_max_entries(sk->maps.unwind_hits, 1);
 		bpf_map__set_max_entries(sk->maps.fresh, 4096); /* nothing announced */
 	} else {
-		bpf_map__set_max_entries(sk->maps.ustacks,
-					 ustacks_bytes(s->ncpus, opts->frequency));
+		bpf_map__set_max_entries(sk->maps.ustacks, s->sizes.ustacks_bytes);
 	}
 }
 
@@ -102,6 +82,7 @@ int unwind_setup(struct sampler *s, const struct sampler_opts *opts, char *err, 
 			.pids_fd = bpf_map__fd(sk->maps.unwind_pids),
 			.sets_fd = bpf_map__fd(sk->maps.unwind_sets),
 			.nsets = bpf_map__max_entries(sk->maps.unwind_sets),
+			.sets_hash = bpf_map__type(sk->maps.unwind_sets) == BPF_MAP_TYPE_HASH,
 			.hits_fd = bpf_map__fd(sk->maps.unwind_hits),
 		};
 

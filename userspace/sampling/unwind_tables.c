@@ -53,6 +53,7 @@ int unwind_tables_new(const struct unwind_tables_opts *o, const struct unwind_ta
 	u->pids_fd = maps->pids_fd;
 	u->sets_fd = maps->sets_fd;
 	u->nsets = nsets;
+	u->sets_hash = maps->sets_hash;
 	u->sets = calloc(nsets ? nsets : 1, sizeof(*u->sets));
 	u->fifo = calloc(nsets ? nsets : 1, sizeof(*u->fifo));
 	u->pid_set = hm_new_u64();
@@ -275,7 +276,10 @@ static void release_set(struct unwind_tables *u, uint32_t i)
 	if (!bpf_map_lookup_elem(u->sets_fd, &i, &u->scratch))
 		ut_set_users(u, &u->scratch, -1);
 	memset(&u->scratch, 0, sizeof(u->scratch));
-	bpf_map_update_elem(u->sets_fd, &i, &u->scratch, BPF_ANY);
+	if (u->sets_hash)
+		bpf_map_delete_elem(u->sets_fd, &i);
+	else
+		bpf_map_update_elem(u->sets_fd, &i, &u->scratch, BPF_ANY);
 	u->fifo[(u->fifo_head + u->fifo_len++) % u->nsets] = i;
 	u->st.sets--;
 }

@@ -65,7 +65,9 @@ struct unwind_tables_maps {
 	int pids_fd;   /* unwind_pids: tgid -> set */
 	int sets_fd;   /* unwind_sets: nsets elements */
 	uint32_t nsets;
-	int hits_fd; /* unwind_hits: mmapable u64 per table slot; -1: none */
+	int hits_fd;	/* unwind_hits: mmapable u64 per table slot; -1: none */
+	bool sets_hash; /* unwind_sets is a hash map (allocated as used): a set
+			 * no process uses is deleted rather than cleared */
 };
 
 /* 0 or a negative errno. */

@@ -71,6 +71,7 @@ struct unwind_tables {
 	struct symbolizer *sym;
 	int outer_fd, pids_fd, sets_fd;
 	uint32_t nsets;
+	bool sets_hash; /* unwind_tables_maps.sets_hash */
 	struct ut_set *sets;
 	/* Free sets, oldest freed first: a forked child the BPF program gave
 	 * a set userspace freed since reads it cleared (frame pointers)

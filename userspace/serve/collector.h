@@ -31,7 +31,7 @@
 #define COLLECTOR_DEFAULT_STORE "/var/lib/ebprof/serve"
 #define COLLECTOR_MAX_BODY (64u << 20) /* bytes of a pushed profile */
 
-#define COLLECTOR_DEFAULT_RETENTION "7d" /* profiles older are dropped */
+#define COLLECTOR_DEFAULT_RETENTION "7d"   /* profiles older are dropped */
 #define COLLECTOR_DEFAULT_SPAN_CACHE "64M" /* bytes of merged spans */
 #define COLLECTOR_DEFAULT_SPAN_WARM "24h"  /* spans made ahead */
 

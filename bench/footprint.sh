@@ -1,0 +1,193 @@
+#!/bin/bash
+# The agent's footprint, build before vs build after in the same run:
+# `ebprof agent` on its defaults (19 Hz, interval 60 s) on PostgreSQL
+# under `pgbench -S` and `pgbench -S -C` (a connection per transaction),
+# with --profile-types cpu (the default) and cpu,offcpu,faults (the
+# heavier types). Per run, after SECS seconds of sampling (one flush at
+# least): peak and final RSS, CPU % of one core since "sampling at", and
+# the kernel memory of its BPF maps and programs as bpftool reports it
+# (memlock: maps allocated as used count what they hold), the maps found
+# through the agent's descriptors and the inner maps of its maps of maps;
+# the largest maps; the interval lines' losses. Rounds alternate the two
+# builds. Writes bench/results/footprint-<date>.md. Run as root.
+#   BEFORE=DIR bench/footprint.sh   (DIR: a build directory; without it,
+#   BEFORE_REV, default main, is built in a temporary directory)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+ROUNDS=${ROUNDS:-2}
+SECS=${SECS:-65}
+CLIENTS=${CLIENTS:-4}
+SCALE=${SCALE:-10}
+TYPES=${TYPES:-"cpu cpu,offcpu,faults"}
+LOADS=${LOADS:-"S C"}
+
+[ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
+command -v bpftool >/dev/null || { echo "bench: bpftool is missing" >&2; exit 1; }
+. bench/lib.sh
+
+if [ -z "${BEFORE:-}" ]; then
+	rev=${BEFORE_REV:-main}
+	src=$(mktemp -d /tmp/ebprof-before-XXXXXX)
+	echo "building $rev into $src (BEFORE=DIR uses a build instead)" >&2
+	git archive "$rev" | tar -x -C "$src"
+	make -C "$src" -s all >&2
+	BEFORE=$src/build
+	before_name="$rev ($(git rev-parse --short "$rev"))"
+else
+	before_name=$BEFORE
+fi
+after_name="$(git rev-parse --abbrev-ref HEAD) ($(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ', uncommitted changes'))"
+
+bench_cluster footprint "$SCALE"
+hz=$(getconf CLK_TCK)
+
+# "KiB_maps KiB_progs nmaps KiB_unwind top" of the BPF objects process $1 holds: the
+# maps and programs of its descriptors, and the maps inside its maps of
+# maps (unwind tables, KiB_unwind of the maps); top: its 4 largest maps,
+# name:MiB.
+bpf_memlock() {
+	bpftool -j map show >"$work/maps.json"
+	bpftool -j prog show >"$work/progs.json"
+	python3 - "$1" "$work/maps.json" "$work/progs.json" <<'EOF'
+import glob, json, subprocess, sys
+pid, maps, progs = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+mine_maps, mine_progs = set(), set()
+for f in glob.glob("/proc/%s/fdinfo/*" % pid):
+    try:
+        for line in open(f):
+            if line.startswith("map_id:"):
+                mine_maps.add(int(line.split()[1]))
+            elif line.startswith("prog_id:"):
+                mine_progs.add(int(line.split()[1]))
+    except OSError:
+        pass
+by_id = {m["id"]: m for m in maps}
+for p in progs:
+    if p["id"] in mine_progs:
+        mine_maps.update(p.get("map_ids", []))
+for mid in list(mine_maps):
+    m = by_id.get(mid)
+    if not m or m.get("type") not in ("array_of_maps", "hash_of_maps"):
+        continue
+    out = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(mid)],
+                         capture_output=True, text=True).stdout
+    try:
+        for e in json.loads(out or "[]"):
+            v = e.get("inner_map_id", e.get("value"))
+            if isinstance(v, list):  # the inner map's id, raw bytes (LE)
+                v = int.from_bytes(bytes(int(b, 16) for b in v), "little")
+            if isinstance(v, int) and v:
+                mine_maps.add(v)
+    except ValueError:
+        pass
+mine = [by_id[i] for i in mine_maps if i in by_id]
+kmaps = sum(m.get("bytes_memlock", 0) for m in mine) / 1024
+kprogs = sum(p.get("bytes_memlock", 0) for p in progs if p["id"] in mine_progs) / 1024
+top = sorted(mine, key=lambda m: -m.get("bytes_memlock", 0))[:4]
+kunwind = sum(m.get("bytes_memlock", 0) for m in mine if m.get("name") == "ebprof_unwind") / 1024
+print("%.0f %.0f %d %.0f %s" % (kmaps, kprogs, len(mine), kunwind,
+      ",".join("%s:%.1f" % (m.get("name", "?"), m.get("bytes_memlock", 0) / 1048576) for m in top)))
+EOF
+}
+
+lbl() { if [ "$1" = C ]; then echo "-S -C"; else echo "-S"; fi; }
+kb() { awk -v k="$2:" '$1 == k {print $2}' "$1"; }
+mib() { awk -v v="$1" 'BEGIN {printf "%.1f", v / 1024}'; }
+
+# run BUILDDIR TYPES LOAD NAME: one agent run; appends a line to $work/runs.txt:
+# name types load hwm_kib rss_kib cpu_pct maps_kib progs_kib nmaps unwind_kib top intervals lossy
+run() {
+	local build=$1 types=$2 load=$3 name=$4 log="$work/agent-$4-$2-$3.log" churn=""
+	[ "$load" = C ] && churn=-C
+	pgbench -n -S $churn -c "$CLIENTS" -j 2 -T $((SECS + 30)) \
+		-h "$pgdir" -p "$port" -U postgres postgres >/dev/null 2>&1 &
+	local bench_pid=$!
+	sleep 2
+	"$build/ebprof" agent --config /dev/null --profile-types "$types" \
+		--output-dir "$work/profiles-$name" --http-listen '' 2>"$log" &
+	agent_pid=$!
+	until grep -q 'sampling at' "$log" 2>/dev/null; do
+		kill -0 "$agent_pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
+		sleep 0.05
+	done
+	local t0 c0 t1 c1 mem
+	t0=$(date +%s.%N)
+	c0=$(cpu_ticks "$agent_pid")
+	sleep "$SECS"
+	c1=$(cpu_ticks "$agent_pid")
+	t1=$(date +%s.%N)
+	mem=$(bpf_memlock "$agent_pid")
+	echo "$name $types $load $(kb "/proc/$agent_pid/status" VmHWM) $(kb "/proc/$agent_pid/status" VmRSS)" \
+		"$(echo "($c1 - $c0) / $hz / ($t1 - $t0) * 100" | bc -l | xargs printf '%.3f')" \
+		"$mem $(grep -c 'interval from' "$log") $(grep 'interval from' "$log" | grep -vc 'nothing lost')" \
+		>>"$work/runs.txt"
+	kill -TERM "$agent_pid"
+	wait "$agent_pid" || true
+	agent_pid=""
+	kill "$bench_pid" 2>/dev/null || true
+	wait "$bench_pid" || true
+}
+
+: >"$work/runs.txt"
+for r in $(seq 1 "$ROUNDS"); do
+	for types in $TYPES; do
+		for load in $LOADS; do
+			if [ $((r % 2)) = 1 ]; then order="before after"; else order="after before"; fi
+			for name in $order; do
+				if [ "$name" = before ]; then b=$BEFORE; else b=$BUILD; fi
+				echo "round $r: $name --profile-types $types, pgbench $(lbl "$load")" >&2
+				run "$b" "$types" "$load" "$name"
+			done
+		done
+	done
+done
+
+# med NAME TYPES LOAD FIELD: the median of FIELD (awk column) over the rounds
+med() { awk -v n="$1" -v t="$2" -v l="$3" -v f="$4" '$1 == n && $2 == t && $3 == l {print $f}' \
+	"$work/runs.txt" | median; }
+out="bench/results/footprint-$(date +%Y%m%d-%H%M).md"
+{
+	echo "# ebprof agent footprint — $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo
+	echo "Command: \`ROUNDS=$ROUNDS SECS=$SECS CLIENTS=$CLIENTS make bench-footprint\` (bench/footprint.sh)"
+	echo
+	echo "- machine: $(nproc) CPUs, $(free -m | awk '/Mem:/{print $2}') MiB; kernel $(uname -r)"
+	echo "- before: $before_name; after: $after_name"
+	echo "- agent on its defaults (19 Hz, interval 60 s) but --profile-types; $SECS s of sampling a run (a flush at least), rounds alternate the builds"
+	echo "- workload: PostgreSQL $(pgbench --version | awk '{print $3}'), \`pgbench -S [-C] -c $CLIENTS -j 2\`, scale $SCALE"
+	echo "- debug packages: $(dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package}\n' '*-dbg' '*-dbgsym' 2>/dev/null | awk '$1 == "ii" {printf "%s ", $2}' | grep . || echo none)"
+	echo
+	echo "Medians of $ROUNDS rounds. BPF maps: bpftool's memlock of the agent's maps (a map allocated as used counts what it holds), programs' separately."
+	echo
+	echo "| types | pgbench | build | peak RSS MiB | RSS at end MiB | CPU % of a core | BPF maps MiB (unwind tables) | BPF programs KiB | maps |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	for types in $TYPES; do
+		for load in $LOADS; do
+			for name in before after; do
+				echo "| $types | $(lbl "$load") | $name | $(mib "$(med $name "$types" "$load" 4)") |" \
+					"$(mib "$(med $name "$types" "$load" 5)") | $(med $name "$types" "$load" 6) |" \
+					"$(mib "$(med $name "$types" "$load" 7)") ($(mib "$(med $name "$types" "$load" 10)")) |" \
+					"$(med $name "$types" "$load" 8) |" \
+					"$(med $name "$types" "$load" 9) |"
+			done
+		done
+	done
+	echo
+	echo "Every run (name types load peak_KiB rss_KiB cpu% maps_KiB progs_KiB nmaps unwind_tables_KiB largest_maps:MiB intervals intervals_with_losses):"
+	echo '```'
+	cat "$work/runs.txt"
+	echo '```'
+	echo
+	echo "Map sizes the after build logged (last run):"
+	echo '```'
+	grep -h 'BPF maps for' "$work"/agent-after-*.log | sed 's/.*ebprof: //' | sort -u
+	echo '```'
+	echo
+	echo "Interval lines with losses, if any:"
+	echo '```'
+	grep -h 'interval from' "$work"/agent-*.log | grep -v 'nothing lost' || true
+	echo '```'
+} >"$out"
+cat "$out"
+echo "written: $out"
