@@ -331,19 +331,25 @@ Test(record, contradicting_flags_are_rejected_with_one_line, .timeout = 60)
 
 /*
  * A recording loads the programs of the type it takes and no other:
- * --type cpu no off-CPU (sched_switch, where a switch ends) nor
- * page-fault program, --type offcpu not the CPU sampler; seen from
- * outside, by the names of the programs the recorder holds.
+ * --type cpu no off-CPU (sched_switch, where a switch ends; the wait
+ * sampler's iterator) nor page-fault program, --type offcpu not the CPU
+ * sampler, on its switch path no iterator (its iterator path is
+ * test_offcpu's kernel_takes_its_path); seen from outside, by the names
+ * of the programs the recorder holds.
  */
 Test(record, each_type_loads_only_its_programs, .timeout = 60)
 {
 	static const struct {
-		const char *type, *has, *lacks[4];
+		const char *type, *path, *has, *lacks[5];
 	} cases[] = {
-		{ "cpu", "do_sample", { "on_switch", "offcpu_", "do_fault", "fault_unwind" } },
+		{ "cpu",
+		  "auto",
+		  "do_sample",
+		  { "on_switch", "offcpu_", "waits_", "do_fault", "fault_unwind" } },
 		{ "offcpu",
+		  "switch",
 		  "on_switch",
-		  { "do_sample", "unwind_tail", "do_fault", "fault_unwind" } },
+		  { "do_sample", "unwind_tail", "waits_", "do_fault", "fault_unwind" } },
 	};
 	char *dir = tl_tmpdir("types"), out[512], pidarg[16], text[2048];
 	char *sleep_argv[] = { "sleep", "60", NULL };
@@ -358,13 +364,14 @@ Test(record, each_type_loads_only_its_programs, .timeout = 60)
 
 		snprintf(out, sizeof(out), "%s/%s.pb.gz", dir, cases[i].type);
 		rec_start_record(&rec, (char *[]){ "-p", pidarg, "--type", (char *)cases[i].type,
-						   "-d", "30", "-o", out, NULL });
+						   "--offcpu-path", (char *)cases[i].path, "-d",
+						   "30", "-o", out, NULL });
 		tl_bpf_progs(rec.p.pid, &progs);
 		cr_log_info("--type %s: %s", cases[i].type,
 			    tl_bpf_text(&progs, text, sizeof(text)));
 		cr_expect(tl_bpf_has(&progs, cases[i].has), "--type %s: no %s* program: %s",
 			  cases[i].type, cases[i].has, text);
-		for (size_t j = 0; j < 4; j++)
+		for (size_t j = 0; j < 5; j++)
 			cr_expect(!tl_bpf_has(&progs, cases[i].lacks[j]),
 				  "--type %s loaded a %s* program: %s", cases[i].type,
 				  cases[i].lacks[j], text);
