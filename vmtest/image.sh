@@ -169,9 +169,12 @@ cp "$0" "$VM/root/image.sh" && cp "$ROOT/tools/pgcluster.sh" "$VM/root/pgcluster
 say "the VM's root is up on $dev"
 
 # --- 0. a PostgreSQL under pgbench -S ---------------------------------------
-# (from the template the host made: initdb and pgbench -i, vmtest/run.sh)
+# (from the template the host made: initdb and pgbench -i, vmtest/run.sh;
+# copied in from here: the VM's /tmp is its own, and the build may be
+# under the host's)
 pgdir=/tmp/pg
-out=$(vm env EBPROF_PG_TEMPLATE="$BUILD/vmtest/pgtemplate" sh /root/pgcluster.sh start "$pgdir" 2>&1) ||
+cp -a "$BUILD/vmtest/pgtemplate" "$VM/tmp/pgtemplate" || die "cannot copy the PostgreSQL template into the VM"
+out=$(vm env EBPROF_PG_TEMPLATE=/tmp/pgtemplate sh /root/pgcluster.sh start "$pgdir" 2>&1) ||
 	die "PostgreSQL did not start: $out"
 port=$(echo "$out" | sed -n 's/^port=\([0-9]*\).*/\1/p')
 say "PostgreSQL started"
