@@ -55,4 +55,13 @@ void pprof_reader_free(struct pprof_reader *r);
 int pprof_merge_into(struct pprof_reader *r, struct profile *dst, const uint8_t *buf, size_t len,
 		     const struct profile_merge_filter *f);
 
+/*
+ * Read a serialized profile as it stands, for readers only: *out is r's
+ * view (pprof_read.h: checked as pprof_decode() checks, not interned, ids
+ * by position, the input's strings with their duplicates), valid until
+ * the next call with r; never a builder's or profile_free()'s. 0, or
+ * -EBADMSG / -EFBIG (as pprof_decode()), -ENOMEM, -EINVAL.
+ */
+int pprof_view(struct pprof_reader *r, const uint8_t *buf, size_t len, const struct profile **out);
+
 #endif /* EBPROF_PPROF_H */

@@ -227,3 +227,16 @@ int pprof_merge_into(struct pprof_reader *r, struct profile *dst, const uint8_t 
 		err = profile_merge_where(dst, &r->view, NULL, 0, f);
 	return err;
 }
+
+int pprof_view(struct pprof_reader *r, const uint8_t *buf, size_t len, const struct profile **out)
+{
+	int err;
+
+	*out = NULL;
+	if (!r || (!buf && len))
+		return -EINVAL;
+	err = pprof_read(r, buf, len);
+	if (!err)
+		*out = &r->view;
+	return err;
+}
