@@ -48,7 +48,10 @@ static void sample(struct profile *p, int64_t ns, const struct lab *labs)
 	cr_assert_eq(profile_add_sample(p, ids, 1, v, l, n), 0);
 }
 
-#define BACKEND { "backend_type", "client backend" }
+#define BACKEND                                                                                    \
+	{                                                                                          \
+		"backend_type", "client backend"                                                   \
+	}
 
 Test(dbload, classes_and_what_is_not_load)
 {
@@ -107,7 +110,8 @@ Test(dbload, classes_and_what_is_not_load)
 			       {} });
 	/* a class PostgreSQL may add later */
 	sample(off, 1 * S,
-	       (struct lab[]){ BACKEND, { "state", "sleeping" }, { "wait_event_type", "Newclass" }, {} });
+	       (struct lab[]){
+		       BACKEND, { "state", "sleeping" }, { "wait_event_type", "Newclass" }, {} });
 	/* 3 sessions on the CPU; a non-PostgreSQL process's CPU is not load */
 	sample(cpu, 28 * S,
 	       (struct lab[]){ BACKEND,
@@ -200,6 +204,27 @@ Test(dbload, from_a_profile_read_as_it_stands)
 	pprof_reader_free(r);
 	free(buf);
 	profile_free(p);
+}
+
+/* A per-process profile (the agent's) names its backend type in its
+ * comments, not in every sample: all its samples are PostgreSQL's. */
+Test(dbload, per_process_profile)
+{
+	struct profile *p = new_profile(true, 0, 1 * S), *q = new_profile(true, 0, 1 * S);
+	struct dbload *l;
+
+	sample(p, 1 * S, NULL);
+	cr_assert_eq(profile_add_comment(p, "pid=42"), 0);
+	cr_assert_eq(profile_add_comment(p, "backend_type=client backend"), 0);
+	sample(q, 1 * S, NULL);
+	cr_assert_eq(profile_add_comment(q, "pid=43"), 0);
+	cr_assert_eq(dbload_new(0, 1 * S, 1, &l), 0);
+	cr_assert_eq(dbload_add_profile(l, p), 0);
+	cr_assert_eq(dbload_add_profile(l, q), 0);
+	cr_expect_float_eq(dbload_bucket_aas(l, 0, DBLOAD_CPU), 1.0, 1e-9, "not PostgreSQL: q");
+	dbload_free(l);
+	profile_free(p);
+	profile_free(q);
 }
 
 Test(dbload, names_and_bad_input)

@@ -39,6 +39,7 @@ void agent_metrics_interval(struct agent_metrics *m, const struct session_interv
 	m->offcpu = iv->offcpu;
 	m->memory = iv->memory;
 	m->memory_oom = iv->memory_oom;
+	agent_load_take(&m->load, iv->load);
 	if (iv->symbols && !symreport_merge(&m->symbols, iv->symbols))
 		symreport_sort(&m->symbols);
 	pthread_mutex_unlock(&m->lock);
@@ -317,6 +318,7 @@ int agent_metrics_write(FILE *out, void *ctx)
 	metric(out, "ebprof_symbolizer_binaries", "gauge", "Binaries in the symbolizer cache.",
 	       m->sym.binaries_cached);
 	symbol_metrics(out, m);
+	agent_load_write(out, &m->load);
 	metric(out, "ebprof_statement_texts_read_total", "counter",
 	       "Statement texts the BPF program read from backends.", m->lost[STAT_QUERY_READS]);
 	metric(out, "ebprof_statement_texts_sent_total", "counter",

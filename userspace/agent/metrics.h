@@ -14,10 +14,31 @@
 
 #include "ebprof/symbolizer.h"
 #include "pipeline/session.h"
+#include "profile/dbload.h"
 #include "profile/symreport.h"
 #include "sinks/sink.h"
 
 #define AGENT_MAX_SINK_METRICS (4 * SINK_MAX_METRICS)
+#define AGENT_LOAD_STATEMENTS 10 /* statements by fingerprint on the page */
+
+/* metrics_load.c: the last interval's database load (profile/dbload.h),
+ * in average active sessions. */
+struct agent_load {
+	bool valid; /* an interval with CPU or off-CPU profiles */
+	double seconds;
+	double classes[DBLOAD_NCLASSES];
+	struct {
+		char fingerprint[17];
+		double classes[DBLOAD_NCLASSES];
+	} statements[AGENT_LOAD_STATEMENTS]; /* by load, most first */
+	size_t nstatements;
+	double other[DBLOAD_NCLASSES]; /* statements past the top */
+	double none[DBLOAD_NCLASSES];  /* outside any statement */
+};
+/* The figures of l (NULL: none) into out. */
+void agent_load_take(struct agent_load *out, struct dbload *l);
+/* Its lines on the page (none when !l->valid). */
+void agent_load_write(FILE *out, const struct agent_load *l);
 
 struct agent_metrics {
 	pthread_mutex_t lock;
@@ -40,6 +61,7 @@ struct agent_metrics {
 	struct sampler_offcpu_info offcpu;  /* ... its off-CPU path */
 	struct memsnap_stats memory;	    /* memory snapshots, this session */
 	uint64_t memory_oom;		    /* backends OOM-killed, this session */
+	struct agent_load load;		    /* the last interval's */
 };
 
 void agent_metrics_init(struct agent_metrics *m);

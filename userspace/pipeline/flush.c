@@ -365,6 +365,11 @@ void session_deliver(struct session *s, struct profile *p, struct sink_profile *
 			 iv->lost_text);
 		profile_add_comment(p, comment);
 	}
+	if (s->iv_load && dbload_add_profile(s->iv_load, p)) {
+		log_debug("database load: out of memory; not counted this interval");
+		dbload_free(s->iv_load);
+		s->iv_load = NULL;
+	}
 	rec->profile = p;
 	if (deliver(s, rec))
 		iv->written++;
@@ -520,6 +525,11 @@ int session_flush_from(struct session *s, bool final, int64_t end_ns, session_dr
 	iv->symbols = &s->iv_symbols;
 	iv->start_ns = s->interval_start_ns;
 	iv->end_ns = end_ns;
+	dbload_free(s->iv_load);
+	s->iv_load = NULL;
+	if (end_ns > iv->start_ns &&
+	    dbload_new(iv->start_ns, end_ns - iv->start_ns, 1, &s->iv_load))
+		log_debug("database load: out of memory; not counted this interval");
 	s->flush_mono_ns = t0;
 	if (s->o.split == SESSION_PER_PROCESS)
 		s->groups = session_groups_new(s);
@@ -563,6 +573,7 @@ int session_flush_from(struct session *s, bool final, int64_t end_ns, session_dr
 		sampler_resend_queries(s->sampler);
 	if (s->queries)
 		query_table_stats(s->queries, &iv->queries);
+	iv->load = s->iv_load;
 	iv->flush_ms = (mono_ns() - t0) / 1e6;
 	s->interval_start_ns = end_ns;
 	s->flushes++;

@@ -533,5 +533,6 @@ void session_close(struct session *s)
 		sym_free(s->sym);
 	symreport_clear(&s->iv_symbols);
 	symreport_clear(&s->total_symbols);
+	dbload_free(s->iv_load);
 	free(s);
 }

@@ -95,6 +95,8 @@ struct session_opts {
 };
 
 /* What an interval's flush did. */
+struct dbload;
+
 struct session_interval {
 	int64_t start_ns, end_ns;
 	uint64_t processes;		   /* processes profiled (a group's members each) */
@@ -111,6 +113,10 @@ struct session_interval {
 	struct memsnap_stats memory;	   /* memory snapshots, since the start */
 	uint64_t memory_oom;		   /* ... PostgreSQL processes OOM-killed */
 	struct sampler_offcpu_info offcpu; /* the off-CPU path, since the start */
+	/* the database load of the profiles delivered (profile/dbload.h), one
+	 * bucket of the interval; owned by the session, valid in on_interval;
+	 * NULL when it could not be counted */
+	struct dbload *load;
 };
 
 struct session_progress {

@@ -18,6 +18,7 @@
 #include "sampling/oom_watch.h"
 #include "sampling/pg_attach.h"
 #include "sampling/plpgsql_chains.h"
+#include "profile/dbload.h"
 #include "session.h"
 #include "util/hashmap.h"
 
@@ -67,6 +68,7 @@ struct session {
 	struct session_stats total;
 	struct symreport iv_symbols;	/* this interval's symbolization */
 	struct symreport total_symbols; /* since the start */
+	struct dbload *iv_load;		/* this interval's database load, NULL: none */
 	/* memory.c: memory profiles, NULL when the session takes none */
 	struct memsnap *mem;
 	struct oom_watch *oom;

@@ -9,16 +9,22 @@
 #include "util/hashmap.h"
 
 static const char *const class_names[DBLOAD_NCLASSES] = {
-	[DBLOAD_CPU] = "CPU",		  [DBLOAD_LOCK] = "Lock",	  [DBLOAD_LWLOCK] = "LWLock",
-	[DBLOAD_IO] = "IO",		  [DBLOAD_IPC] = "IPC",		  [DBLOAD_CLIENT] = "Client",
-	[DBLOAD_TIMEOUT] = "Timeout",	  [DBLOAD_BUFFERPIN] = "BufferPin",
-	[DBLOAD_EXTENSION] = "Extension", [DBLOAD_OTHER] = "Other",
+	[DBLOAD_CPU] = "CPU",
+	[DBLOAD_LOCK] = "Lock",
+	[DBLOAD_LWLOCK] = "LWLock",
+	[DBLOAD_IO] = "IO",
+	[DBLOAD_IPC] = "IPC",
+	[DBLOAD_CLIENT] = "Client",
+	[DBLOAD_TIMEOUT] = "Timeout",
+	[DBLOAD_BUFFERPIN] = "BufferPin",
+	[DBLOAD_EXTENSION] = "Extension",
+	[DBLOAD_OTHER] = "Other",
 };
 
 struct dbload {
 	int64_t from_ns, step_ns;
 	size_t nbuckets;
-	int64_t *ns; /* nbuckets x DBLOAD_NCLASSES */
+	int64_t *ns;	       /* nbuckets x DBLOAD_NCLASSES */
 	struct hashmap *stmts; /* key -> struct dbload_stmt */
 	struct dbload_stmt **sorted;
 	size_t profiles;
@@ -49,87 +55,77 @@ bool dbload_profile_kind(const struct profile *p, struct dbload_kind *k)
 		if (is_type(p, i, "cpu") || is_type(p, i, "offcpu")) {
 			k->ti = i;
 			k->cpu = is_type(p, i, "cpu");
+			k->pg = false;
+			/* the sink's labels, as session_deliver() writes them */
+			for (size_t c = 0; c < p->ncomments && !k->pg; c++)
+				k->pg = !strncmp(profile_string(p, p->comments[c]),
+						 "backend_type=", 13);
 			return true;
 		}
 	}
 	return false;
 }
 
-/* The string value of label key (by string index, 0: absent), or NULL. */
-static const char *label(const struct profile *p, const struct pf_sample *s, int64_t key)
-{
-	for (size_t j = 0; key > 0 && j < s->nlabels; j++)
-		if (s->labels[j].key == key && s->labels[j].str)
-			return profile_string(p, s->labels[j].str);
-	return NULL;
-}
-
-/* The keys a classification reads, looked up once per profile (in one
- * pass: profiles read as they stand have no index to look strings up). */
-struct keys {
-	int64_t backend_type, state, type, query, fingerprint;
+/* The labels a classification reads, of one sample (by the text of their
+ * keys: a profile read as it stands may hold a key's string twice). */
+struct labels {
+	const char *backend_type, *state, *type, *query, *fingerprint;
 };
 
-static void find_keys(const struct profile *p, struct keys *k)
+static void read_labels(const struct profile *p, const struct pf_sample *s, struct labels *o)
 {
-	memset(k, 0, sizeof(*k));
-	for (size_t i = 1; i < p->nstrings; i++) {
-		const char *t = p->strings[i];
-		int64_t *slot = NULL;
+	memset(o, 0, sizeof(*o));
+	for (size_t j = 0; j < s->nlabels; j++) {
+		const char *k, *v;
 
-		if (!t)
+		if (!s->labels[j].str)
 			continue;
-		if (!strcmp(t, "backend_type"))
-			slot = &k->backend_type;
-		else if (!strcmp(t, "state"))
-			slot = &k->state;
-		else if (!strcmp(t, "wait_event_type"))
-			slot = &k->type;
-		else if (!strcmp(t, "query"))
-			slot = &k->query;
-		else if (!strcmp(t, "query_fingerprint"))
-			slot = &k->fingerprint;
-		if (slot && !*slot)
-			*slot = (int64_t)i;
+		k = profile_string(p, s->labels[j].key);
+		v = profile_string(p, s->labels[j].str);
+		if (!strcmp(k, "backend_type"))
+			o->backend_type = v;
+		else if (!strcmp(k, "state"))
+			o->state = v;
+		else if (!strcmp(k, "wait_event_type"))
+			o->type = v;
+		else if (!strcmp(k, "query"))
+			o->query = v;
+		else if (!strcmp(k, "query_fingerprint"))
+			o->fingerprint = v;
 	}
 }
 
-static int classify(const struct profile *p, const struct dbload_kind *k, const struct keys *keys,
-		    const struct pf_sample *s)
+static int classify(const struct dbload_kind *k, const struct labels *l)
 {
-	const char *state, *type;
 	int c;
 
-	if (!label(p, s, keys->backend_type))
+	if (!l->backend_type && !k->pg)
 		return -1; /* not PostgreSQL */
 	if (k->cpu)
 		return DBLOAD_CPU;
-	state = label(p, s, keys->state);
-	if (state && !strcmp(state, "idle"))
+	if (l->state && !strcmp(l->state, "idle"))
 		return -1;
-	type = label(p, s, keys->type);
-	if (type && !strcmp(type, "Activity"))
+	if (l->type && !strcmp(l->type, "Activity"))
 		return -1;
-	if (type && *type && strcmp(type, "uninstrumented") && strcmp(type, "CPU") &&
-	    strcmp(type, "Other")) {
-		c = dbload_class_parse(type);
+	if (l->type && *l->type && strcmp(l->type, "uninstrumented") && strcmp(l->type, "CPU") &&
+	    strcmp(l->type, "Other")) {
+		c = dbload_class_parse(l->type);
 		return c < 0 ? DBLOAD_OTHER : c;
 	}
 	/* no wait event */
-	if (state && !strcmp(state, "runnable"))
+	if (l->state && !strcmp(l->state, "runnable"))
 		return DBLOAD_CPU;
-	if (label(p, s, keys->query) || label(p, s, keys->fingerprint))
+	if (l->query || l->fingerprint)
 		return DBLOAD_OTHER;
 	return -1;
 }
 
-int dbload_classify(const struct profile *p, const struct dbload_kind *k,
-		    const struct pf_sample *s)
+int dbload_classify(const struct profile *p, const struct dbload_kind *k, const struct pf_sample *s)
 {
-	struct keys keys;
+	struct labels l;
 
-	find_keys(p, &keys);
-	return classify(p, k, &keys, s);
+	read_labels(p, s, &l);
+	return classify(k, &l);
 }
 
 int dbload_new(int64_t from_ns, int64_t step_ns, size_t nbuckets, struct dbload **out)
@@ -250,7 +246,6 @@ static size_t spread(const struct dbload *l, int64_t t0, int64_t t1, size_t *fir
 int dbload_add_profile(struct dbload *l, const struct profile *p)
 {
 	struct dbload_kind k;
-	struct keys keys;
 	int64_t w[MAX_SPREAD], len;
 	size_t first = 0, nw;
 
@@ -263,15 +258,18 @@ int dbload_add_profile(struct dbload *l, const struct profile *p)
 		    &len);
 	if (!nw)
 		return 0;
-	find_keys(p, &keys);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct pf_sample *s = &p->samples[i];
-		int c = classify(p, &k, &keys, s);
-		const char *fp, *q;
 		struct dbload_stmt *st;
 		int64_t v = s->values[k.ti], counted = 0;
+		struct labels lab;
+		int c;
 
-		if (c < 0 || v <= 0)
+		if (v <= 0)
+			continue;
+		read_labels(p, s, &lab);
+		c = classify(&k, &lab);
+		if (c < 0)
 			continue;
 		for (size_t j = 0; j < nw; j++) {
 			int64_t part = (int64_t)((__int128)v * w[j] / len);
@@ -279,9 +277,11 @@ int dbload_add_profile(struct dbload *l, const struct profile *p)
 			l->ns[(first + j) * DBLOAD_NCLASSES + (size_t)c] += part;
 			counted += part;
 		}
-		fp = label(p, s, keys.fingerprint);
-		q = label(p, s, keys.query);
-		st = stmt(l, fp ? fp : q ? q : "", q);
+		st = stmt(l,
+			  lab.fingerprint ? lab.fingerprint
+			  : lab.query	  ? lab.query
+					  : "",
+			  lab.query);
 		if (!st)
 			return -ENOMEM;
 		st->ns[c] += counted;

@@ -7,7 +7,9 @@
  * it.
  *
  * What counts, sample by sample (dbload_classify()):
- *  - only PostgreSQL processes (samples with a backend_type label);
+ *  - only PostgreSQL processes: samples with a backend_type label (one
+ *    profile of many processes), or every sample of a profile whose
+ *    comments name its backend_type (a per-process profile: the agent's);
  *  - CPU profiles: cpu/nanoseconds, class CPU;
  *  - off-CPU profiles: offcpu/nanoseconds, class = PostgreSQL's
  *    wait_event_type (Lock, LWLock, IO, IPC, Client, Timeout, BufferPin,
@@ -66,6 +68,7 @@ int dbload_class_parse(const char *name);
 struct dbload_kind {
 	size_t ti;
 	bool cpu;
+	bool pg; /* a profile of one PostgreSQL process (its comments say) */
 };
 bool dbload_profile_kind(const struct profile *p, struct dbload_kind *k);
 

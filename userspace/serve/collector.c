@@ -181,6 +181,9 @@ static enum MHD_Result route(struct collector *co, struct MHD_Connection *c, con
 	} else if (!strcmp(url, "/api/ui/data")) {
 		if (get)
 			return ui_data(co, c);
+	} else if (!strcmp(url, "/api/ui/load")) {
+		if (get)
+			return ui_load(co, c);
 	} else if (!strcmp(url, "/api/ui/types")) {
 		if (get)
 			return ui_types(c);

@@ -179,5 +179,7 @@ enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c);
 /* GET /api/ui/types: [{"type": profefe's, "name": ebprof's}] of each
  * profile type (util/profile_types.h). */
 enum MHD_Result ui_types(struct MHD_Connection *c);
+/* ui_load.c: GET /api/ui/load, database load over a selection. */
+enum MHD_Result ui_load(struct collector *co, struct MHD_Connection *c);
 
 #endif /* EBPROF_SERVE_INTERNAL_H */

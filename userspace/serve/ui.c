@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "formats/flamegraph.h"
+#include "profile/dbload.h"
 #include "serve_internal.h"
 #include "ui_assets.h"
 #include "util/hashmap.h"
@@ -30,12 +31,15 @@
 
 /* Sample label filters (filter=k=v,k=v): all must match; and off-CPU
  * time of backends idle for their client (state=idle) is left out unless
- * idle=1, so it does not drown real waits. */
+ * idle=1, so it does not drown real waits. With class=NAME, only the
+ * samples that count as database load of that class (profile/dbload.h):
+ * a band of the load's timeline. */
 struct filter {
 	const struct catalog_label *labels;
 	size_t n;
 	bool drop_idle;
 	bool dropped; /* an idle sample was left out */
+	int cls;      /* a dbload class, or -1 */
 };
 
 static bool keep_sample(const struct profile *p, const struct pf_sample *s, void *ctx)
@@ -46,6 +50,12 @@ static bool keep_sample(const struct profile *p, const struct pf_sample *s, void
 	if (f->drop_idle && flamegraph_sample_is_idle(p, s)) {
 		f->dropped = true;
 		return false;
+	}
+	if (f->cls >= 0) {
+		struct dbload_kind k;
+
+		if (!dbload_profile_kind(p, &k) || dbload_classify(p, &k, s) != f->cls)
+			return false;
 	}
 	for (size_t i = 0; i < f->n; i++) {
 		const char *v = profile_sample_label(p, s, f->labels[i].key, buf, sizeof(buf));
@@ -270,17 +280,19 @@ static int merge_range(struct collector *co, const struct catalog_query *q, stru
 
 		memset(&st, 0, sizeof(st));
 		st.profiles = kept;
-		ret = serve_merge(co, rows, kept,
-				  &(struct profile_merge_filter){
-					  f->n || f->drop_idle ? keep_sample : NULL, f },
-				  &acc);
+		ret = serve_merge(
+			co, rows, kept,
+			&(struct profile_merge_filter){
+				f->n || f->drop_idle || f->cls >= 0 ? keep_sample : NULL, f },
+			&acc);
 		catalog_rows_free(rows, kept);
 		rows = NULL;
 	} else if (!ret) {
-		ret = serve_merge_spans(co, rows, n, q->from_ns, q->to_ns,
-					&(struct profile_merge_filter){
-						f->n || f->drop_idle ? keep_sample : NULL, f },
-					&acc, &st);
+		ret = serve_merge_spans(
+			co, rows, n, q->from_ns, q->to_ns,
+			&(struct profile_merge_filter){
+				f->n || f->drop_idle || f->cls >= 0 ? keep_sample : NULL, f },
+			&acc, &st);
 	}
 	if (rows)
 		catalog_rows_free(rows, n);
@@ -375,8 +387,8 @@ enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c)
 	char buf[4096], fbuf[4096];
 	const char *group = serve_arg(c, "group"), *nb = serve_arg(c, "buckets");
 	const char *bf = serve_arg(c, "base_from"), *bt = serve_arg(c, "base_to");
-	const char *idle = serve_arg(c, "idle");
-	struct filter f = { flabels, 0, !idle || strcmp(idle, "1"), false };
+	const char *idle = serve_arg(c, "idle"), *cls = serve_arg(c, "class");
+	struct filter f = { flabels, 0, !idle || strcmp(idle, "1"), false, -1 };
 	enum MHD_Result answer = MHD_NO;
 	struct catalog_query q, base;
 	int64_t from, to;
@@ -390,6 +402,14 @@ enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c)
 	if (n < 0)
 		return serve_error(c, 400, "filter: not k=v,k=v (at most %d)", CATALOG_MAX_LABELS);
 	f.n = (size_t)n;
+	if (cls) {
+		f.cls = dbload_class_parse(cls);
+		if (f.cls < 0)
+			return serve_error(
+				c, 400,
+				"class: not a wait-event class of the load (CPU, Lock, LWLock, IO, "
+				"IPC, Client, Timeout, BufferPin, Extension, Other)");
+	}
 	if (!group || !*group)
 		group = "query";
 	if (nb) {
