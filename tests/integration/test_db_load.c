@@ -179,8 +179,7 @@ static void check_metrics(const char *listen)
 	}
 	cr_log_info("/metrics: Lock %.3f, CPU %.3f, Client %.3f sessions", lock, cpu, client);
 	/* one interval of 1 s: a visit or two either way at 10 Hz */
-	cr_expect(fabs(lock - N_BLOCKED) <= 0.2 * N_BLOCKED, "Lock %.3f, not ~%d", lock,
-		  N_BLOCKED);
+	cr_expect(fabs(lock - N_BLOCKED) <= 0.2 * N_BLOCKED, "Lock %.3f, not ~%d", lock, N_BLOCKED);
 	cr_expect(fabs(cpu - M_RUNNING) <= 0.3 * M_RUNNING, "CPU %.3f, not ~%d", cpu, M_RUNNING);
 	cr_expect(client < 0.1, "idle sessions counted as load: Client %.3f", client);
 	cr_expect(strstr(page, "ebprof_db_load_statement_sessions{query_fingerprint=\""),
@@ -218,8 +217,7 @@ static void check_load(const char *base, const char *service, const char *from, 
 		    lock, cpu, body);
 	cr_expect(fabs(total - (N_BLOCKED + M_RUNNING)) <= 0.1 * (N_BLOCKED + M_RUNNING),
 		  "average load %.3f, not %d within 10%%: %s", total, N_BLOCKED + M_RUNNING, body);
-	cr_expect(fabs(lock - N_BLOCKED) <= 0.1 * N_BLOCKED, "Lock %.3f, not ~%d", lock,
-		  N_BLOCKED);
+	cr_expect(fabs(lock - N_BLOCKED) <= 0.1 * N_BLOCKED, "Lock %.3f, not ~%d", lock, N_BLOCKED);
 	cr_expect(fabs(cpu - M_RUNNING) <= 0.2 * M_RUNNING, "CPU %.3f, not ~%d", cpu, M_RUNNING);
 	cr_expect(class_avg(b, "Client") < 0.1, "idle sessions counted as load");
 	cr_expect_eq(json_array_size(json_object_get(json_object_get(b, "series"), "Lock")), 6);
@@ -232,8 +230,8 @@ static void check_load(const char *base, const char *service, const char *from, 
 			lockst = row;
 	}
 	cr_assert_not_null(lockst, "the waiting UPDATE is not among the statements: %s", body);
-	cr_expect(fabs(json_number_value(json_object_get(json_object_get(lockst, "classes"),
-							 "Lock")) -
+	cr_expect(fabs(json_number_value(
+			       json_object_get(json_object_get(lockst, "classes"), "Lock")) -
 		       N_BLOCKED) <= 0.1 * N_BLOCKED,
 		  "the UPDATE's Lock load: %s", body);
 	cr_expect_null(strstr(body, "WHERE id = 1"), "a literal in the load: %s", body);
@@ -308,8 +306,9 @@ Test(db_load, blocked_and_running_sessions, .timeout = 240, .fini = stop_cluster
 		pg_session_send(&blocked[i], "UPDATE acct SET v = v + 1 WHERE id = 1;");
 	}
 	cr_assert_eq(pg_session_start(&runner, &pg), 0);
-	pg_session_send(&runner, "DO $$BEGIN LOOP PERFORM count(*) FROM generate_series(1, 100000); "
-				 "END LOOP; END$$;");
+	pg_session_send(&runner,
+			"DO $$BEGIN LOOP PERFORM count(*) FROM generate_series(1, 100000); "
+			"END LOOP; END$$;");
 	wait_activity("wait_event_type = 'Lock'", N_BLOCKED);
 	wait_activity("query LIKE 'DO %' AND state = 'active'", 1);
 
@@ -337,8 +336,8 @@ Test(db_load, blocked_and_running_sessions, .timeout = 240, .fini = stop_cluster
 	check_load(base, service, from, to);
 	check_band(base, service, from, to);
 
-	snprintf(cmd, sizeof(cmd), "/api/ui/load?service=%s&from=%s&to=%s&buckets=0", service,
-		 from, to);
+	snprintf(cmd, sizeof(cmd), "/api/ui/load?service=%s&from=%s&to=%s&buckets=0", service, from,
+		 to);
 	expect_400(base, cmd, "buckets");
 	snprintf(cmd, sizeof(cmd), "/api/ui/load?service=%s&from=%s&to=%s&statements=x", service,
 		 from, to);

@@ -179,7 +179,11 @@ enum MHD_Result ui_data(struct collector *co, struct MHD_Connection *c);
 /* GET /api/ui/types: [{"type": profefe's, "name": ebprof's}] of each
  * profile type (util/profile_types.h). */
 enum MHD_Result ui_types(struct MHD_Connection *c);
-/* ui_load.c: GET /api/ui/load, database load over a selection. */
+/* ui_load.c: GET /api/ui/load, database load over a selection. A profile
+ * is cataloged at its start: those begun this long before the range (the
+ * agent's default interval) are read too, for their part in it; a band's
+ * flamegraph (/api/ui/data with class=) takes them too. */
+#define SERVE_LOAD_LOOKBACK_NS (60 * 1000000000LL)
 enum MHD_Result ui_load(struct collector *co, struct MHD_Connection *c);
 
 #endif /* EBPROF_SERVE_INTERNAL_H */

@@ -21,6 +21,7 @@
 EMBED(ui_index_html, "index.html");
 EMBED(ui_app_js, "app.js");
 EMBED(ui_flame_js, "flame.js");
+EMBED(ui_load_js, "load.js");
 EMBED(ui_style_css, "style.css");
 
 const struct ui_asset *ui_asset_find(const char *url)
@@ -29,11 +30,13 @@ const struct ui_asset *ui_asset_find(const char *url)
 		{ "/", "text/html; charset=utf-8", NULL, 0 },
 		{ "/app.js", "text/javascript; charset=utf-8", NULL, 0 },
 		{ "/flame.js", "text/javascript; charset=utf-8", NULL, 0 },
+		{ "/load.js", "text/javascript; charset=utf-8", NULL, 0 },
 		{ "/style.css", "text/css; charset=utf-8", NULL, 0 },
 	};
-	const unsigned char *start[] = { ui_index_html, ui_app_js, ui_flame_js, ui_style_css };
+	const unsigned char *start[] = { ui_index_html, ui_app_js, ui_flame_js, ui_load_js,
+					 ui_style_css };
 	const unsigned char *end[] = { ui_index_html_end, ui_app_js_end, ui_flame_js_end,
-				       ui_style_css_end };
+				       ui_load_js_end, ui_style_css_end };
 
 	if (!strcmp(url, "/index.html"))
 		url = "/";

@@ -22,10 +22,6 @@
 #define LOAD_MAX_BUCKETS 2000
 #define LOAD_MAX_STATEMENTS 100
 #define LOAD_MAX_PROFILES 100000
-/* A profile is cataloged at its start: those begun this long before the
- * range (the agent's default interval) are read too, for their part in
- * it. */
-#define LOAD_LOOKBACK_NS (60 * 1000000000LL)
 
 /* A number of sessions, rounded to what a chart shows. */
 static json_t *aas(double v)
@@ -82,8 +78,8 @@ static int read_load(struct collector *co, const struct catalog_query *q, struct
 
 		w.type = ptype_info(types[t])->profefe;
 		w.limit = LOAD_MAX_PROFILES;
-		if (w.from_ns > LOAD_LOOKBACK_NS)
-			w.from_ns -= LOAD_LOOKBACK_NS;
+		if (w.from_ns > SERVE_LOAD_LOOKBACK_NS)
+			w.from_ns -= SERVE_LOAD_LOOKBACK_NS;
 		pthread_mutex_lock(&co->lock);
 		ret = catalog_list(co->cat, &w, &rows, &n);
 		pthread_mutex_unlock(&co->lock);
@@ -134,11 +130,10 @@ static int statements(struct dbload *l, size_t max, double span_ns, json_t *body
 						"classes", by_class(st[i]->ns, span_ns)));
 	}
 	json_object_set_new(body, "statements", rows);
-	json_object_set_new(body, "others",
-			    json_pack("{s:I, s:o, s:o}", "statements",
-				      (json_int_t)(n > max ? n - max : 0), "aas",
-				      aas(other_total / span_ns), "classes",
-				      by_class(other, span_ns)));
+	json_object_set_new(
+		body, "others",
+		json_pack("{s:I, s:o, s:o}", "statements", (json_int_t)(n > max ? n - max : 0),
+			  "aas", aas(other_total / span_ns), "classes", by_class(other, span_ns)));
 	return 0;
 }
 

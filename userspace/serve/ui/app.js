@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // ebprof's web UI: every view is its URL (service, type, from, to, labels
 // as in profefe's API, plus range, filter, group, mode, base_from, base_to,
-// search), so a link opens the same view; the page loads its data from
+// search, class), so a link opens the same view; the page loads its data from
 // GET /api/ui/data without a click. Text from profiles (function names,
 // label values) only ever goes into textContent.
 'use strict';
@@ -11,12 +11,13 @@
 	const TYPES = ['cpu', 'heap', 'block', 'mutex', 'goroutine', 'threadcreate', 'trace', 'other'];
 	const RANGES = { '5m': 300, '15m': 900, '1h': 3600, '6h': 21600, '24h': 86400, '7d': 604800 };
 	const KEYS = ['service', 'type', 'range', 'from', 'to', 'labels', 'filter', 'group', 'mode',
-		'base_from', 'base_to', 'search', 'idle'];
+		'base_from', 'base_to', 'search', 'idle', 'class'];
 	let state = {}, data = null, unit = '', timer = null, seq = 0;
 	const flame = new Flame.View($('flame'), $('tooltip'), (v) => fmt(v));
 
 	// times of the API: 2006-01-02T15:04:05, UTC
 	const iso = (ms) => new Date(ms).toISOString().slice(0, 19);
+	const isoMs = (ms) => new Date(ms).toISOString().slice(0, 23);
 	const parse = (s) => (s ? Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(s) ? s : s + 'Z') : NaN);
 
 	function fmt(v) {
@@ -43,7 +44,7 @@
 			if (q.get(k) !== null && q.get(k) !== '')
 				state[k] = q.get(k);
 		state.type = state.type || 'cpu';
-		state.mode = ['flame', 'top', 'table', 'diff'].includes(state.mode) ? state.mode : 'flame';
+		state.mode = ['flame', 'top', 'table', 'diff', 'load'].includes(state.mode) ? state.mode : 'flame';
 		state.group = state.group || 'query';
 	}
 
@@ -138,6 +139,17 @@
 			});
 			f.appendChild(chip);
 		}
+		if (state.class) {
+			// a band of the load: its samples only
+			const chip = document.createElement('button');
+			chip.type = 'button';
+			chip.className = 'chip';
+			chip.id = 'class-chip';
+			chip.textContent = 'load: ' + state.class + ' \u00d7';
+			chip.title = 'show every sample, not only this band of the database load';
+			chip.addEventListener('click', () => { delete state.class; go(true); });
+			f.appendChild(chip);
+		}
 		$('download').href = '/api/0/profiles/merge?' + apiQuery();
 	}
 
@@ -152,7 +164,10 @@
 			flame.set(null, null);
 			return;
 		}
-		const extra = { filter: state.filter, group: state.group, buckets: '120', idle: state.idle };
+		if (state.mode === 'load')
+			return loadView(my);
+		const extra = { filter: state.filter, group: state.group, buckets: '120', idle: state.idle,
+			class: state.class };
 		if (state.mode === 'diff') {
 			extra.base_from = state.base_from;
 			extra.base_to = state.base_to;
@@ -174,6 +189,39 @@
 		const vs = state.mode === 'diff' ? ` against ${body.base_profiles} in the baseline` : '';
 		const idle = body.idle_hidden ? '; idle backends waiting for their client hidden' : '';
 		status(`${n} profile${n === 1 ? '' : 's'} merged${vs}${note}${idle}`, 'ready');
+	}
+
+	// the database load (load.js): a band opens the flamegraph of its
+	// samples, a statement the flamegraph of that statement
+	async function loadView(my) {
+		status('loading\u2026', 'loading');
+		let body;
+		try {
+			body = await getJSON('/api/ui/load?' + apiQuery({ buckets: '120', statements: '20' }));
+		} catch (e) {
+			if (my === seq)
+				status(e.message, 'error');
+			return;
+		}
+		if (my !== seq)
+			return;
+		Load.timeline($('load-timeline'), $('load-legend'), $('load-axis'), body, (cls, from, to) => {
+			state.mode = 'flame';
+			state.type = cls === 'CPU' ? 'cpu' : 'block';
+			state.class = cls;
+			state.from = isoMs(from);
+			state.to = isoMs(to);
+			delete state.range;
+			go(true);
+		});
+		Load.table($('load-table'), body, (key) => {
+			const k = /^[0-9a-f]{16}$/.test(key) ? 'query_fingerprint' : 'query';
+			state.filter = encodePart(k) + '=' + encodePart(key);
+			state.mode = 'flame';
+			go(true);
+		});
+		const n = body.profiles, note = body.truncated ? ' (the newest only: narrow the range)' : '';
+		status(`database load from ${n} CPU and off-CPU profile${n === 1 ? '' : 's'}${note}`, 'ready');
 	}
 
 	function render() {
@@ -499,7 +547,7 @@
 			b.addEventListener('click', () => {
 				const was = state.mode;
 				state.mode = b.dataset.mode;
-				go(true, was !== 'diff' && state.mode !== 'diff');
+				go(true, was !== 'diff' && state.mode !== 'diff' && was !== 'load' && state.mode !== 'load');
 			});
 		$('search').addEventListener('input', () => {
 			state.search = $('search').value;
