@@ -245,6 +245,12 @@ static size_t spread(const struct dbload *l, int64_t t0, int64_t t1, size_t *fir
 
 int dbload_add_profile(struct dbload *l, const struct profile *p)
 {
+	return dbload_add_profile_at(l, p, p->time_nanos, p->duration_nanos);
+}
+
+int dbload_add_profile_at(struct dbload *l, const struct profile *p, int64_t start_ns,
+			  int64_t duration_ns)
+{
 	struct dbload_kind k;
 	int64_t w[MAX_SPREAD], len;
 	size_t first = 0, nw;
@@ -254,7 +260,7 @@ int dbload_add_profile(struct dbload *l, const struct profile *p)
 	free(l->sorted); /* totals change */
 	l->sorted = NULL;
 	l->profiles++;
-	nw = spread(l, p->time_nanos, p->time_nanos + p->duration_nanos, &first, w, MAX_SPREAD,
+	nw = spread(l, start_ns, start_ns + duration_ns, &first, w, MAX_SPREAD,
 		    &len);
 	if (!nw)
 		return 0;

@@ -93,9 +93,13 @@ void dbload_free(struct dbload *l);
 /* Forget what was added (same buckets, the start moved to from_ns). */
 void dbload_reset(struct dbload *l, int64_t from_ns);
 
-/* Count p's load (nothing when p is not a CPU or off-CPU profile). 0 or
- * -ENOMEM (then part of p may be counted). */
+/* Count p's load (nothing when p is not a CPU or off-CPU profile) over
+ * its [time_nanos, + duration_nanos). 0 or -ENOMEM (then part of p may be
+ * counted). */
 int dbload_add_profile(struct dbload *l, const struct profile *p);
+/* The same over [start_ns, + duration_ns) (a catalog's time for it). */
+int dbload_add_profile_at(struct dbload *l, const struct profile *p, int64_t start_ns,
+			  int64_t duration_ns);
 
 /* Time counted in bucket b of class c (0 out of range). */
 int64_t dbload_bucket_ns(const struct dbload *l, size_t b, enum dbload_class c);

@@ -5,7 +5,8 @@
  * (service, from, to, labels) in buckets, by wait-event class, and the
  * statements by load with their split by class: the top `statements`
  * of them, the rest summed as others. It reads the stored CPU and
- * off-CPU profiles of the range one at a time, as they stand (no merge).
+ * off-CPU profiles of the range one at a time, as they stand (no merge),
+ * each over [its catalog time, + its duration_nanos).
  */
 #include <errno.h>
 #include <math.h>
@@ -47,8 +48,11 @@ static int read_rows(struct collector *co, const struct catalog_row *rows, size_
 		ret = read_file_max(path, COLLECTOR_MAX_BODY, &buf, &len);
 		if (!ret) {
 			ret = pprof_view(r, buf, len, &p);
+			/* at the catalog's time: what the range selects by
+			 * (a pushed profile's own, or created_at) */
 			if (!ret)
-				ret = dbload_add_profile(l, p);
+				ret = dbload_add_profile_at(l, p, rows[i].created_ns,
+							    p->duration_nanos);
 			free(buf);
 		}
 		if (ret == -ENOMEM)
