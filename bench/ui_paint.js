@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The web UI's first paint, for bench/serve.sh: milliseconds from page load
-// to the flamegraph drawn (body[data-state=ready]), then what was drawn.
+// to the view drawn (body[data-state=ready]), then what was drawn.
 // Usage: NODE_PATH=BUILD/browser/node_modules node ui_paint.js URL
 'use strict';
 const { launch } = require('../tests/browser/chromium');
@@ -15,8 +15,9 @@ const { launch } = require('../tests/browser/chromium');
 			{ timeout: 60000 });
 		const ms = Date.now() - t0;
 		const frames = await page.$$eval('#flame .frame', (l) => l.length);
+		const bands = await page.$$eval('#load-timeline .band', (l) => l.length);
 		const status = await page.$eval('#status', (e) => e.textContent);
-		console.log(`${ms} ${status}, ${frames} frames drawn`);
+		console.log(`${ms} ${status}, ${frames} frames` + (bands ? `, ${bands} load bands` : '') + ' drawn');
 	} finally {
 		await browser.close();
 	}

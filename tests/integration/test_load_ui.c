@@ -41,12 +41,13 @@ struct lab {
 static void sample(struct profile *p, const char *leaf, int64_t ns, const struct lab *labs)
 {
 	uint64_t m = tl_mapping(p, 0x400000, 0x900000, "/usr/lib/postgresql/15/bin/postgres");
-	uint64_t ids[3] = { tl_loc(p, m, strcmp(leaf, "lock_wait") ? strcmp(leaf, "scan_rows")
-									   ? 0x403000
-									   : 0x402000
-								   : 0x401000,
-				  leaf),
-			    tl_loc(p, m, 0x404000, "PostgresMain"), tl_loc(p, m, 0x405000, "main") };
+	uint64_t ids[3] = { tl_loc(p, m,
+				   strcmp(leaf, "lock_wait")
+					   ? strcmp(leaf, "scan_rows") ? 0x403000 : 0x402000
+					   : 0x401000,
+				   leaf),
+			    tl_loc(p, m, 0x404000, "PostgresMain"),
+			    tl_loc(p, m, 0x405000, "main") };
 	int64_t v[2] = { ns / 10000000, ns };
 	struct pf_label l[8];
 	size_t n = 0;
@@ -162,7 +163,8 @@ Test(load_ui, timeline_band_flamegraph_table, .timeout = 240)
 		  tl_kv(out, "axis"));
 	cr_expect_str_eq(tl_kv(out, "stack100"), "CPU:1.00,Lock:4.00");
 	cr_expect_str_eq(tl_kv(out, "head"), "statement,sessions,CPU,Lock");
-	cr_expect_str_eq(tl_kv(out, "rows"), Q_UPD " ; 3.00 ;  ; 3.00 | " Q_SEL " ; 1.00 ; 1.00 ; ");
+	cr_expect_str_eq(tl_kv(out, "rows"),
+			 Q_UPD " ; 3.00 ;  ; 3.00 | " Q_SEL " ; 1.00 ; 1.00 ; ");
 	/* a Lock band: the off-CPU flamegraph of that class and bucket */
 	cr_expect_str_eq(tl_kv(out, "state2"), "ready");
 	cr_expect_str_eq(tl_kv(out, "mode2"), "flame");

@@ -80,6 +80,12 @@ Test(dbload, classes_and_what_is_not_load)
 			       { "wait_event_type", "Client" },
 			       { "wait_event", "ClientRead" },
 			       {} });
+	sample(off, 7 * S,
+	       (struct lab[]){ BACKEND,
+			       { "state", "runnable" },
+			       { "wait_event_type", "Client" },
+			       { "wait_event", "ClientRead" },
+			       {} });
 	sample(off, 10 * S,
 	       (struct lab[]){ { "backend_type", "walwriter" },
 			       { "state", "sleeping" },

@@ -69,7 +69,7 @@ bool dbload_profile_kind(const struct profile *p, struct dbload_kind *k)
 /* The labels a classification reads, of one sample (by the text of their
  * keys: a profile read as it stands may hold a key's string twice). */
 struct labels {
-	const char *backend_type, *state, *type, *query, *fingerprint;
+	const char *backend_type, *state, *type, *event, *query, *fingerprint;
 };
 
 static void read_labels(const struct profile *p, const struct pf_sample *s, struct labels *o)
@@ -88,6 +88,8 @@ static void read_labels(const struct profile *p, const struct pf_sample *s, stru
 			o->state = v;
 		else if (!strcmp(k, "wait_event_type"))
 			o->type = v;
+		else if (!strcmp(k, "wait_event"))
+			o->event = v;
 		else if (!strcmp(k, "query"))
 			o->query = v;
 		else if (!strcmp(k, "query_fingerprint"))
@@ -104,6 +106,11 @@ static int classify(const struct dbload_kind *k, const struct labels *l)
 	if (k->cpu)
 		return DBLOAD_CPU;
 	if (l->state && !strcmp(l->state, "idle"))
+		return -1;
+	/* waiting for the client's next statement: idle, the thread asleep
+	 * (state idle) or woken by it and not yet run (runnable) */
+	if (l->type && !strcmp(l->type, "Client") && l->event && !strcmp(l->event, "ClientRead") &&
+	    !l->query && !l->fingerprint)
 		return -1;
 	if (l->type && !strcmp(l->type, "Activity"))
 		return -1;
@@ -260,8 +267,7 @@ int dbload_add_profile_at(struct dbload *l, const struct profile *p, int64_t sta
 	free(l->sorted); /* totals change */
 	l->sorted = NULL;
 	l->profiles++;
-	nw = spread(l, start_ns, start_ns + duration_ns, &first, w, MAX_SPREAD,
-		    &len);
+	nw = spread(l, start_ns, start_ns + duration_ns, &first, w, MAX_SPREAD, &len);
 	if (!nw)
 		return 0;
 	for (size_t i = 0; i < p->nsamples; i++) {

@@ -15,7 +15,9 @@
  *    wait_event_type (Lock, LWLock, IO, IPC, Client, Timeout, BufferPin,
  *    Extension), except
  *      - state=idle (ClientRead with no statement running: an idle
- *        session, idle in transaction included): not load;
+ *        session, idle in transaction included): not load; nor
+ *        Client/ClientRead without a query label in another state (woken
+ *        by the client's next message, not yet run: still idle);
  *      - wait_event_type=Activity (PostgreSQL's "idle in its main loop":
  *        WalWriterMain, CheckpointerMain, AutoVacuumMain, ...): not load;
  *      - no wait event set (uninstrumented, or none read): runnable
