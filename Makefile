@@ -292,10 +292,12 @@ bench-record: deps
 	BUILD=$(BUILD) ./bench/record-overhead.sh
 	BUILD=$(BUILD) ./bench/record-start.sh
 
-# The collector: merge vs go tool pprof, list, UI first paint.
+# The collector: merge vs go tool pprof, list, UI first paint (and the
+# database load view's against the flamegraph view's).
 bench-serve: deps
 	$(MAKE) --no-print-directory all
 	BUILD=$(BUILD) ./bench/serve.sh
+	BUILD=$(BUILD) ./bench/load-ui.sh
 
 bench-agent: deps
 	$(MAKE) --no-print-directory all

@@ -103,7 +103,9 @@ fmed=$(tail -n +2 "$work/paint-flame.txt" | awk '{print $1}' | median)
 	echo
 	echo "$nprof stored profiles: one agent interval's real CPU and off-CPU profiles of a"
 	echo "PostgreSQL host (pgbench -S -c 4, 2 sessions on a row lock) pushed once a minute"
-	echo "for $MINUTES minutes; the views over that hour (120 buckets of 30 s)."
+	echo "for $MINUTES minutes; the views over that hour (120 buckets of 30 s). Each profile"
+	echo "covers 10 s of its minute, so the averages are a sixth of the load the host had;"
+	echo "what this measures is the cost of reading and drawing them."
 	echo
 	echo "| view | first paint, fresh collector: ms | median of $RUNS more: ms | runs: ms |"
 	echo "| --- | --- | --- | --- |"
