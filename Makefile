@@ -49,7 +49,7 @@ override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -MMD
 SYM_INC := -Iinclude
 US_INC := -Iinclude -Iuserspace -I$(BUILD)
 TEST_INC := $(US_INC) -Isymbolizer -Itests/lib
-LDLIBS := -lbpf -ldw -lelf -lpg_query -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm
+LDLIBS := -lbpf -ldw -lelf -lpg_query -lprotobuf-c -lz -liberty -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm
 
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
@@ -238,7 +238,7 @@ $(BUILD)/bench/switch-floor: bench/switch-floor.c
 
 $(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
+	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lpthread
 
 # What ebprof finds of PL/pgSQL in a plpgsql.so, for checks by hand.
 $(BUILD)/bench/plpgsql-find: bench/plpgsql-find.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
@@ -248,7 +248,7 @@ $(BUILD)/bench/plpgsql-find: bench/plpgsql-find.c $(LIB_OBJS) | $(SKELS) $(PROTO
 # The cost of function starts from .eh_frame per binary (bench/fde-names.sh).
 $(BUILD)/bench/fdebench: bench/fdebench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
+	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lpthread
 
 # What runs beside the host's tests, at the same time (tests/lanes.sh):
 # qemu guests and fuzzers share nothing with them.

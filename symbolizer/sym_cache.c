@@ -291,6 +291,24 @@ static void evict(struct symbolizer *sym)
 	}
 }
 
+size_t sym_release_unpinned(struct symbolizer *sym)
+{
+	struct sym_elf *e = sym->lru_tail;
+	size_t n = 0;
+
+	while (e) {
+		struct sym_elf *prev = e->lru_prev;
+
+		if (!e->pins) {
+			symc_entry_destroy(sym, e);
+			sym->stats.released++;
+			n++;
+		}
+		e = prev;
+	}
+	return n;
+}
+
 int symc_pin(struct symbolizer *sym, struct sym_elf *e, struct sym_elf **out)
 {
 	e->pins++;

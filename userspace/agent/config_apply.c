@@ -449,7 +449,8 @@ bool config_equal(const struct agent_config *a, const struct agent_config *b)
 	       same_str(a->http_listen, b->http_listen) && a->no_kernel == b->no_kernel &&
 	       a->no_user == b->no_user && a->no_plpgsql == b->no_plpgsql &&
 	       same_str(a->btf, b->btf) && a->unwind == b->unwind &&
-	       a->unwind_budget == b->unwind_budget && a->log_level == b->log_level &&
+	       a->unwind_budget == b->unwind_budget &&
+	       a->memory_budget == b->memory_budget && a->log_level == b->log_level &&
 	       same_str(a->config_path, b->config_path);
 }
 
