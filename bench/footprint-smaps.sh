@@ -29,6 +29,14 @@ until grep -q 'sampling at' "$log" 2>/dev/null; do
 	kill -0 "$agent_pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
 	sleep 0.05
 done
+# VmRSS every 0.2 s: when the peak comes (rises of 2 MiB and more)
+(prev=0; while kill -0 "$agent_pid" 2>/dev/null; do
+	r=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$agent_pid/status" 2>/dev/null || echo 0)
+	if [ "${r:-0}" -gt $((prev + 2048)) ] || [ "${r:-0}" -lt $((prev - 2048)) ]; then
+		echo "$(date +%T.%N | cut -c1-12) VmRSS ${r} kB"; prev=${r:-0}
+	fi
+	sleep 0.2
+done) >"$work/rss.log" &
 sleep "$SECS"
 echo "== pgbench $([ -n "$churn" ] && echo '-S -C' || echo '-S'), agent $(git rev-parse --short HEAD), ${SECS}s"
 grep -E 'VmHWM|VmRSS|RssAnon|RssFile' "/proc/$agent_pid/status"
@@ -68,6 +76,7 @@ for b in sorted(big, key=lambda b: -b[3]):
 print("copied-on-write pages of file mappings (KiB):", {p: v for p, v in anon.items() if v and p.startswith('/')})
 PY
 grep -i "memory budget" "$log" | head -3 || true
+echo "RSS changes of 2 MiB and more:"; cat "$work/rss.log"
 kill -TERM "$agent_pid"; wait "$agent_pid" || true; agent_pid=""
 kill "$bench_pid" 2>/dev/null || true; wait "$bench_pid" 2>/dev/null || true
 grep 'interval from' "$log" | tail -2

@@ -23,23 +23,23 @@
 
 #define CURL_LIB "libcurl.so.4"
 
-#define CURL_FUNCS(X)                                                                      \
-	X(CURLcode, curl_global_init, (long flags))                                        \
-	X(void, curl_global_cleanup, (void))                                               \
-	X(CURL *, curl_easy_init, (void))                                                  \
-	X(void, curl_easy_cleanup, (CURL * h))                                             \
-	X(CURLcode, curl_easy_setopt, (CURL * h, CURLoption o, ...))                       \
-	X(CURLcode, curl_easy_getinfo, (CURL * h, CURLINFO i, ...))                        \
-	X(CURLcode, curl_easy_perform, (CURL * h))                                         \
-	X(const char *, curl_easy_strerror, (CURLcode c))                                  \
-	X(char *, curl_easy_escape, (CURL * h, const char *s, int len))                    \
-	X(void, curl_free, (void *p))                                                      \
-	X(time_t, curl_getdate, (const char *s, const time_t *unused))                     \
-	X(struct curl_slist *, curl_slist_append, (struct curl_slist * l, const char *s)) \
-	X(void, curl_slist_free_all, (struct curl_slist * l))                              \
-	X(CURLU *, curl_url, (void))                                                       \
-	X(void, curl_url_cleanup, (CURLU * u))                                             \
-	X(CURLUcode, curl_url_get, (CURLU *u, CURLUPart w, char **p, unsigned int f)) \
+#define CURL_FUNCS(X)                                                                              \
+	X(CURLcode, curl_global_init, (long flags))                                                \
+	X(void, curl_global_cleanup, (void))                                                       \
+	X(CURL *, curl_easy_init, (void))                                                          \
+	X(void, curl_easy_cleanup, (CURL * h))                                                     \
+	X(CURLcode, curl_easy_setopt, (CURL * h, CURLoption o, ...))                               \
+	X(CURLcode, curl_easy_getinfo, (CURL * h, CURLINFO i, ...))                                \
+	X(CURLcode, curl_easy_perform, (CURL * h))                                                 \
+	X(const char *, curl_easy_strerror, (CURLcode c))                                          \
+	X(char *, curl_easy_escape, (CURL * h, const char *s, int len))                            \
+	X(void, curl_free, (void *p))                                                              \
+	X(time_t, curl_getdate, (const char *s, const time_t *unused))                             \
+	X(struct curl_slist *, curl_slist_append, (struct curl_slist * l, const char *s))          \
+	X(void, curl_slist_free_all, (struct curl_slist * l))                                      \
+	X(CURLU *, curl_url, (void))                                                               \
+	X(void, curl_url_cleanup, (CURLU * u))                                                     \
+	X(CURLUcode, curl_url_get, (CURLU * u, CURLUPart w, char **p, unsigned int f))             \
 	X(CURLUcode, curl_url_set, (CURLU * u, CURLUPart w, const char *p, unsigned int f))
 
 #define FIELD(ret, name, args) ret(*name) args;
@@ -59,11 +59,11 @@ static void load(void)
 		fprintf(stderr, "ebprof: error: cannot load %s: %s\n", CURL_LIB, dlerror());
 		return;
 	}
-#define RESOLVE(ret, name, args)                                                   \
-	*(void **)&real.name = dlsym(h, #name);                                    \
-	if (!real.name) {                                                          \
-		fprintf(stderr, "ebprof: error: %s has no %s\n", CURL_LIB, #name); \
-		return;                                                            \
+#define RESOLVE(ret, name, args)                                                                   \
+	*(void **)&real.name = dlsym(h, #name);                                                    \
+	if (!real.name) {                                                                          \
+		fprintf(stderr, "ebprof: error: %s has no %s\n", CURL_LIB, #name);                 \
+		return;                                                                            \
 	}
 	CURL_FUNCS(RESOLVE)
 #undef RESOLVE

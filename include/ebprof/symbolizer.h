@@ -54,6 +54,10 @@ struct sym_opts {
 	/* Wait for debuginfod answers in sym_elf_get() (ebprof symbolize)
 	 * instead of fetching in the background (the agent). */
 	bool debuginfod_wait;
+	/* Where debug files with compressed DWARF are kept decompressed
+	 * (libdw then maps them rather than inflating them into the heap);
+	 * NULL = read them compressed. */
+	const char *plain_debug_dir;
 };
 
 /*
@@ -85,7 +89,7 @@ struct sym_stats {
 	uint64_t binaries_cached; /* entries in the cache now */
 	uint64_t cache_hits;	  /* sym_elf_get answered from the cache */
 	uint64_t evictions;
-	uint64_t released; /* dropped by sym_release_unpinned() */
+	uint64_t released;    /* dropped by sym_release_unpinned() */
 	uint64_t cache_bytes; /* current estimate */
 	uint64_t resolve_calls;
 	uint64_t resolve_failures; /* addresses with no symbol at all */

@@ -40,7 +40,7 @@ struct agent {
 	size_t nsinks;
 	struct http_server *http;
 	struct agent_metrics metrics;
-	struct membudget budget; /* memory-budget, over reloads */
+	struct membudget budget;     /* memory-budget, over reloads */
 	struct session_run_opts run; /* until SIGTERM/SIGINT/SIGHUP, a line per interval */
 	char comment[160];
 };
@@ -245,6 +245,8 @@ static int new_symbolizer(const struct agent_config *c, struct symbolizer **out)
 		.debuginfod_cache = c->debuginfod_cache,
 		.debuginfod_cache_bytes = (uint64_t)c->debuginfod_cache_size,
 		.debuginfod_timeout_ms = c->debuginfod_timeout * 1000,
+		/* beside the unwind tables' cache (sampling/unwind_tables.c) */
+		.plain_debug_dir = "/var/cache/ebprof/debug",
 	};
 
 	return sym_new(&o, out);

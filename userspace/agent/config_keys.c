@@ -190,6 +190,7 @@ const struct key_def config_keys[] = {
 	{ .name = "memory-budget",
 	  .type = T_SIZE,
 	  .off = F(memory_budget),
+	  .empty_ok = true,
 	  .arg = "SIZE",
 	  .def = "20M",
 	  .help = "the agent's resident memory; over it at an\n"
