@@ -335,6 +335,9 @@ bench-faults: deps
 # The agent's RSS, CPU and BPF memory (maps and programs), this build
 # against main's (BEFORE=DIR: another build) under pgbench -S and -C.
 bench-footprint: deps
+	@# issue 32 measures with Debian's libc debug file installed
+	@dpkg-query -W -f='$${Status}\n' libc6-dbg 2>/dev/null | grep -q 'install ok installed' || \
+		{ echo "installing libc6-dbg"; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libc6-dbg >/dev/null; }
 	$(MAKE) --no-print-directory -s all
 	BUILD=$(BUILD) ./bench/footprint.sh
 
