@@ -23,7 +23,7 @@ bench_pid=$!
 sleep 2
 log=$work/agent.log
 "$BUILD/ebprof" agent --config /dev/null --output-dir "$work/profiles" \
-	--comm= --pid "$(head -1 "$pgdir/postmaster.pid")" \
+	--comm= --pid "$(head -1 "$pgdir/data/postmaster.pid")" \
 	--http-listen '' ${AGENT_OPTS:-} 2>"$log" &
 agent_pid=$!
 until grep -q 'sampling at' "$log" 2>/dev/null; do

@@ -107,7 +107,7 @@ run() {
 	# the bench's cluster only (--comm= --pid): other PostgreSQL on a
 	# shared host would change what the agent holds
 	"$build/ebprof" agent --config /dev/null --profile-types "$types" \
-		--comm= --pid "$(head -1 "$pgdir/postmaster.pid")" \
+		--comm= --pid "$(head -1 "$pgdir/data/postmaster.pid")" \
 		--output-dir "$work/profiles-$name" --http-listen '' 2>"$log" &
 	agent_pid=$!
 	until grep -q 'sampling at' "$log" 2>/dev/null; do
