@@ -143,13 +143,13 @@ static void trim(const char *dir, const char *keep)
 			if (!strcmp(de->d_name, keep))
 				continue;
 			if (!oldest[0] || st.st_mtim.tv_sec < when.tv_sec ||
-			    (st.st_mtim.tv_sec == when.tv_sec && st.st_mtim.tv_nsec < when.tv_nsec)) {
+			    (st.st_mtim.tv_sec == when.tv_sec &&
+			     st.st_mtim.tv_nsec < when.tv_nsec)) {
 				snprintf(oldest, sizeof(oldest), "%s", de->d_name);
 				when = st.st_mtim;
 			}
 		}
-		if (total <= DEBUG_PLAIN_MAX_BYTES || !oldest[0] ||
-		    unlinkat(dirfd(d), oldest, 0)) {
+		if (total <= DEBUG_PLAIN_MAX_BYTES || !oldest[0] || unlinkat(dirfd(d), oldest, 0)) {
 			closedir(d);
 			return;
 		}

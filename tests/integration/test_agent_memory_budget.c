@@ -104,8 +104,10 @@ Test(agent_memory, in_a_48m_cgroup_under_connection_churn, .timeout = 240, .fini
 		in_profiles += ag_check_process_profile(&st.ents[i], st.gp[i]);
 	counted = ag_logged_samples(log, &written, &failed);
 	cr_expect_gt(counted, 100, "only %lld samples", (long long)counted);
-	cr_expect_eq(in_profiles, counted, "the interval lines counted %lld samples, the profiles "
-		     "hold %lld", (long long)counted, (long long)in_profiles);
+	cr_expect_eq(in_profiles, counted,
+		     "the interval lines counted %lld samples, the profiles "
+		     "hold %lld",
+		     (long long)counted, (long long)in_profiles);
 	cr_expect_eq(written, (int64_t)st.n);
 	cr_expect_eq(failed, 0);
 

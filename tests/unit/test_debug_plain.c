@@ -59,8 +59,8 @@ static int compressed_sections(const char *path)
 
 /* sym_prog_work's frame through a symbolizer on dirs (plain: its plain
  * directory or NULL), copied into f; the build-id into id. */
-static void resolve(const char *dirs, const char *plain, struct sym_frame *f, char *fn,
-		    char *file, char *id)
+static void resolve(const char *dirs, const char *plain, struct sym_frame *f, char *fn, char *file,
+		    char *id)
 {
 	struct sym_opts o = { .debug_dirs = dirs, .plain_debug_dir = plain };
 	const char *bin = fx("sym_prog_stripped");
@@ -70,10 +70,11 @@ static void resolve(const char *dirs, const char *plain, struct sym_frame *f, ch
 	cr_assert_eq(sym_new(&o, &sym), 0);
 	e = get_path(sym, bin);
 	cr_expect(sym_elf_has_lines(e), "no lines through %s", plain ? plain : "the file");
-	cr_assert_eq(sym_elf_resolve(sym, e, sym_offset(bin, fx("sym_prog_stripped.full"),
-						       "sym_prog_work") + 4,
-				     f, 8),
-		     1);
+	cr_assert_eq(
+		sym_elf_resolve(sym, e,
+				sym_offset(bin, fx("sym_prog_stripped.full"), "sym_prog_work") + 4,
+				f, 8),
+		1);
 	strcpy(fn, f->function);
 	strcpy(file, f->file ? f->file : "");
 	strcpy(id, sym_elf_build_id(e));
@@ -115,7 +116,8 @@ Test(debug_plain, same_frames_from_a_plain_copy_made_once, .fini = cleanup)
 	snprintf(copy, sizeof(copy), "%s/%s.debug", plain, id[0]);
 	cr_assert_eq(stat(copy, &st1), 0, "no plain copy %s", copy);
 	cr_expect_eq(compressed_sections(copy), 0);
-	snprintf(cmd, sizeof(cmd), "readelf -n %s 2>/dev/null | grep -q 'Build ID: %s'", copy, id[0]);
+	snprintf(cmd, sizeof(cmd), "readelf -n %s 2>/dev/null | grep -q 'Build ID: %s'", copy,
+		 id[0]);
 	cr_expect_eq(system(cmd), 0, "the copy lost its build-id");
 
 	/* the next symbolizer uses it again */
