@@ -81,3 +81,6 @@ echo "RSS changes of 2 MiB and more:"; cat "$work/rss.log"
 kill -TERM "$agent_pid"; wait "$agent_pid" || true; agent_pid=""
 kill "$bench_pid" 2>/dev/null || true; wait "$bench_pid" 2>/dev/null || true
 grep 'interval from' "$log" | tail -2
+bench_cleanup
+trap - EXIT
+rm -rf "$work"
