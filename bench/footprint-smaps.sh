@@ -27,7 +27,7 @@ log=$work/agent.log
 	--http-listen '' ${AGENT_OPTS:-} 2>"$log" &
 agent_pid=$!
 until grep -q 'sampling at' "$log" 2>/dev/null; do
-	kill -0 "$agent_pid" 2>/dev/null || { cat "$log" >&2; exit 1; }
+	kill -0 "$agent_pid" 2>/dev/null || { cat "$log" >&2; agent_pid=""; exit 1; }
 	sleep 0.05
 done
 # VmRSS every 0.2 s: when the peak comes (rises of 2 MiB and more)
