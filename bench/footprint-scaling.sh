@@ -49,7 +49,8 @@ ulimit -n $((maxb * 2 + 1024))
 EBPROF_PG_OPTS="-c max_connections=$((maxb + CLIENTS + 50))" bench_cluster scaling "$SCALE"
 idle_bench_pid=""
 load_pid=""
-trap 'kill $idle_bench_pid $load_pid 2>/dev/null || true; bench_cleanup' EXIT
+# (KEEP=1 keeps $work: the agents' logs and profiles, bpftool's lists)
+trap 'kill $idle_bench_pid $load_pid 2>/dev/null || true; bench_cleanup; [ "${KEEP:-0}" = 1 ] || rm -rf "$work"' EXIT
 hz=$(getconf CLK_TCK)
 printf '\\sleep 3600 s\n' >"$work/idle.sql"
 connected() {
