@@ -217,6 +217,11 @@ $(BUILD)/bench/pipeline-scale: bench/pipeline-scale.c $(LIB_OBJS) | $(SKELS) $(P
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
+# The map sizing formula for other hosts (bench/footprint-scaling.sh).
+$(BUILD)/bench/map-sizes: bench/map-sizes.c userspace/sampling/map_sizes.c | $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c,$^)
+
 # A snapshot's walk, warm and cold (bench/memory.sh).
 $(BUILD)/bench/memwalk: bench/memwalk.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
