@@ -43,6 +43,10 @@ bpf_stats_on() {
 	bpf_stats_old=${bpf_stats_old:-$(sysctl -n kernel.bpf_stats_enabled)}
 	sysctl -qw kernel.bpf_stats_enabled=1
 }
+# prog_ids_of PID: the ids of the BPF programs process PID holds (its
+# program and link fds), one a line: on a shared host other profilers'
+# programs of the same name are not its own.
+prog_ids_of() { grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u; }
 bpf_stats_restore() { [ -z "${bpf_stats_old:-}" ] || sysctl -qw kernel.bpf_stats_enabled="$bpf_stats_old"; }
 
 # "ID TYPE NAME RUN_TIME_NS RUN_CNT" of every loaded BPF program, one a

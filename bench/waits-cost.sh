@@ -47,8 +47,11 @@ pg_restart() {
 	run_pgbench_tps -S -c "$CLIENTS" -j 2 -T 5 >/dev/null # warm its buffers again
 }
 tps_of() { run_pgbench_tps -S -c "$CLIENTS" -j 2 -T "$PHASE"; }
-iter_stats() { # "NS CNT" of the wait sampler's program (bpf_stats)
-	bpf_progs | awk '$3 == "waits_visit" { ns += $4; cnt += $5 } END { printf "%.0f %.0f\n", ns, cnt }'
+iter_stats() { # "NS CNT" of the recorder's wait sampler program (bpf_stats)
+	bpf_progs | awk -v ids="$(prog_ids_of "$agent_pid" | tr '\n' ' ')" \
+		'BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) own[a[i]] = 1 }
+		$3 == "waits_visit" && ($1 in own) { ns += $4; cnt += $5 }
+		END { printf "%.0f %.0f\n", ns, cnt }'
 }
 postmaster() { head -1 "$pgdir/data/postmaster.pid"; }
 collector_pid() { pgrep -P "$(postmaster)" -f 'pg_wait_sampling collector' | head -1; }

@@ -101,18 +101,17 @@ static __always_inline __u64 plpgsql_mix(__u64 h, __u64 v)
 	return h ^ (h >> 32);
 }
 
-/* One entry of error_context_stack: a global function, so the verifier
- * checks it once rather than at every turn of the walk. 1: the walk
- * ended (the last entry, a fault, or EBPROF_PLPGSQL_DEPTH functions). */
-__noinline int plpgsql_step(void)
+/* One entry of error_context_stack, read in task (NULL: the current one,
+ * read_user()) into sc. 1: the walk ended (the last entry, a fault, or
+ * EBPROF_PLPGSQL_DEPTH functions). */
+static __always_inline int plpgsql_step_in(struct plpgsql_scratch *sc, struct task_struct *task)
 {
-	struct plpgsql_scratch *sc = plpgsql_scratch_get();
 	__u64 func, stmt, var;
 	__u32 n, span;
 
 	if (!sc || !sc->node)
 		return 1;
-	if (bpf_probe_read_user(sc->entry, sizeof(sc->entry), (void *)sc->node)) {
+	if (read_user(sc->entry, sizeof(sc->entry), (void *)sc->node, task)) {
 		sc->fault = 1;
 		return 1;
 	}
@@ -125,7 +124,7 @@ __noinline int plpgsql_step(void)
 		span = sc->cfg.span;
 		if (span > EBPROF_PLPGSQL_SPAN)
 			span = EBPROF_PLPGSQL_SPAN;
-		if (bpf_probe_read_user(sc->estate, span, (void *)sc->entry[2])) {
+		if (read_user(sc->estate, span, (void *)sc->entry[2], task)) {
 			sc->fault = 1;
 			return 1;
 		}
@@ -144,11 +143,52 @@ __noinline int plpgsql_step(void)
 	return sc->node == 0;
 }
 
-/* The signature and line of function j of the record: a global function,
- * as plpgsql_step(). Nothing of its arguments is read. */
-__noinline int plpgsql_level(__u32 j)
+/* plpgsql_step_in() of the current task: a global function, so the
+ * verifier checks it once rather than at every turn of the walk. */
+__noinline int plpgsql_step(void)
 {
-	struct plpgsql_scratch *sc = plpgsql_scratch_get();
+	return plpgsql_step_in(plpgsql_scratch_get(), NULL);
+}
+
+struct plpgsql_sig_scan {
+	const char *s;
+	__u32 n;
+};
+
+/* bpf_loop() callback: where a signature ends (as nul_step()). */
+static long plpgsql_sig_step(__u64 i, struct plpgsql_sig_scan *c)
+{
+	if (i >= EBPROF_PLPGSQL_SIG_LEN - 1 || !c->s[i & (EBPROF_PLPGSQL_SIG_LEN - 1)]) {
+		c->n = i;
+		return 1;
+	}
+	return 0;
+}
+
+/* A signature into dst (EBPROF_PLPGSQL_SIG_LEN bytes), read in task (NULL:
+ * the current one): its length with the NUL, or a negative errno. Another
+ * task's is read whole, else up to the end of its page (read_user_str()). */
+static __always_inline long plpgsql_read_sig(char *dst, const void *src, struct task_struct *task)
+{
+	__u64 room = 4096 - ((__u64)src & 4095);
+	struct plpgsql_sig_scan c = { .s = dst, .n = 0 };
+
+	if (!task)
+		return bpf_probe_read_user_str(dst, EBPROF_PLPGSQL_SIG_LEN, src);
+	if (bpf_copy_from_user_task(dst, EBPROF_PLPGSQL_SIG_LEN, src, task, 0)) {
+		if (room >= EBPROF_PLPGSQL_SIG_LEN ||
+		    bpf_copy_from_user_task(dst, room & (EBPROF_PLPGSQL_SIG_LEN - 1), src, task, 0))
+			return -EFAULT;
+	}
+	bpf_loop(EBPROF_PLPGSQL_SIG_LEN, plpgsql_sig_step, &c, 0);
+	return (long)c.n + 1;
+}
+
+/* The signature and line of function j of sc's record, read in task
+ * (NULL: the current one). Nothing of its arguments is read. */
+static __always_inline int plpgsql_level_in(struct plpgsql_scratch *sc, __u32 j,
+					    struct task_struct *task)
+{
 	struct ebprof_plpgsql_level *l;
 	__u64 sig = 0, at, k = j;
 	__u16 off;
@@ -162,21 +202,48 @@ __noinline int plpgsql_level(__u32 j)
 	l = &sc->rec.level[k];
 	at = sc->at[k];
 	off = sc->var[k] ? sc->cfg.var_lineno_off : sc->cfg.stmt_lineno_off;
-	if (!at || bpf_probe_read_user(&l->line, sizeof(l->line), (void *)(at + off)))
+	if (!at || read_user(&l->line, sizeof(l->line), (void *)(at + off), task))
 		l->line = 0;
-	if (!bpf_probe_read_user(&sig, sizeof(sig),
-				 (void *)(sc->func[k] + sc->cfg.signature_off)) &&
+	if (!read_user(&sig, sizeof(sig), (void *)(sc->func[k] + sc->cfg.signature_off), task) &&
 	    sig)
-		len = bpf_probe_read_user_str(l->sig, sizeof(l->sig), (void *)sig);
+		len = plpgsql_read_sig(l->sig, (void *)sig, task);
 	l->len = len > 1 ? len - 1 : 0;
 	if (len <= 0)
 		l->sig[0] = '\0';
 	return 0;
 }
 
-/* Send the record of the chain the walk found; false when the ring
- * buffer is full. */
-static __always_inline bool plpgsql_send(struct plpgsql_scratch *sc, __u32 tgid, __u32 tid)
+/* plpgsql_level_in() of the current task: a global function, as
+ * plpgsql_step(). */
+__noinline int plpgsql_level(__u32 j)
+{
+	return plpgsql_level_in(plpgsql_scratch_get(), j, NULL);
+}
+
+/* Another task's walk (the wait sampler's): its scratch and the task, for
+ * bpf_loop() callbacks (a global function cannot take the task). */
+struct plpgsql_walk {
+	struct plpgsql_scratch *sc;
+	struct task_struct *task;
+};
+
+static long plpgsql_walk_step(__u64 i, struct plpgsql_walk *c)
+{
+	return plpgsql_step_in(c->sc, c->task);
+}
+
+static long plpgsql_walk_level(__u64 j, struct plpgsql_walk *c)
+{
+	if (j >= c->sc->rec.n)
+		return 1;
+	plpgsql_level_in(c->sc, (__u32)j, c->task);
+	return 0;
+}
+
+/* Send the record of the chain the walk found in sc, read in task (NULL:
+ * the current one); false when the ring buffer is full. */
+static __always_inline bool plpgsql_send(struct plpgsql_scratch *sc, __u32 tgid, __u32 tid,
+					 struct task_struct *task)
 {
 	struct ebprof_plpgsql *r = &sc->rec;
 	__u64 size;
@@ -188,11 +255,17 @@ static __always_inline bool plpgsql_send(struct plpgsql_scratch *sc, __u32 tgid,
 	r->h.ktime_ns = 0;
 	r->h.exec_pages = 0;
 	r->h.comm[0] = '\0';
+	if (task) {
+		struct plpgsql_walk c = { .sc = sc, .task = task };
+
+		bpf_loop(EBPROF_PLPGSQL_DEPTH, plpgsql_walk_level, &c, 0);
+	} else {
 #pragma clang loop unroll(disable)
-	for (__u32 j = 0; j < EBPROF_PLPGSQL_DEPTH; j++) {
-		if (j >= r->n)
-			break;
-		plpgsql_level(j);
+		for (__u32 j = 0; j < EBPROF_PLPGSQL_DEPTH; j++) {
+			if (j >= r->n)
+				break;
+			plpgsql_level(j);
+		}
 	}
 	/* its n levels only */
 	size = offsetof(struct ebprof_plpgsql, level) +
@@ -204,17 +277,20 @@ static __always_inline bool plpgsql_send(struct plpgsql_scratch *sc, __u32 tgid,
 }
 
 /*
- * The PL/pgSQL functions the sampled thread of a PostgreSQL process runs,
- * into key->plpgsql. Outside PL/pgSQL this is one read (the head of
- * error_context_stack, NULL there but during a few C callbacks); in it,
- * two reads per function (its entry and its state) and one per other
- * entry between, plus one hash lookup.
+ * The PL/pgSQL functions a thread of a PostgreSQL process runs, into
+ * key->plpgsql: the current thread's (task NULL, through the per-CPU
+ * plpgsql_scratch), or task's from the wait sampler (sc its own scratch:
+ * it sleeps, the perf_event programs run meanwhile). Outside PL/pgSQL
+ * this is one read (the head of error_context_stack, NULL there but
+ * during a few C callbacks); in it, two reads per function (its entry and
+ * its state) and one per other entry between, plus one hash lookup.
  */
-static __always_inline void read_plpgsql(struct plpgsql_state *ps, const struct ebprof_pg_proc *pg,
-					 __u32 tgid, __u32 tid, struct sample_key *key)
+static __always_inline void read_plpgsql_as(struct plpgsql_state *ps,
+					    const struct ebprof_pg_proc *pg, __u32 tgid, __u32 tid,
+					    struct sample_key *key, struct plpgsql_scratch *sc,
+					    struct task_struct *task)
 {
 	__u32 gen = plpgsql_gen, epoch = plpgsql_epoch, *sent;
-	struct plpgsql_scratch *sc;
 	__u64 node = 0, h;
 
 	/* until userspace has looked at the process, and again after it gave
@@ -230,11 +306,11 @@ static __always_inline void read_plpgsql(struct plpgsql_state *ps, const struct 
 	}
 	if (!ps->cfg.callback || !pg->error_context_stack)
 		return;
-	if (bpf_probe_read_user(&node, sizeof(node), (void *)pg->error_context_stack)) {
+	if (read_user(&node, sizeof(node), (void *)pg->error_context_stack, task)) {
 		stat_inc(STAT_PLPGSQL_FAULT);
 		return;
 	}
-	if (!node || !(sc = plpgsql_scratch_get()))
+	if (!node || !sc)
 		return;
 	sc->cfg = ps->cfg;
 	sc->node = node;
@@ -242,10 +318,16 @@ static __always_inline void read_plpgsql(struct plpgsql_state *ps, const struct 
 	sc->n = 0;
 	sc->flags = 0;
 	sc->fault = 0;
+	if (task) {
+		struct plpgsql_walk c = { .sc = sc, .task = task };
+
+		bpf_loop(EBPROF_PLPGSQL_ENTRIES, plpgsql_walk_step, &c, 0);
+	} else {
 #pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < EBPROF_PLPGSQL_ENTRIES; i++)
-		if (plpgsql_step())
-			break;
+		for (__u32 i = 0; i < EBPROF_PLPGSQL_ENTRIES; i++)
+			if (plpgsql_step())
+				break;
+	}
 	if (sc->fault) {
 		stat_inc(STAT_PLPGSQL_FAULT);
 		sc->flags |= EBPROF_PLPGSQL_CUT;
@@ -263,8 +345,14 @@ static __always_inline void read_plpgsql(struct plpgsql_state *ps, const struct 
 	sc->rec.hash = key->plpgsql;
 	sc->rec.n = sc->n;
 	sc->rec.flags = sc->flags;
-	if (plpgsql_send(sc, tgid, tid))
+	if (plpgsql_send(sc, tgid, tid, task))
 		bpf_map_update_elem(&plpgsql_known, &key->plpgsql, &gen, BPF_ANY);
+}
+
+static __always_inline void read_plpgsql(struct plpgsql_state *ps, const struct ebprof_pg_proc *pg,
+					 __u32 tgid, __u32 tid, struct sample_key *key)
+{
+	read_plpgsql_as(ps, pg, tgid, tid, key, plpgsql_scratch_get(), NULL);
 }
 
 #endif /* EBPROF_PLPGSQL_BPF_H */

@@ -12,11 +12,13 @@
  *
  * Another thread's memory is read with bpf_copy_from_user_task() and its
  * user registers found with bpf_task_pt_regs(), so the statement, the wait
- * event and the CFI unwind (unwind.bpf.h) are those of the perf_event
- * programs with another reader. What costs is the unwind, so a visit
+ * event, the PL/pgSQL functions (plpgsql.bpf.h) and the CFI unwind
+ * (unwind.bpf.h) are those of the perf_event programs with another
+ * reader. What costs is the unwind, so a visit
  * takes no stacks when it need not (`waits_threads`):
  *  - a thread whose switch count has not moved since its last visit has
- *    not run: its last key again, its state read anew;
+ *    not run: its last key again (statement, wait event, PL/pgSQL
+ *    functions and stacks), its state read anew;
  *  - a backend idle for its client (no statement, Client/ClientRead)
  *    takes the stacks of its last idle visit (it waits where it waited).
  * The program sleeps (a page of the target faulting in), so it keeps its
@@ -58,6 +60,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct uw_state);
 } waits_uw SEC(".maps");
+
+/* The PL/pgSQL walk's, its own as the rest of the scratch */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct plpgsql_scratch);
+} waits_plpgsql SEC(".maps");
 
 /* PG_WAIT_CLIENT | WAIT_EVENT_CLIENT_READ: the same value in 12..17 */
 #define WAITS_CLIENT_READ 0x06000000u
@@ -147,18 +157,23 @@ struct waits_labels {
 	struct waits_scratch *sc;
 };
 
-/* The statement and wait event of the visited thread into the scratch
- * key: a bpf_loop() callback of one turn, so that the verifier checks
- * the stacks' code once after it, not once per way through it. */
+/* The statement, wait event and PL/pgSQL functions of the visited thread
+ * into the scratch key: a bpf_loop() callback of one turn, so that the
+ * verifier checks the stacks' code once after it, not once per way
+ * through it. */
 static long waits_read_labels(__u64 i, struct waits_labels *c)
 {
 	struct offcpu_key *k = &c->sc->o.key;
+	__u32 zero = 0;
 
 	if (!stmt_is_pg(&c->seen->stmt, k->s.tgid))
 		return 1;
 	if (want_queries)
 		read_query_as(&c->seen->stmt, k->s.tgid, k->s.tid, &k->s, c->task, &c->sc->q);
 	read_wait_event(c->seen, k, c->task);
+	if (want_plpgsql)
+		read_plpgsql_as(&c->seen->plpgsql, &c->seen->stmt.pg, k->s.tgid, k->s.tid, &k->s,
+				bpf_map_lookup_elem(&waits_plpgsql, &zero), c->task);
 	return 1;
 }
 
@@ -217,7 +232,7 @@ int waits_visit(struct bpf_iter__task *ctx)
 	struct waits_scratch *sc;
 	struct offcpu_taken *o;
 	struct seen_state *seen;
-	__u32 tgid, tid, zero = 0, gen = query_gen;
+	__u32 tgid, tid, zero = 0, gen = query_gen, pl_epoch = plpgsql_epoch;
 	__u64 nsw, start;
 	bool idle, lost;
 	long state;
@@ -248,7 +263,7 @@ int waits_visit(struct bpf_iter__task *ctx)
 	th = bpf_map_lookup_elem(&waits_threads, &tid);
 	if (th && th->start != start)
 		th = NULL; /* another thread of this tid */
-	if (th && th->nsw == nsw && th->gen == gen) {
+	if (th && th->nsw == nsw && th->gen == gen && th->pl_epoch == pl_epoch) {
 		/* not run since: where it was, as it was, only woken perhaps */
 		o->key = th->key;
 		o->key.state = offcpu_state_of(state, false);
@@ -292,6 +307,7 @@ int waits_visit(struct bpf_iter__task *ctx)
 	}
 	th->nsw = nsw;
 	th->gen = gen;
+	th->pl_epoch = pl_epoch;
 	th->key = o->key;
 	if (idle) {
 		th->idle_kstack = o->key.s.kstack;

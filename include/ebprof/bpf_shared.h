@@ -151,6 +151,8 @@ struct waits_thread {
 	__u64 idle_ustack;     /* client (0: none yet) */
 	__u32 idle_flags;      /* their SAMPLE_* stack flags */
 	__u32 gen;	       /* query_gen of key's statement */
+	__u32 pl_epoch;	       /* plpgsql_epoch of key's PL/pgSQL chain */
+	__u32 pad;
 };
 
 /* Value of the `stacks` map, keyed by a 64-bit hash of its frames:

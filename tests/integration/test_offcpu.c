@@ -7,8 +7,9 @@
  * time. On PostgreSQL 15 a backend blocked on a row another session holds
  * FOR UPDATE is away in Lock/transactionid under the lock wait (the
  * whole wait, through the deadlock check that wakes it after 1 s),
- * labelled with its statement; an idle connection waits in Client/ClientRead,
- * state idle; `ebprof flamegraph` draws the lock wait as a
+ * labelled with its statement; the session holding the row sleeps inside a
+ * PL/pgSQL function, whose frame its wait carries on both paths; an idle
+ * connection waits in Client/ClientRead, state idle; `ebprof flamegraph` draws the lock wait as a
  * Lock:transactionid frame and leaves the idle time out unless --idle.
  * Bad options are refused with exit status 2.
  */
@@ -101,15 +102,19 @@ static void check_split(const char *mode, const char *period, bool sampled)
 	snprintf(exe, sizeof(exe), "%s/offcpu_split", tl_path("fixtures/stacks"));
 	pid = rec_start_fixture(&fx, (char *[]){ exe, "4", NULL });
 	snprintf(pidarg, sizeof(pidarg), "%d", pid);
-	rec_start_record(&rec, (char *[]){ "--type", "offcpu", "--offcpu-path", "switch",
-					   "--unwind", (char *)mode, "--offcpu-period",
-					   period ? (char *)period : "10000", "-p", pidarg, "-d",
-					   "60", "-o", out, NULL });
+	/* the iterator first: the switch path cuts a wait in progress at a
+	 * drain (every second) with its kernel stack only, so the wait for
+	 * "go" must not outlast its first one; the iterator's parts of it
+	 * have their whole stacks */
 	if (sampled)
 		rec_start_record(&rec_it,
 				 (char *[]){ "--type", "offcpu", "--offcpu-path", "iterator",
 					     "--offcpu-rate", "100", "--unwind", (char *)mode, "-p",
 					     pidarg, "-d", "60", "-o", out_it, NULL });
+	rec_start_record(&rec, (char *[]){ "--type", "offcpu", "--offcpu-path", "switch",
+					   "--unwind", (char *)mode, "--offcpu-period",
+					   period ? (char *)period : "10000", "-p", pidarg, "-d",
+					   "60", "-o", out, NULL });
 	fputs("go\n", fx.in);
 	fflush(fx.in);
 	cr_assert_eq(tl_wait_line(fx.out, "wall_ns=", line, sizeof(line), 30), 0);
@@ -432,6 +437,45 @@ static void check_lock_and_idle(const char *out, const char *how, double update_
 	gp_free(p);
 }
 
+/* The session holding the row waits in PgSleep inside the PL/pgSQL
+ * function hold_row(integer) (its signature as PostgreSQL prints it: no
+ * schema on the search path), 0.1 s at a time at its line 4: the frame is
+ * on most of the wait's stacks on both paths (the iterator reads it at a
+ * visit; the switch path as a wait begins, so the sleeps begun before
+ * userspace looked at the backend's plpgsql.so have none). */
+static void check_plpgsql_hold(const char *out, const char *how)
+{
+	struct gp_profile *p = rec_read_back(out);
+	int vi = gp_type(p, "offcpu/nanoseconds");
+	int64_t ns = 0, framed = 0;
+
+	cr_assert_eq(vi, 1);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct gp_sample *s = &p->samples[i];
+		const char *e = gp_label(s, "wait_event");
+		bool hit = false;
+
+		if (!e || strcmp(e, "PgSleep"))
+			continue;
+		ns += s->values[vi];
+		for (size_t j = 0; j < s->nframes; j++) {
+			const struct gp_frame *f = &s->frames[j];
+
+			hit |= f->fn && f->file && !strcmp(f->file, "plpgsql") &&
+			       !strcmp(f->fn, "hold_row(integer)") && f->line == 4;
+		}
+		framed += hit ? s->values[vi] : 0;
+	}
+	cr_log_info("%s: PgSleep %.3f s, %.3f s of it under hold_row(integer):4", how, ns / 1e9,
+		    framed / 1e9);
+	cr_expect_gt(ns, 0, "%s: no PgSleep wait", how);
+	cr_expect_geq(framed * 2, ns,
+		      "%s: %.3f s of %.3f s in PgSleep under the PL/pgSQL frame "
+		      "hold_row(integer) at line 4",
+		      how, framed / 1e9, ns / 1e9);
+	gp_free(p);
+}
+
 /* On every kernel the path it takes (the iterator on 5.18+), where the
  * kernel has the iterator the switch path too, recording at once. */
 Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cluster)
@@ -446,7 +490,10 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 	cr_assert_eq(pg_start(&pg), 0, "cannot start PostgreSQL");
 	snprintf(cmd, sizeof(cmd),
 		 "psql -X -At -h %s -p %d -U postgres -c 'CREATE TABLE acct (id int PRIMARY KEY, "
-		 "v int)' -c 'INSERT INTO acct VALUES (1, 0)' postgres 2>&1",
+		 "v int)' -c 'INSERT INTO acct VALUES (1, 0)' -c 'CREATE FUNCTION hold_row(s int) "
+		 "RETURNS void LANGUAGE plpgsql AS $$\nBEGIN\n  FOR i IN 1..s * 10 LOOP\n    "
+		 "PERFORM pg_sleep(0.1);\n  END LOOP;\nEND\n$$' "
+		 "postgres 2>&1",
 		 pg.dir, pg.port);
 	cr_assert_eq(tl_sh(cmd, &o), 0, "%s", o ? o : "");
 	free(o);
@@ -471,7 +518,7 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 	snprintf(
 		cmd, sizeof(cmd),
 		"P='psql -X -At -h %s -p %d -U postgres'; E='%s record --type offcpu -p %s -d 2'; "
-		"$P -c 'BEGIN; SELECT v FROM acct WHERE id = 1 FOR UPDATE; SELECT pg_sleep(120); "
+		"$P -c 'BEGIN; SELECT v FROM acct WHERE id = 1 FOR UPDATE; SELECT hold_row(120); "
 		"COMMIT;' postgres & "
 		"until [ \"$($P -c \"SELECT count(*) FROM pg_stat_activity WHERE wait_event = "
 		"'PgSleep'\" postgres)\" = 1 ]; do sleep 0.05; done; "
@@ -483,8 +530,8 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 		"$E --offcpu-path switch -o %s/inprog-switch.pb.gz 2>%s/inprog-switch.log & b=$!; "
 		"wait $a || echo 'in-progress recording failed'; "
 		"wait $b || echo 'in-progress recording (switch) failed'; sleep 1; "
-		"$P -c \"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = "
-		"'PgSleep'\" postgres >/dev/null; "
+		"$P -c \"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE "
+		"'%%hold_row(120)%%' AND pid <> pg_backend_pid()\" postgres >/dev/null; "
 		"(sleep 10; echo \"SELECT 'idle_s=' || extract(epoch FROM statement_timestamp() - "
 		"backend_start) FROM pg_stat_activity WHERE pid = pg_backend_pid();\") | "
 		"$P postgres & wait",
@@ -502,8 +549,11 @@ Test(offcpu, postgres_lock_wait_and_idle_client, .timeout = 300, .fini = stop_cl
 		cr_assert_eq(rec_finish_record(&rec_sw, SIGINT, 30), 0);
 
 	check_lock_and_idle(out, both ? "iterator" : "switch", update_ms, idle_s);
-	if (both)
+	check_plpgsql_hold(out, both ? "iterator" : "switch");
+	if (both) {
 		check_lock_and_idle(out_sw, "switch", update_ms, idle_s);
+		check_plpgsql_hold(out_sw, "switch");
+	}
 	snprintf(cmd, sizeof(cmd), "%s/inprog.pb.gz", dir);
 	check_in_progress(cmd, both ? "in progress, iterator" : "in progress, switch");
 	snprintf(cmd, sizeof(cmd), "%s/inprog-switch.pb.gz", dir);

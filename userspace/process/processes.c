@@ -500,7 +500,12 @@ const char *procs_jit_name(struct proc_registry *reg, uint32_t pid, uint64_t add
 	jc = pi->jit;
 	if (!pi->exited && !jc->gone && (!jc->checked_ns || now - jc->checked_ns >= NSEC_PER_SEC)) {
 		jc->checked_ns = now;
-		jit_cache_refresh(jc, pid);
+		/* its maps read again (a stripped binary's every unnamed frame
+		 * asks, each second) only where JIT code can be: a table read
+		 * before, a perf map, a jitdump in its last snapshot (mapping
+		 * one is exec memory: a new snapshot follows) */
+		if (jc->js || jitsyms_perfmap_exists(pid) || jitsyms_mapped(pi->maps))
+			jit_cache_refresh(jc, pid);
 	}
 	return jitsyms_find(jc->js, addr);
 }
