@@ -119,9 +119,11 @@ static int classify(const struct dbload_kind *k, const struct labels *l)
 		c = dbload_class_parse(l->type);
 		return c < 0 ? DBLOAD_OTHER : c;
 	}
-	/* no wait event */
+	/* no wait event: runnable is left to the CPU sampler (a visit of the
+	 * wait sampler on a busy backend's CPU preempts it: counting that
+	 * as CPU too counted a busy loop 1.5 times) */
 	if (l->state && !strcmp(l->state, "runnable"))
-		return DBLOAD_CPU;
+		return -1;
 	if (l->query || l->fingerprint)
 		return DBLOAD_OTHER;
 	return -1;

@@ -20,10 +20,12 @@
  *        by the client's next message, not yet run: still idle);
  *      - wait_event_type=Activity (PostgreSQL's "idle in its main loop":
  *        WalWriterMain, CheckpointerMain, AutoVacuumMain, ...): not load;
- *      - no wait event set (uninstrumented, or none read): runnable
- *        (preempted, waiting for a CPU) is CPU; asleep while a statement
- *        runs (a query label) is Other; otherwise not load (a process
- *        asleep outside any statement, e.g. the postmaster's loop).
+ *      - no wait event set (uninstrumented, or none read): asleep while
+ *        a statement runs (a query label) is Other; runnable (preempted)
+ *        is not counted, since the wait sampler's own visit preempts the
+ *        backend it visits on its CPU (CPU is the CPU sampler's time);
+ *        otherwise not load (a process asleep outside any statement,
+ *        e.g. the postmaster's loop).
  * AAS of a time bucket = the time counted in it / its length; a profile's
  * time is spread over the buckets its [time_nanos, + duration_nanos)
  * overlaps, in proportion.
