@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "debug_plain.h"
 #include "sym_cache.h"
 #include "sym_log.h"
 
@@ -371,6 +372,8 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 		    : id->has_symtab	? SRC_SYMTAB
 		    : id->has_debugdata ? SRC_MINIDEBUGINFO
 					: SRC_DYNSYM;
+	if (debug_fd >= 0 && e->build_id[0]) /* libdw inflates nothing at its open */
+		symdp_take(sym->plain_dir, sym->plain_bytes, e->build_id, &debug_fd);
 	if (debug_fd >= 0 && !fstat(debug_fd, &dst))
 		debug_bytes = (size_t)dst.st_size;
 	err = symdw_open(fd, bin->path, debug_fd, debug, &e->dw);

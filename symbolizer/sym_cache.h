@@ -104,7 +104,9 @@ struct sym_elf {
 struct symbolizer {
 	size_t max_bytes;
 	bool no_demangle;
-	char *debug_dirs;    /* owned; NULL = default */
+	char *debug_dirs; /* owned; NULL = default */
+	char *plain_dir;  /* owned; NULL = no plain copies (debug_plain.h) */
+	uint64_t plain_bytes;
 	char *kallsyms_path; /* owned */
 	htab_t by_key;	     /* struct sym_elf, by key */
 	htab_t aliases;	     /* struct sym_alias, by (dev, ino) */

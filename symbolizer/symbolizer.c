@@ -40,6 +40,10 @@ int sym_new(const struct sym_opts *opts, struct symbolizer **out)
 		sym->no_demangle = opts->no_demangle;
 		if (opts->debug_dirs && !(sym->debug_dirs = strdup(opts->debug_dirs)))
 			goto nomem;
+		if (opts->plain_debug_cache && opts->plain_debug_cache[0] &&
+		    !(sym->plain_dir = strdup(opts->plain_debug_cache)))
+			goto nomem;
+		sym->plain_bytes = opts->plain_debug_cache_bytes;
 		if (opts->kallsyms_path && !(sym->kallsyms_path = strdup(opts->kallsyms_path)))
 			goto nomem;
 		if (opts->debuginfod_urls &&
@@ -70,6 +74,7 @@ nomem:
 		htab_delete(sym->aliases);
 	symdi_free(sym->di);
 	free(sym->debug_dirs);
+	free(sym->plain_dir);
 	free(sym->kallsyms_path);
 	free(sym);
 	return -ENOMEM;
@@ -91,6 +96,7 @@ void sym_free(struct symbolizer *sym)
 	symdi_free(sym->di);
 	free(sym->kname);
 	free(sym->debug_dirs);
+	free(sym->plain_dir);
 	free(sym->kallsyms_path);
 	free(sym);
 }

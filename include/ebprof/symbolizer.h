@@ -54,7 +54,15 @@ struct sym_opts {
 	/* Wait for debuginfod answers in sym_elf_get() (ebprof symbolize)
 	 * instead of fetching in the background (the agent). */
 	bool debuginfod_wait;
+	/* Where plain copies of debug files with compressed sections are
+	 * kept (NULL or "" = none: such a file is inflated at every open;
+	 * SYM_PLAIN_DEBUG_DIR for one-shot commands), and their bound
+	 * (bytes, 0 = 256 MiB). The copies hold what the files hold. */
+	const char *plain_debug_cache;
+	uint64_t plain_debug_cache_bytes;
 };
+
+#define SYM_PLAIN_DEBUG_DIR "/var/cache/ebprof/debug-plain"
 
 /*
  * One frame of an inline chain. All strings are owned by the symbolizer
