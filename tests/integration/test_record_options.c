@@ -397,7 +397,7 @@ Test(record, no_statement_readers_without_postgres_targets, .timeout = 60)
 	struct tl_bpf_progs progs;
 	struct tl_proc sl;
 	struct rec_run rec;
-	const char *log;
+	char *log;
 
 	rec_require_root();
 	cr_assert_eq(tl_spawn(&sl, sleep_argv, false, false, false), 0);
@@ -418,6 +418,7 @@ Test(record, no_statement_readers_without_postgres_targets, .timeout = 60)
 	cr_expect(log && strstr(log, "statements and PL/pgSQL frames: not read, their readers "
 				     "not loaded (no PostgreSQL target)"),
 		  "%s", log ? log : "");
+	free(log);
 	tl_log_free(&rec.log);
 	kill(sl.pid, SIGKILL);
 	tl_wait(&sl, 10);
