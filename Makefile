@@ -49,7 +49,7 @@ override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -MMD
 SYM_INC := -Iinclude
 US_INC := -Iinclude -Iuserspace -I$(BUILD)
 TEST_INC := $(US_INC) -Isymbolizer -Itests/lib
-LDLIBS := -lbpf -ldw -lelf -lpg_query -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm
+LDLIBS := -lbpf -ldw -lelf -lpg_query -lprotobuf-c -lz -liberty -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm
 
 # Debian packages the build, the tests and `make run` need.
 DEB_PACKAGES := gcc make clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
@@ -217,6 +217,11 @@ $(BUILD)/bench/pipeline-scale: bench/pipeline-scale.c $(LIB_OBJS) | $(SKELS) $(P
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
+# The map sizing formula for other hosts (bench/footprint-scaling.sh).
+$(BUILD)/bench/map-sizes: bench/map-sizes.c userspace/sampling/map_sizes.c | $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(US_INC) -o $@ $(filter %.c,$^)
+
 # A snapshot's walk, warm and cold (bench/memory.sh).
 $(BUILD)/bench/memwalk: bench/memwalk.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)
@@ -238,7 +243,7 @@ $(BUILD)/bench/switch-floor: bench/switch-floor.c
 
 $(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
+	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lpthread
 
 # What ebprof finds of PL/pgSQL in a plpgsql.so, for checks by hand.
 $(BUILD)/bench/plpgsql-find: bench/plpgsql-find.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
@@ -248,7 +253,7 @@ $(BUILD)/bench/plpgsql-find: bench/plpgsql-find.c $(LIB_OBJS) | $(SKELS) $(PROTO
 # The cost of function starts from .eh_frame per binary (bench/fde-names.sh).
 $(BUILD)/bench/fdebench: bench/fdebench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lcurl -lpthread
+	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lpthread
 
 # What runs beside the host's tests, at the same time (tests/lanes.sh):
 # qemu guests and fuzzers share nothing with them.
@@ -335,6 +340,9 @@ bench-faults: deps
 # The agent's RSS, CPU and BPF memory (maps and programs), this build
 # against main's (BEFORE=DIR: another build) under pgbench -S and -C.
 bench-footprint: deps
+	@# issue 32 measures with Debian's libc debug file installed
+	@dpkg-query -W -f='$${Status}\n' libc6-dbg 2>/dev/null | grep -q 'install ok installed' || \
+		{ echo "installing libc6-dbg"; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libc6-dbg >/dev/null; }
 	$(MAKE) --no-print-directory -s all
 	BUILD=$(BUILD) ./bench/footprint.sh
 

@@ -4,7 +4,11 @@
 #
 #   baseline (no profiler) | ebprof agent (19 Hz) | ebprof record (99 Hz) |
 #   perf record -F 99 -g + perf script | bpftrace profile:hz:99 |
-#   bcc profile-bpfcc -F 99 (or the error it fails with)
+#   bcc profile-bpfcc -F 99 (or the error it fails with) |
+#   perf record -F 99 --call-graph dwarf + perf script (issue 32: the peer
+#   whose stacks are as true as ours; in the phases of DWARF_PHASES, -S by
+#   default), with a section of its own against ebprof record: CPU, peak
+#   RSS, output size, stacks reaching main or cut
 #
 # Workload: a throwaway PostgreSQL from Debian's packages (tools/pgcluster.sh),
 # pgbench at scale SCALE, CLIENTS = 2 x cores, two phases: read-only (-S) and
@@ -28,8 +32,10 @@
 # Writes bench/results/compare-<date>.md. Run as root; installs the peers
 # (linux-perf, bpftrace, bpfcc-tools) but never kernel headers.
 # Knobs: RUNS, DUR, TAIL, SCALE, CLIENTS, ENC_DUR, COLD_RUNS, BT_DEFAULT_MAX
-# (cap on the bpftrace-defaults run, 0 = skip it); KEEP=1 keeps the
-# temporary directory (every tool's output) for inspection.
+# (cap on the bpftrace-defaults run, 0 = skip it), DWARF_PHASES (phases
+# with perf --call-graph dwarf: "S", "S N" or ""), PHASES (default "S N");
+# KEEP=1 keeps the temporary directory (every tool's output) for
+# inspection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -41,6 +47,8 @@ SCALE=${SCALE:-10}
 NCPU=$(nproc)
 CLIENTS=${CLIENTS:-$((2 * NCPU))}
 ENC_DUR=${ENC_DUR:-60}
+DWARF_PHASES=${DWARF_PHASES-S}
+PHASES=${PHASES:-S N}
 COLD_RUNS=${COLD_RUNS:-5}
 FREQ=99       # ebprof record, perf, bpftrace, bcc
 AGENT_FREQ=19 # the agent's default
@@ -133,7 +141,21 @@ ready() { # config child-pid dir
 	case "$1" in
 	agent | record) grep -q 'sampling at' "$3/stderr" 2>/dev/null ;;
 	bpftrace*) grep -q 'Attaching' "$3/out" 2>/dev/null && [ "$(perf_fds "$2")" -ge "$NCPU" ] ;;
-	perf | bcc) [ "$(perf_fds "$2")" -ge 1 ] ;;
+	# perf -p: events per target thread, all open before it enables them;
+	# a backend forked before then is sampled through the inherited event
+	# but its fork and comm records are not written (not enabled yet):
+	# perf knows neither its name nor its mappings, every frame of it is
+	# [unknown] (4 of 11 runs in trials that waited for the first
+	# descriptor only). Ready once its descriptors have stopped growing
+	# for half a second (10 polls).
+	perf | perf_dwarf)
+		local n
+		n=$(perf_fds "$2")
+		if [ "$n" -ge 1 ] && [ "$n" = "$perf_prev" ]; then perf_same=$((perf_same + 1)); else perf_same=0; fi
+		perf_prev=$n
+		[ "$perf_same" -ge 10 ]
+		;;
+	bcc) [ "$(perf_fds "$2")" -ge 1 ] ;;
 	esac
 }
 
@@ -143,6 +165,7 @@ declare -A CMD
 CMD[agent]="ebprof agent --config /dev/null --comm '' -p PM -F $AGENT_FREQ --interval 60 --output-dir D/profiles --queue-dir D/queue --http-listen ''   (stopped by SIGTERM)"
 CMD[record]="ebprof record -F $FREQ -p PM -v -o D/profile.pb.gz   (stopped by SIGINT)"
 CMD[perf]="perf --buildid-dir W/perf-buildids record -q -F $FREQ -g -p PIDS -o D/perf.data   (stopped by SIGINT); then perf --buildid-dir W/perf-buildids script -i D/perf.data > D/perf.txt"
+CMD[perf_dwarf]="perf --buildid-dir W/perf-buildids record -q -F $FREQ --call-graph dwarf -p PIDS -o D/perf.data   (stopped by SIGINT); then perf --buildid-dir W/perf-buildids script -i D/perf.data > D/perf.txt"
 BT_PROG="profile:hz:$FREQ /pid == PM || curtask->real_parent->tgid == PM/ { @[kstack, ustack] = count(); } interval:s:$DUR { exit(); }"
 CMD[bpftrace]="BPFTRACE_CACHE_USER_SYMBOLS=1 bpftrace -e '$BT_PROG' > D/out   (stops itself after $DUR s and prints the map)"
 CMD[bpftrace_default]="bpftrace -e '$BT_PROG' > D/out   (the same on bpftrace's defaults: no user symbol cache with ASLR on)"
@@ -158,10 +181,13 @@ start_profiler() { # config dir -> sets prof_tpid
 	record)
 		"${T[@]}" "$BUILD/ebprof" record -F "$FREQ" -p "$pm" -v -o "$d/profile.pb.gz" >"$d/out" 2>"$d/stderr" &
 		;;
-	perf)
-		local pids
+	perf | perf_dwarf)
+		local cg=-g pids
 		pids=$(cluster_pids)
-		"${T[@]}" "$PERF" --buildid-dir "$work/perf-buildids" record -q -F "$FREQ" -g -p "$pids" \
+		perf_prev=-1
+		perf_same=0
+		[ "$c" = perf_dwarf ] && cg="--call-graph=dwarf"
+		"${T[@]}" "$PERF" --buildid-dir "$work/perf-buildids" record -q -F "$FREQ" "$cg" -p "$pids" \
 			-o "$d/perf.data" >"$d/out" 2>"$d/stderr" &
 		;;
 	bpftrace)
@@ -259,7 +285,7 @@ run_one() {
 		stats=$($STACKSTATS stats ebprof "$d/stacks" || true)
 		note="own_log: $(grep -o 'profile written.*' "$d/stderr" | head -1 || true)"
 		;;
-	perf)
+	perf | perf_dwarf)
 		bytes=$(fsize "$d/perf.data")
 		local ts0 ts1
 		ts0=$(now)
@@ -311,9 +337,11 @@ else
 fi
 
 # --- the interleaved runs ------------------------------------------------
-for ph in S N; do
+for ph in $PHASES; do
+	phase_configs=$configs
+	case " $DWARF_PHASES " in *" $ph "*) phase_configs="$configs perf_dwarf" ;; esac
 	for r in $(seq 1 "$RUNS"); do
-		for c in baseline $configs; do run_one "$c" "$ph" "$r"; done
+		for c in baseline $phase_configs; do run_one "$c" "$ph" "$r"; done
 	done
 	run_one baseline "$ph" "$((RUNS + 1))"
 	# bpftrace on its own defaults, once (its symbolization at exit takes
@@ -355,14 +383,14 @@ out="bench/results/compare-$(date +%Y%m%d-%H%M).md"
 {
 	echo "# ebprof side by side with perf, bpftrace and bcc — $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo
-	echo "Command: \`RUNS=$RUNS DUR=$DUR TAIL=$TAIL SCALE=$SCALE CLIENTS=$CLIENTS ENC_DUR=$ENC_DUR COLD_RUNS=$COLD_RUNS bench/compare.sh\` (the script's wall time: ${elapsed} s)"
+	echo "Command: \`RUNS=$RUNS DUR=$DUR TAIL=$TAIL SCALE=$SCALE CLIENTS=$CLIENTS ENC_DUR=$ENC_DUR COLD_RUNS=$COLD_RUNS PHASES='$PHASES' DWARF_PHASES='$DWARF_PHASES' bench/compare.sh\` (the script's wall time: ${elapsed} s)"
 	echo
 	echo "- machine: $NCPU CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(free -g | awk '/Mem:/{print $2}') GiB; $(. /etc/os-release && echo "$PRETTY_NAME"); kernel $(uname -r)"
 	echo "- kernel headers: $(ls -d "/lib/modules/$(uname -r)/build" 2>/dev/null || echo "none (/lib/modules/$(uname -r)/build absent)"); /sys/kernel/kheaders.tar.xz: $([ -e /sys/kernel/kheaders.tar.xz ] && echo present || echo absent)"
 	echo "- ebprof $("$BUILD/ebprof" --version | cut -d' ' -f2-); $("$PERF" --version) (linux-perf $(pkgver linux-perf)); bpftrace $(pkgver bpftrace) ($("$BPFTRACE" --version 2>&1 | head -1)); bcc (bpfcc-tools) $(pkgver bpfcc-tools); PostgreSQL $("$POSTGRES" --version | awk '{print $3}'); elfutils $(pkgver elfutils); binutils $(pkgver binutils)"
 	echo "- debug packages installed: $(dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package}\n' '*-dbg' '*-dbgsym' 2>/dev/null | awk '$1 == "ii" {printf "%s ", $2}' | grep . || echo none); DEBUGINFOD_URLS unset for every tool"
 	echo "- host load (1/5/15 min) before: $load0, after: $load1; postgres processes of other clusters on the host: $foreign0 at the start, $foreign1 at the end (not profiled, but they share the CPUs)"
-	echo "- workload: \`pgbench -n -S|-N -c $CLIENTS -j $NCPU -T $((DUR + TAIL))\`, scale $SCALE, on a fresh cluster (fsync=off, Unix socket); phase -S (read-only) then -N (TPC-B-like without the teller/branch updates); in each, $RUNS rounds of (baseline $(echo "$configs" | sed 's/ / → /g')) and a last baseline"
+	echo "- workload: \`pgbench -n -S|-N -c $CLIENTS -j $NCPU -T $((DUR + TAIL))\`, scale $SCALE, on a fresh cluster (fsync=off, Unix socket); phases: $(for ph in $PHASES; do [ $ph = S ] && printf -- '-S (read-only) ' || printf -- '-N (TPC-B-like without the teller/branch updates) '; done); in each, $RUNS rounds of (baseline $(echo "$configs" | sed 's/ / → /g')$( [ -n "$DWARF_PHASES" ] && echo " → perf_dwarf in phase(s) -$DWARF_PHASES")) and a last baseline"
 	echo "- each profiler is started and waited for (ebprof: its \"sampling at\" line; perf, bcc: its perf_event file descriptors; bpftrace: \"Attaching\" and one perf_event per CPU), then pgbench starts; after $DUR s the profiler is stopped (SIGTERM for the agent, SIGINT for the others; bpftrace stops itself with \`interval:s:$DUR { exit(); }\` because a SIGINT was sometimes ignored by bpftrace 0.17 in trials) while pgbench runs about $TAIL s more, so the processes are alive when a tool symbolizes at exit (\`workload_alive_at_exit\` in the raw runs says whether they still were when it exited); pgbench's TPS covers its whole $((DUR + TAIL)) s, the profiler's stop included"
 	echo "- bpftrace runs in the rotation with \`BPFTRACE_CACHE_USER_SYMBOLS=1\` (documented in bpftrace(8)): on its default with ASLR on it builds a new symbol table of the process for every user frame it prints, which took minutes per run in trials, too long for the rotation. The cache is keyed by executable, which is right here (every backend is a fork of one postmaster, same layout). One extra run on its defaults, in phase -S after the rotation, shows that case; pgbench is paused (SIGSTOP) from the end of sampling until bpftrace exits (at most $BT_DEFAULT_MAX s) so the processes stay alive, hence no TPS for it"
 	echo "- every profiler is restricted to this cluster's processes (the postmaster and its children, new backends included) except bcc's profile, which has no such filter (its stacks of comm postgres are counted). ebprof and bpftrace sample with one perf event per CPU and filter in BPF; \`perf record -p\` opens events per task, inherited by the backends the postmaster forks (\`-p\` alone would miss backends started later; pgbench connects after perf starts, and they were all followed)"
@@ -383,7 +411,7 @@ out="bench/results/compare-$(date +%Y%m%d-%H%M).md"
 	echo "| configuration | command |"
 	echo "| --- | --- |"
 	echo "| baseline | (no profiler) |"
-	for c in agent record perf bpftrace bpftrace_default bcc; do echo "| $c | \`${CMD[$c]//|/\\|}\` |"; done
+	for c in agent record perf perf_dwarf bpftrace bpftrace_default bcc; do echo "| $c | \`${CMD[$c]//|/\\|}\` |"; done
 	echo
 	echo "bcc \`profile-bpfcc\` on this host: **$bcc_status**"
 	echo
@@ -391,10 +419,19 @@ out="bench/results/compare-$(date +%Y%m%d-%H%M).md"
 	echo '```'; head -c 2000 "$work/bcc-probe.out"; echo '```'
 	echo '```'; head -c 3000 "$work/bcc-probe.err"; echo '```'
 	echo
-	for ph in S N; do
+	for ph in $PHASES; do
 		echo "## Phase -$ph ($([ $ph = S ] && echo read-only || echo 'TPC-B-like, -N'))"
 		echo
 		python3 bench/stackstats.py table "$RAW" "$ph" "bcc:$bcc_status"
+		echo
+	done
+	for ph in $DWARF_PHASES; do
+		case " $PHASES " in *" $ph "*) ;; *) continue ;; esac
+		echo "## ebprof record against perf record --call-graph dwarf, phase -$ph"
+		echo
+		echo "The same backends, rate ($FREQ Hz), duration ($DUR s) and rounds as above; perf's cost includes \`perf script\` (its usable output: perf.data alone names no function). Output: ebprof's .pb.gz against perf.data (perf script's text is in the raw runs' note, script_bytes). Stack truth: a sample's stack reaches \`main\` (PostgreSQL's; every backend, forked from the postmaster, runs under main → PostmasterMain) or is cut (ends short of it: unwinding stopped, a frame unreadable, a depth limit, or perf's 8 KiB copy of the user stack (--call-graph dwarf's default) ran out). Medians over the runs; ratio = perf's / ebprof's."
+		echo
+		python3 bench/stackstats.py pair "$RAW" "$ph" record perf_dwarf
 		echo
 	done
 	echo "## Symbolizer throughput and agreement"
@@ -442,8 +479,15 @@ out="bench/results/compare-$(date +%Y%m%d-%H%M).md"
 	echo
 	echo "First lines of each tool's stderr in its first -S run:"
 	echo
-	for c in $configs bpftrace_default; do
+	for c in $configs perf_dwarf bpftrace_default; do
 		echo "- $c: \`$(grep -v '^$' "$work/S-$c-1/stderr" 2>/dev/null | head -3 | tr '\n`' ' \x27' | cut -c1-400)\`"
+	done
+	echo
+	echo "\`perf script\`'s stderr, first lines, every run:"
+	echo
+	for f in "$work"/*-perf*-*/script.err; do
+		[ -e "$f" ] || continue
+		echo "- $(basename "$(dirname "$f")"): \`$(grep -v '^$' "$f" | head -3 | tr '\n`' ' \x27' | cut -c1-400)\`"
 	done
 } >"$out"
 cat "$out"

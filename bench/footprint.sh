@@ -104,7 +104,10 @@ run() {
 		-h "$pgdir" -p "$port" -U postgres postgres >/dev/null 2>&1 &
 	local bench_pid=$!
 	sleep 2
+	# the bench's cluster only (--comm= --pid): other PostgreSQL on a
+	# shared host would change what the agent holds
 	"$build/ebprof" agent --config /dev/null --profile-types "$types" \
+		--comm= --pid "$(head -1 "$pgdir/data/postmaster.pid")" \
 		--output-dir "$work/profiles-$name" --http-listen '' 2>"$log" &
 	agent_pid=$!
 	until grep -q 'sampling at' "$log" 2>/dev/null; do
@@ -154,7 +157,7 @@ out="bench/results/footprint-$(date +%Y%m%d-%H%M).md"
 	echo
 	echo "- machine: $(nproc) CPUs, $(free -m | awk '/Mem:/{print $2}') MiB; kernel $(uname -r)"
 	echo "- before: $before_name; after: $after_name"
-	echo "- agent on its defaults (19 Hz, interval 60 s) but --profile-types; $SECS s of sampling a run (a flush at least), rounds alternate the builds"
+	echo "- agent on its defaults (19 Hz, interval 60 s, memory-budget of the build) but --profile-types and its targets (--comm= --pid: the bench's cluster only, not other PostgreSQL on the host); $SECS s of sampling a run (a flush at least), rounds alternate the builds"
 	echo "- workload: PostgreSQL $(pgbench --version | awk '{print $3}'), \`pgbench -S [-C] -c $CLIENTS -j 2\`, scale $SCALE"
 	echo "- debug packages: $(dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package}\n' '*-dbg' '*-dbgsym' 2>/dev/null | awk '$1 == "ii" {printf "%s ", $2}' | grep . || echo none)"
 	echo

@@ -13,6 +13,7 @@
 
   stackstats.py table RAW_TSV PHASE [bcc:STATUS]
   stackstats.py raw RAW_TSV
+  stackstats.py pair RAW_TSV PHASE A B
       the markdown tables of bench/compare.sh from its raw runs (medians and
       ranges per configuration; TPS ratios to the neighbouring baselines).
 
@@ -241,12 +242,13 @@ def agree(names_path, a2l_path, eu_path, symbols_path=None):
         print("%s_examples=%s" % (label, " ".join(examples) or "none"))
 
 
-ORDER = ["baseline", "agent", "record", "perf", "bpftrace", "bpftrace_default", "bcc"]
+ORDER = ["baseline", "agent", "record", "perf", "perf_dwarf", "bpftrace", "bpftrace_default", "bcc"]
 LABEL = {
     "baseline": "no profiler (baseline)",
     "agent": "ebprof agent, 19 Hz",
     "record": "ebprof record, 99 Hz",
     "perf": "perf record -F 99 -g + perf script",
+    "perf_dwarf": "perf record -F 99 --call-graph dwarf + perf script",
     "bpftrace": "bpftrace profile:hz:99 kstack+ustack (user symbol cache on)",
     "bpftrace_default": "bpftrace, the same on its defaults (1 run, not interleaved; no TPS)",
     "bcc": "bcc profile-bpfcc -F 99 -f",
@@ -330,6 +332,49 @@ def table(path, phase, extra):
             cell(ok, "reaches_main_pct", "%.1f"), cell(ok, "median_depth", "%.0f")))
 
 
+def pair(path, phase, a, b):
+    """ebprof's configuration a against the peer b: the cost and stack
+    truth figures side by side, medians over their ok runs, and b / a."""
+    _, rows = read_raw(path)
+    ra = [r for r in rows if r["phase"] == phase and r["config"] == a and r["status"] == "ok"]
+    rb = [r for r in rows if r["phase"] == phase and r["config"] == b and r["status"] == "ok"]
+    if not ra or not rb:
+        print("(no ok runs of %s or %s in phase -%s: see the raw runs)" % (a, b, phase))
+        return
+    print("| figure | %s | %s | %s / %s |" % (LABEL[a], LABEL[b], b, a))
+    print("| --- | --- | --- | --- |")
+
+    def figure(name, key, fmt, scale=1.0, inverse=False):
+        va = [float(r[key]) * scale for r in ra if r.get(key) not in (None, "", "-")]
+        vb = [float(r[key]) * scale for r in rb if r.get(key) not in (None, "", "-")]
+        if inverse:
+            va = [100.0 - v for v in va]
+            vb = [100.0 - v for v in vb]
+        ma, mb = (med(va) if va else None), (med(vb) if vb else None)
+        ratio = "%.2f" % (mb / ma) if ma and mb is not None else "–"
+
+        def one(vals, m):
+            if m is None:
+                return "–"
+            if len(vals) == 1:
+                return fmt % m
+            return "%s (%s–%s)" % (fmt % m, fmt % min(vals), fmt % max(vals))
+        print("| %s | %s | %s | %s |" % (name, one(va, ma), one(vb, mb), ratio))
+
+    print("| runs ok | %d | %d | |" % (len(ra), len(rb)))
+    print("| TPS / baseline | %s | %s | |" % (cell(ra, "tps_ratio", "%.3f"),
+                                              cell(rb, "tps_ratio", "%.3f")))
+    figure("CPU, % of one core (perf: record + script)", "cpu_pct", "%.2f")
+    figure("peak RSS, MiB", "rss_kb", "%.1f", 1 / 1024.0)
+    figure("output, KiB per minute of sampling", "out_kib_per_min", "%.0f")
+    figure("end of sampling → usable profile, ms", "stop_to_usable_ms", "%.0f")
+    figure("samples per run", "samples", "%.0f")
+    figure("stacks reaching main, %", "reaches_main_pct", "%.1f")
+    figure("stacks cut (not reaching main), %", "reaches_main_pct", "%.1f", inverse=True)
+    figure("leaf symbolized, %", "leaf_symbolized_pct", "%.1f")
+    figure("median depth, frames", "median_depth", "%.0f")
+
+
 def raw(path):
     head, rows = read_raw(path)
     cols = head[:5] + ["tps_ratio"] + head[5:]
@@ -344,6 +389,8 @@ def main():
         stats(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 4 and sys.argv[1] == "table":
         table(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif len(sys.argv) == 6 and sys.argv[1] == "pair":
+        pair(*sys.argv[2:])
     elif len(sys.argv) == 3 and sys.argv[1] == "raw":
         raw(sys.argv[2])
     elif len(sys.argv) in (5, 6) and sys.argv[1] == "agree":

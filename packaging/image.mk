@@ -42,6 +42,8 @@ IMAGE_SHARED_LIBS := -l:libgssapi_krb5.so.2 -l:libsasl2.so.2 -l:libp11-kit.so.0
 IMAGE_SYSTEM_LIBS := -lpthread -lm -ldl -lresolv
 # The LDLIBS entries the lists above cover; a library added to LDLIBS must
 # be added above too (the link stops and says so).
+# libcurl is not in LDLIBS (symbolizer/curl_lazy.c loads it on first use);
+# the image links it statically instead, without that object.
 IMAGE_LDLIBS_COVERED := -lbpf -ldw -lelf -lpg_query -lprotobuf-c -lz -liberty -lcurl -lmicrohttpd -ljansson -lsqlite3 -lpthread -lm
 
 # The static archives the main DEB_PACKAGES list does not bring already
@@ -62,7 +64,7 @@ $(IMAGE_FULL): $(BUILD)/userspace/cli/main.o $(LIB_OBJS) packaging/image.mk
 	@mkdir -p $(@D)
 	@extra='$(filter-out $(IMAGE_LDLIBS_COVERED),$(LDLIBS))'; if [ -n "$$extra" ]; then \
 		echo "error: LDLIBS has $$extra, which packaging/image.mk does not link; add it (and its static deps) to IMAGE_STATIC_LIBS or IMAGE_SHARED_LIBS" >&2; exit 1; fi
-	$(CC) $(CFLAGS) -o $@.tmp $(filter %.o,$^) \
+	$(CC) $(CFLAGS) -o $@.tmp $(filter-out %/curl_lazy.o,$(filter %.o,$^)) \
 		-Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib' \
 		-Wl,-Bstatic -Wl,--start-group $(IMAGE_STATIC_LIBS) -Wl,--end-group \
 		-Wl,-Bdynamic $(IMAGE_SHARED_LIBS) $(IMAGE_SYSTEM_LIBS)

@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Plain copies of debug files whose sections are compressed (debug_plain.h).
+ * Debug files with their DWARF decompressed once, on disk (debug_plain.h).
  *
- * libdw inflates every compressed .debug_* section of a debug file as it
- * opens it: Debian's libc6-dbg (4 MiB, zlib) cost a short recording a
- * third of its CPU, at every start. The first time such a file is opened,
- * a copy with its sections decompressed is written to DIR/BUILD_ID.debug
- * (a temporary file renamed: never half a file; libelf lays the sections
- * out anew, the program headers and every section's contents stay); later
- * opens take the copy, mapped from the page cache, once its build-id is
- * checked against the one asked for. The directory is trimmed least
- * recently used first to its bound. Any failure leaves the original in
- * use, said at debug level.
+ * Debian's debug packages compress their DWARF sections (SHF_COMPRESSED,
+ * zlib). libdw decompresses every one of them into the heap when it opens
+ * the file, whatever is looked up: for libc6-dbg's libc, 10 MiB of
+ * anonymous memory (and 4 MiB of the compressed file mapped) for the few
+ * functions a profile names. From a copy whose sections are stored plain,
+ * libdw reads the file through its mapping instead: only the pages of the
+ * units looked up become resident, and they are clean file pages the
+ * kernel can take back under memory pressure.
+ *
+ * The copy is made in a child process, so the decompression's memory never
+ * counts in the agent's resident memory: copy the file, libelf's
+ * elf_compress(scn, 0, 0) on each compressed section, elf_update() lays
+ * the file out again; written under a temporary name and renamed. The
+ * directory is bounded: past DEBUG_PLAIN_MAX_BYTES the files used least
+ * recently (mtime, touched at each use) go first.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -21,143 +27,202 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "debug_plain.h"
-#include "debuginfod.h"
-#include "elf_binary.h"
 #include "sym_log.h"
 
-#define DEFAULT_BOUND (256ULL << 20)
-
-/* Does the ELF file on fd have a compressed section? */
-static bool has_compressed(int fd)
+static bool has_compressed_dwarf(int fd)
 {
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	Elf_Scn *scn = NULL;
-	bool yes = false;
+	size_t shstrndx;
+	bool found = false;
 
-	while (e && !yes && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
+	if (!elf)
+		return false;
+	if (elf_kind(elf) == ELF_K_ELF && !elf_getshdrstrndx(elf, &shstrndx)) {
+		while (!found && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
 
-		yes = gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED) &&
-		      sh.sh_type != SHT_NOBITS;
-	}
-	elf_end(e);
-	return yes;
-}
-
-/* fd's file open read-only when it is an ELF file of build-id hex, else
- * -1 (closed). */
-static int check_id(int fd, const char *hex)
-{
-	char got[2 * ELFBIN_MAX_BUILD_ID + 1] = "";
-	struct elf_ident id;
-
-	if (fd < 0)
-		return -1;
-	if (!elfbin_ident(fd, &id)) {
-		elfbin_hex(id.build_id, id.build_id_len, got);
-		elfbin_ident_release(&id);
-	}
-	if (strcmp(got, hex)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Copy src (open) to the new file dst with its compressed sections
- * decompressed. 0 or a negative errno (dst removed). */
-static int write_plain(int src, const char *dst)
-{
-	int out = open(dst, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	struct stat st;
-	off_t off = 0;
-	Elf_Scn *scn = NULL;
-	Elf *e = NULL;
-	int err = 0;
-
-	if (out < 0)
-		return -errno;
-	if (fstat(src, &st)) {
-		err = -errno;
-		goto out;
-	}
-	while (off < st.st_size) {
-		ssize_t n = copy_file_range(src, &off, out, NULL, (size_t)(st.st_size - off), 0);
-
-		if (n <= 0) {
-			err = n < 0 ? -errno : -EIO;
-			goto out;
+			if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_COMPRESSED))
+				continue;
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+			found = name && !strncmp(name, ".debug_", 7);
 		}
 	}
-	e = elf_begin(out, ELF_C_RDWR, NULL);
-	if (!e) {
-		err = -ENOEXEC;
-		goto out;
+	elf_end(elf);
+	return found;
+}
+
+static int copy_all(int from, int to)
+{
+	char buf[1 << 16];
+	off_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(from, buf, sizeof(buf), off)) > 0) {
+		for (ssize_t w = 0, k; w < n; w += k) {
+			k = write(to, buf + w, (size_t)(n - w));
+			if (k < 0)
+				return -1;
+		}
+		off += n;
 	}
-	while ((scn = elf_nextscn(e, scn))) {
+	return n < 0 ? -1 : 0;
+}
+
+/* The child's work: tmp (created) = src with every compressed section
+ * stored plain. 0 or -1. */
+static int make_plain(int src, const char *tmp)
+{
+	int out = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int ret = -1;
+
+	if (out < 0 || copy_all(src, out))
+		goto done;
+	elf = elf_begin(out, ELF_C_RDWR, NULL);
+	if (!elf)
+		goto done;
+	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED) &&
-		    sh.sh_type != SHT_NOBITS && elf_compress(scn, 0, 0) < 0) {
-			err = -ENOEXEC;
-			goto out;
-		}
+		    elf_compress(scn, 0, 0) < 0)
+			goto end;
 	}
-	if (elf_update(e, ELF_C_WRITE) < 0 || fsync(out))
-		err = -EIO;
-out:
-	if (e)
-		elf_end(e);
-	close(out);
-	if (err)
-		unlink(dst);
-	return err;
+	if (elf_update(elf, ELF_C_WRITE) >= 0 && !fsync(out))
+		ret = 0;
+end:
+	elf_end(elf);
+done:
+	if (out >= 0)
+		close(out);
+	return ret;
 }
 
-void symdp_take(const char *dir, uint64_t bound, const char *hex, int *debug_fd)
+/* Fork, make the copy in the child; 0 when it did. */
+static int make_plain_apart(int src, const char *tmp)
 {
-	char *path, *tmp = NULL;
-	int fd, err;
+	int status;
+	pid_t pid = fork();
 
-	if (!dir || !dir[0] || !hex || !hex[0] || *debug_fd < 0)
-		return;
-	path = symdi_cache_path(dir, hex, "debug");
-	if (!path)
-		return;
-	fd = check_id(open(path, O_RDONLY | O_CLOEXEC), hex);
-	if (fd >= 0) {
-		utimensat(AT_FDCWD, path, NULL, 0); /* recently used: trimmed last */
-		goto take;
+	if (pid < 0)
+		return -errno;
+	if (!pid)
+		_exit(make_plain(src, tmp) ? 1 : 0);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
+}
+
+/* Keep dir within DEBUG_PLAIN_MAX_BYTES: the least recently used first. */
+static void trim(const char *dir, const char *keep)
+{
+	for (;;) {
+		DIR *d = opendir(dir);
+		struct dirent *de;
+		char oldest[256] = "";
+		struct timespec when = { 0 };
+		uint64_t total = 0;
+
+		if (!d)
+			return;
+		while ((de = readdir(d))) {
+			struct stat st;
+
+			if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, 0) ||
+			    !S_ISREG(st.st_mode))
+				continue;
+			total += (uint64_t)st.st_size;
+			if (!strcmp(de->d_name, keep))
+				continue;
+			if (!oldest[0] || st.st_mtim.tv_sec < when.tv_sec ||
+			    (st.st_mtim.tv_sec == when.tv_sec &&
+			     st.st_mtim.tv_nsec < when.tv_nsec)) {
+				snprintf(oldest, sizeof(oldest), "%s", de->d_name);
+				when = st.st_mtim;
+			}
+		}
+		if (total <= DEBUG_PLAIN_MAX_BYTES || !oldest[0] || unlinkat(dirfd(d), oldest, 0)) {
+			closedir(d);
+			return;
+		}
+		sym_debug("symbolizer: %s/%s removed (plain debug files over %llu MiB)", dir,
+			  oldest, (unsigned long long)(DEBUG_PLAIN_MAX_BYTES >> 20));
+		closedir(d);
 	}
-	if (!has_compressed(*debug_fd))
-		goto out;
-	err = symdi_mkdirs(dir);
-	if (!err && asprintf(&tmp, "%s/.%s.%d.tmp", dir, hex, (int)getpid()) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
+}
+
+/* mkdir -p of dir's last two components (the cache's parent may be new). */
+static int make_dir(const char *dir)
+{
+	char parent[4096], *slash;
+
+	if (!mkdir(dir, 0700) || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT || snprintf(parent, sizeof(parent), "%s", dir) >= (int)sizeof(parent))
+		return -1;
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return -1;
+	*slash = '\0';
+	if (mkdir(parent, 0755) && errno != EEXIST)
+		return -1;
+	return mkdir(dir, 0700) && errno != EEXIST ? -1 : 0;
+}
+
+int symplain_swap(const char *dir, const char *build_id, int *fd, char **path, bool *warned)
+{
+	char file[4096], tmp[4200];
+	char *p;
+	int nfd, err;
+
+	if (!dir || !*dir || !build_id || !*build_id || *fd < 0 || !has_compressed_dwarf(*fd))
+		return 0;
+	if (snprintf(file, sizeof(file), "%s/%s.debug", dir, build_id) >= (int)sizeof(file))
+		return 0;
+	nfd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (nfd < 0) {
+		if (make_dir(dir)) {
+			if (!*warned)
+				sym_warn("symbolizer: cannot create %s (%s): debug files are read "
+					 "compressed",
+					 dir, strerror(errno));
+			*warned = true;
+			return 0;
+		}
+		snprintf(tmp, sizeof(tmp), "%s.%d.tmp", file, (int)getpid());
+		err = make_plain_apart(*fd, tmp);
+		if (err || rename(tmp, file)) {
+			if (!*warned)
+				sym_warn("symbolizer: cannot store %s's DWARF uncompressed in %s "
+					 "(%s): reading it compressed",
+					 build_id, dir, err ? strerror(-err) : strerror(errno));
+			*warned = true;
+			unlink(tmp);
+			return 0;
+		}
+		trim(dir, strrchr(file, '/') + 1);
+		nfd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (nfd < 0)
+			return 0;
+	} else {
+		futimens(nfd, NULL); /* used: the last to go */
 	}
-	if (!err)
-		err = write_plain(*debug_fd, tmp);
-	if (!err && rename(tmp, path)) {
-		err = -errno;
-		unlink(tmp);
+	p = strdup(file);
+	if (!p) {
+		close(nfd);
+		return -ENOMEM;
 	}
-	if (err) {
-		sym_debug("symbolizer: no plain copy of the debug file of %s in %s: %s", hex, dir,
-			  strerror(-err));
-		goto out;
-	}
-	symdi_cache_trim(dir, bound ? bound : DEFAULT_BOUND, strrchr(path, '/') + 1);
-	fd = check_id(open(path, O_RDONLY | O_CLOEXEC), hex);
-	if (fd < 0)
-		goto out;
-take:
-	close(*debug_fd);
-	*debug_fd = fd;
-out:
-	free(tmp);
-	free(path);
+	close(*fd);
+	free(*path);
+	*fd = nfd;
+	*path = p;
+	return 0;
 }

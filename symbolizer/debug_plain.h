@@ -1,22 +1,27 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Plain copies of debug files whose sections are compressed
- * (sym_opts.plain_debug_cache): made once per build-id, so that libdw
- * does not inflate them at every process's start.
+ * Debug files with their DWARF decompressed once, on disk, so that libdw
+ * reads them through their mapping rather than decompressing them into
+ * the heap (debug_plain.c).
  */
 #ifndef EBPROF_SYM_DEBUG_PLAIN_H
 #define EBPROF_SYM_DEBUG_PLAIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+/* Bound of the directory's files. */
+#define DEBUG_PLAIN_MAX_BYTES (256ULL << 20)
+
 /*
- * *debug_fd, the open debug file of build-id hex: replaced (the old one
- * closed) by a read-only fd of its plain copy in dir, made now when there
- * is none and the file has compressed sections; left as it is when dir is
- * NULL or "", the file has none, or the copy cannot be made or read (said
- * at debug level). bound: the directory's size in bytes (0: 256 MiB),
- * trimmed least recently used first after a copy is made.
+ * When the debug file open as *fd has compressed DWARF sections and dir
+ * is set: its copy with plain sections, dir/BUILD_ID.debug (made on first
+ * use, in a child process), takes its place: *fd is closed and replaced,
+ * *path (malloc'd, owned by the caller) freed and replaced. Otherwise, or
+ * when the copy cannot be made (a warning), both are left as they are.
+ * *warned: a warning was given already (one is, at most).
+ * Returns 0, or -ENOMEM.
  */
-void symdp_take(const char *dir, uint64_t bound, const char *hex, int *debug_fd);
+int symplain_swap(const char *dir, const char *build_id, int *fd, char **path, bool *warned);
 
 #endif /* EBPROF_SYM_DEBUG_PLAIN_H */

@@ -292,6 +292,24 @@ static void evict(struct symbolizer *sym)
 	}
 }
 
+size_t sym_release_unpinned(struct symbolizer *sym)
+{
+	struct sym_elf *e = sym->lru_tail;
+	size_t n = 0;
+
+	while (e) {
+		struct sym_elf *prev = e->lru_prev;
+
+		if (!e->pins) {
+			symc_entry_destroy(sym, e);
+			sym->stats.released++;
+			n++;
+		}
+		e = prev;
+	}
+	return n;
+}
+
 int symc_pin(struct symbolizer *sym, struct sym_elf *e, struct sym_elf **out)
 {
 	e->pins++;
@@ -372,8 +390,15 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 		    : id->has_symtab	? SRC_SYMTAB
 		    : id->has_debugdata ? SRC_MINIDEBUGINFO
 					: SRC_DYNSYM;
-	if (debug_fd >= 0 && e->build_id[0]) /* libdw inflates nothing at its open */
-		symdp_take(sym->plain_dir, sym->plain_bytes, e->build_id, &debug_fd);
+	if (debug && debug_fd >= 0 &&
+	    symplain_swap(sym->plain_dir, e->build_id, &debug_fd, &debug, &sym->plain_warned) ==
+		    -ENOMEM) {
+		close(debug_fd);
+		free(debug);
+		close(fd);
+		err = -ENOMEM;
+		goto fail;
+	}
 	if (debug_fd >= 0 && !fstat(debug_fd, &dst))
 		debug_bytes = (size_t)dst.st_size;
 	err = symdw_open(fd, bin->path, debug_fd, debug, &e->dw);

@@ -105,8 +105,8 @@ struct symbolizer {
 	size_t max_bytes;
 	bool no_demangle;
 	char *debug_dirs; /* owned; NULL = default */
-	char *plain_dir;  /* owned; NULL = no plain copies (debug_plain.h) */
-	uint64_t plain_bytes;
+	char *plain_dir;  /* owned; NULL = none (debug_plain.h) */
+	bool plain_warned;
 	char *kallsyms_path; /* owned */
 	htab_t by_key;	     /* struct sym_elf, by key */
 	htab_t aliases;	     /* struct sym_alias, by (dev, ino) */

@@ -40,10 +40,8 @@ int sym_new(const struct sym_opts *opts, struct symbolizer **out)
 		sym->no_demangle = opts->no_demangle;
 		if (opts->debug_dirs && !(sym->debug_dirs = strdup(opts->debug_dirs)))
 			goto nomem;
-		if (opts->plain_debug_cache && opts->plain_debug_cache[0] &&
-		    !(sym->plain_dir = strdup(opts->plain_debug_cache)))
+		if (opts->plain_debug_dir && !(sym->plain_dir = strdup(opts->plain_debug_dir)))
 			goto nomem;
-		sym->plain_bytes = opts->plain_debug_cache_bytes;
 		if (opts->kallsyms_path && !(sym->kallsyms_path = strdup(opts->kallsyms_path)))
 			goto nomem;
 		if (opts->debuginfod_urls &&

@@ -8,6 +8,7 @@
 #   pgcluster.sh stop DIR           stop and remove DIR
 #   pgcluster.sh template DIR SCALE initdb + pgbench -i, stopped: DIR/data
 #                                   for EBPROF_PG_TEMPLATE
+# EBPROF_PG_OPTS: more server options for start ("-c max_connections=1100").
 # EBPROF_PG_TEMPLATE=DIR: start copies DIR/data instead of running initdb
 # (a guest under TCG spends a minute in initdb and pgbench -i; the kernel
 # matrix makes the template once on the host).
@@ -49,7 +50,7 @@ start)
 		cat "$dir/initdb.log" >&2; exit 1
 	fi
 	if ! runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-		-o "-p $port -k $dir -c listen_addresses='' -c fsync=off" start >/dev/null 2>&1; then
+		-o "-p $port -k $dir -c listen_addresses='' -c fsync=off ${EBPROF_PG_OPTS:-}" start >/dev/null 2>&1; then
 		cat "$dir/server.log" >&2; exit 1
 	fi
 	echo "port=$port pid=$(head -1 "$dir/data/postmaster.pid")"

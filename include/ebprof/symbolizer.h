@@ -54,15 +54,11 @@ struct sym_opts {
 	/* Wait for debuginfod answers in sym_elf_get() (ebprof symbolize)
 	 * instead of fetching in the background (the agent). */
 	bool debuginfod_wait;
-	/* Where plain copies of debug files with compressed sections are
-	 * kept (NULL or "" = none: such a file is inflated at every open;
-	 * SYM_PLAIN_DEBUG_DIR for one-shot commands), and their bound
-	 * (bytes, 0 = 256 MiB). The copies hold what the files hold. */
-	const char *plain_debug_cache;
-	uint64_t plain_debug_cache_bytes;
+	/* Where debug files with compressed DWARF are kept decompressed
+	 * (libdw then maps them rather than inflating them into the heap);
+	 * NULL = read them compressed. */
+	const char *plain_debug_dir;
 };
-
-#define SYM_PLAIN_DEBUG_DIR "/var/cache/ebprof/debug-plain"
 
 /*
  * One frame of an inline chain. All strings are owned by the symbolizer
@@ -93,6 +89,7 @@ struct sym_stats {
 	uint64_t binaries_cached; /* entries in the cache now */
 	uint64_t cache_hits;	  /* sym_elf_get answered from the cache */
 	uint64_t evictions;
+	uint64_t released;    /* dropped by sym_release_unpinned() */
 	uint64_t cache_bytes; /* current estimate */
 	uint64_t resolve_calls;
 	uint64_t resolve_failures; /* addresses with no symbol at all */
@@ -209,6 +206,15 @@ int sym_kernel_resolve(struct symbolizer *sym, uint64_t addr, struct sym_frame *
 int sym_kernel_build_id(char *buf, size_t size);
 
 void sym_get_stats(const struct symbolizer *sym, struct sym_stats *out);
+
+/*
+ * Drop every cached binary no one pins: its DWARF (with the debug file
+ * libdw maps and the sections it decompresses), symbol tables and
+ * memoised resolutions. A binary dropped is opened again when next asked
+ * for, and resolves as before. Strings returned earlier become invalid.
+ * Returns how many binaries were dropped.
+ */
+size_t sym_release_unpinned(struct symbolizer *sym);
 
 /*
  * Logging. The library writes nothing itself: it hands each message (one

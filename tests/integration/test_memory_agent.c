@@ -21,6 +21,7 @@
 #include "agent_env.h"
 #include "gopprof.h"
 #include "httpc.h"
+#include "memcg.h"
 #include "pgcluster.h"
 #include "testlib.h"
 
@@ -31,8 +32,6 @@ static struct ag_run ag;
 
 static void fini(void)
 {
-	char cmd[512];
-
 	if (ag.p.pid > 0) { /* a test that failed: its agent must not outlive it */
 		ag_stop_agent(&ag);
 		ag.p.pid = 0;
@@ -45,11 +44,7 @@ static void fini(void)
 		sess.pid = 0;
 	}
 	pg_stop(&pg);
-	if (cgroup[0]) {
-		snprintf(cmd, sizeof(cmd), "rmdir %s 2>/dev/null", cgroup);
-		tl_sh(cmd, NULL);
-		cgroup[0] = '\0';
-	}
+	memcg_remove(cgroup);
 }
 
 static void session_start(void)
@@ -75,43 +70,11 @@ static int session_pid(void)
 	return pid;
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f, "cannot open %s", path);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0, "cannot write %s into %s", text, path);
-}
-
-/* pid alone in a memory cgroup of limit (v2 or v1): its directory. */
+/* pid alone in a memory cgroup of limit (memcg.h). */
 static void memcg_with(int pid, const char *limit)
 {
-	char path[512], pidtext[32];
-	struct stat st;
-
-	snprintf(pidtext, sizeof(pidtext), "%d", pid);
-	if (!stat("/sys/fs/cgroup/cgroup.controllers", &st)) {
-		FILE *f = fopen("/sys/fs/cgroup/cgroup.subtree_control", "w");
-
-		if (f) /* may be there already */
-			fputs("+memory", f), fclose(f);
-		snprintf(cgroup, sizeof(cgroup), "/sys/fs/cgroup/ebprof-test-oom-%d", getpid());
-		cr_assert_eq(mkdir(cgroup, 0755), 0, "mkdir %s", cgroup);
-		snprintf(path, sizeof(path), "%s/memory.max", cgroup);
-		write_file(path, limit);
-		snprintf(path, sizeof(path), "%s/memory.swap.max", cgroup);
-		if (!stat(path, &st))
-			write_file(path, "0");
-	} else {
-		snprintf(cgroup, sizeof(cgroup), "/sys/fs/cgroup/memory/ebprof-test-oom-%d",
-			 getpid());
-		cr_assert_eq(mkdir(cgroup, 0755), 0, "mkdir %s (no memory cgroup?)", cgroup);
-		snprintf(path, sizeof(path), "%s/memory.limit_in_bytes", cgroup);
-		write_file(path, limit);
-	}
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
-	write_file(path, pidtext);
+	memcg_make(cgroup, sizeof(cgroup), "ebprof-test-oom", limit);
+	memcg_add(cgroup, pid);
 }
 
 static const char *label(const struct store_entry *e, const char *key)

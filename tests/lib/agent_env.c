@@ -48,6 +48,25 @@ void ag_start_agent(struct ag_run *ag, char **args)
 		     "the agent did not start sampling");
 }
 
+void ag_start_agent_in(struct ag_run *ag, const char *cg, char **args)
+{
+	char *argv[44], procs[512];
+	int n = 0;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+	argv[n++] = "sh";
+	argv[n++] = "-c";
+	argv[n++] = "echo $$ > \"$0\" && exec \"$@\"";
+	argv[n++] = procs;
+	argv[n++] = (char *)tl_path("ebprof");
+	argv[n++] = "agent";
+	while (*args && n < 42)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	cr_assert_eq(tl_start_logged(&ag->p, &ag->log, argv, "sampling at", 30), 0,
+		     "the agent did not start sampling in %s", cg);
+}
+
 /* SIGTERM; the exit status. The log stays readable. */
 int ag_stop_agent(struct ag_run *ag)
 {

@@ -24,6 +24,10 @@ struct ag_run {
 /* Start the agent with args and wait until it samples. */
 void ag_start_agent(struct ag_run *ag, char **args);
 
+/* The same, the agent inside the cgroup directory cg from its start (it
+ * joins through `sh -c`, then execs). */
+void ag_start_agent_in(struct ag_run *ag, const char *cg, char **args);
+
 /* SIGTERM; the exit status. The log stays readable. */
 int ag_stop_agent(struct ag_run *ag);
 

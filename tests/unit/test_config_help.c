@@ -51,7 +51,7 @@ Test(config, help, .init = cr_redirect_stdout)
 		"-h, --help",
 	};
 	struct agent_config c;
-	char err[256], out[8192];
+	char err[256], out[16384];
 	size_t n;
 	FILE *f;
 

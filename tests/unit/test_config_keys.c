@@ -501,3 +501,31 @@ Test(config, empty_and_replaced_lists)
 	cr_expect_eq(c.ncomms, 8);
 	config_free(&c);
 }
+
+/* memory-budget: 20M by default, a size, 0 for none; nothing below 0. */
+Test(config, memory_budget)
+{
+	struct agent_config c;
+	char path[64], err[512];
+
+	cr_assert_eq(config_defaults(&c), 0);
+	cr_expect_eq(c.memory_budget, 20LL << 20);
+	config_free(&c);
+
+	write_tmp(path, sizeof(path), "memory-budget = 64M\n");
+	cr_assert_eq(config_defaults(&c), 0);
+	cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(c.memory_budget, 64LL << 20);
+	config_free(&c);
+	unlink(path);
+
+	cr_assert_eq(config_defaults(&c), 0);
+	cr_assert_eq(parse(&c, err, "--memory-budget", "0"), 0, "%s", err);
+	cr_expect_eq(c.memory_budget, 0);
+	config_free(&c);
+
+	cr_assert_eq(config_defaults(&c), 0);
+	cr_expect_neq(parse(&c, err, "--memory-budget", "-1"), 0);
+	cr_expect(strstr(err, "--memory-budget must be a size"), "%s", err);
+	config_free(&c);
+}

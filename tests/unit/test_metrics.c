@@ -51,7 +51,7 @@ static char *lines_with(const char *text, const char *prefix)
  */
 static void check_format(const char *text)
 {
-	char fam[128] = "", seen[64][128];
+	char fam[128] = "", seen[96][128];
 	size_t nseen = 0, lineno = 0;
 	const char *p = text;
 
@@ -73,7 +73,7 @@ static void check_format(const char *text)
 				cr_assert_str_neq(seen[i], name,
 						  "line %zu: family %s declared twice", lineno,
 						  name);
-			cr_assert_lt(nseen, 64);
+			cr_assert_lt(nseen, 96);
 			strcpy(seen[nseen++], name);
 			cr_assert_gt(strlen(line), 8 + strlen(name), "line %zu: no help text",
 				     lineno);
@@ -332,7 +332,37 @@ Test(metrics, a_fresh_agent)
 		"# HELP ebprof_memory_oom_kills_total PostgreSQL processes the kernel killed for "
 		"lack of memory.\n"
 		"# TYPE ebprof_memory_oom_kills_total counter\n"
-		"ebprof_memory_oom_kills_total 0\n");
+		"ebprof_memory_oom_kills_total 0\n"
+		"# HELP ebprof_memory_budget_bytes The agent's memory budget (memory-budget; 0: "
+		"none).\n"
+		"# TYPE ebprof_memory_budget_bytes gauge\n"
+		"ebprof_memory_budget_bytes 0\n"
+		"# HELP ebprof_rss_bytes The agent's resident memory at the last interval's end.\n"
+		"# TYPE ebprof_rss_bytes gauge\n"
+		"ebprof_rss_bytes 0\n"
+		"# HELP ebprof_rss_peak_bytes The agent's peak resident memory (VmHWM).\n"
+		"# TYPE ebprof_rss_peak_bytes gauge\n"
+		"ebprof_rss_peak_bytes 0\n"
+		"# HELP ebprof_degraded 1 where the last interval's end degraded to keep within "
+		"the "
+		"memory budget.\n"
+		"# TYPE ebprof_degraded gauge\n"
+		"ebprof_degraded{what=\"symbol_cache\"} 0\n"
+		"# HELP ebprof_degraded_total Interval ends that degraded to keep within the "
+		"memory "
+		"budget.\n"
+		"# TYPE ebprof_degraded_total counter\n"
+		"ebprof_degraded_total{what=\"symbol_cache\"} 0\n"
+		"# HELP ebprof_memory_over_budget 1 when the agent stayed over its memory budget "
+		"after "
+		"degrading.\n"
+		"# TYPE ebprof_memory_over_budget gauge\n"
+		"ebprof_memory_over_budget 0\n"
+		"# HELP ebprof_symbolizer_released_total Binaries whose symbol data the memory "
+		"budget "
+		"dropped.\n"
+		"# TYPE ebprof_symbolizer_released_total counter\n"
+		"ebprof_symbolizer_released_total 0\n");
 	cr_expect_str_eq(text, want);
 	check_format(text);
 	free(text);
@@ -610,4 +640,27 @@ Test(metrics, symbolization_by_binary)
 	free(text);
 	agent_metrics_destroy(&m);
 	symreport_clear(&r);
+}
+
+Test(metrics, the_memory_budget_and_what_it_degraded)
+{
+	struct agent_metrics m;
+	struct membudget b = { .budget = 20 << 20 };
+	char *text;
+
+	agent_metrics_init(&m);
+	membudget_decide(&b, 30 << 20);
+	membudget_after(&b, 24 << 20);
+	b.peak = 31 << 20;
+	agent_metrics_budget(&m, &b);
+	text = page(&m);
+	cr_expect(strstr(text, "\nebprof_memory_budget_bytes 20971520\n"), "%s", text);
+	cr_expect(strstr(text, "\nebprof_rss_bytes 25165824\n"));
+	cr_expect(strstr(text, "\nebprof_rss_peak_bytes 32505856\n"));
+	cr_expect(strstr(text, "\nebprof_degraded{what=\"symbol_cache\"} 1\n"));
+	cr_expect(strstr(text, "\nebprof_degraded_total{what=\"symbol_cache\"} 1\n"));
+	cr_expect(strstr(text, "\nebprof_memory_over_budget 1\n"));
+	check_format(text);
+	free(text);
+	agent_metrics_destroy(&m);
 }

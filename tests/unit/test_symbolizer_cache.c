@@ -332,3 +332,47 @@ Test(symbolizer, warm_resolution_is_fast)
 	cr_expect_lt(warm, 200.0, "warm: %.1f ms for 5000 addresses", warm);
 	sym_free(sym);
 }
+
+/* The memory budget's release: what no one pins goes, the pinned stays,
+ * and a binary opened again resolves exactly as before. */
+Test(symbolizer, release_unpinned_keeps_pinned_and_resolves_the_same)
+{
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
+	const char *pb = fx("sym_prog_pie");
+	uint64_t off = sym_offset(pb, pb, "sym_prog_work");
+	struct sym_frame f[MAXF], g[MAXF];
+	char fn[256], file[1024];
+	struct sym_elf *a, *b;
+	struct sym_stats st;
+	int n, line;
+
+	a = get_path(sym, fx("sym_prog"));
+	b = get_path(sym, pb);
+	n = sym_elf_resolve(sym, b, off, f, MAXF);
+	cr_assert_eq(n, 1);
+	snprintf(fn, sizeof(fn), "%s", f[0].function);
+	snprintf(file, sizeof(file), "%s", f[0].file ? f[0].file : "");
+	line = f[0].line;
+	cr_assert_gt(line, 0, "the fixture has line tables");
+	sym_elf_put(sym, b);
+
+	cr_expect_eq(sym_release_unpinned(sym), 1, "b goes, a is pinned");
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.released, 1);
+	cr_expect_eq(st.binaries_cached, 1);
+	cr_expect_eq(sym_release_unpinned(sym), 0);
+
+	b = get_path(sym, pb);
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.binaries_opened, 3, "opened again");
+	cr_assert_eq(sym_elf_resolve(sym, b, off, g, MAXF), n);
+	cr_expect_str_eq(g[0].function, fn);
+	cr_expect_str_eq(g[0].file ? g[0].file : "", file);
+	cr_expect_eq(g[0].line, line);
+	sym_elf_put(sym, b);
+	sym_elf_put(sym, a);
+	cr_expect_eq(sym_release_unpinned(sym), 2);
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.binaries_cached, 0);
+	sym_free(sym);
+}

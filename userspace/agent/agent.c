@@ -20,6 +20,7 @@
 
 #include "agent.h"
 #include "http/http.h"
+#include "membudget.h"
 #include "metrics.h"
 #include "sinks.h"
 #include "util/args.h"
@@ -39,6 +40,7 @@ struct agent {
 	size_t nsinks;
 	struct http_server *http;
 	struct agent_metrics metrics;
+	struct membudget budget;     /* memory-budget, over reloads */
 	struct session_run_opts run; /* until SIGTERM/SIGINT/SIGHUP, a line per interval */
 	char comment[160];
 };
@@ -61,6 +63,40 @@ static void on_reload(int sig)
 	atomic_store(&stop_flag, 1);
 }
 
+/* The memory budget at an interval's end (agent/membudget.h): over it,
+ * the symbolizer drops what no process pins. */
+static void keep_budget(struct agent *a)
+{
+	struct membudget *b = &a->budget;
+	bool was = b->symbols_degraded;
+	uint64_t rss, peak, before;
+	unsigned todo;
+
+	b->budget = (uint64_t)a->cfg.memory_budget;
+	if (membudget_read_status("/proc/self/status", &rss, &peak))
+		return;
+	b->peak = peak;
+	before = rss;
+	todo = membudget_decide(b, rss);
+	if (todo & MB_RELEASE_SYMBOLS) {
+		size_t n = sym_release_unpinned(a->sym);
+
+		malloc_trim(0);
+		if (!membudget_read_status("/proc/self/status", &rss, &peak))
+			membudget_after(b, rss);
+		if (!was)
+			log_warn("memory budget: %.1f MiB resident, over memory-budget %.1f MiB: "
+				 "symbol data of %zu binaries dropped, read again when needed "
+				 "(%.1f MiB now%s)",
+				 (double)before / 1048576.0, (double)b->budget / 1048576.0, n,
+				 (double)rss / 1048576.0, b->over_budget ? ", still over" : "");
+	} else if (was) {
+		log_info("memory budget: %.1f MiB resident, within memory-budget %.1f MiB again",
+			 (double)rss / 1048576.0, (double)b->budget / 1048576.0);
+	}
+	agent_metrics_budget(&a->metrics, b);
+}
+
 /* One line per interval, and the metrics. */
 static void on_interval(const struct session_interval *iv, void *ctx)
 {
@@ -70,6 +106,11 @@ static void on_interval(const struct session_interval *iv, void *ctx)
 	time_t t = (time_t)(iv->start_ns / 1000000000LL);
 
 	agent_metrics_interval(&a->metrics, iv);
+	/* What the interval freed (its builders, the state of processes that
+	 * are gone) back to the system: glibc keeps freed heap it cannot
+	 * return from the top, and a backend per connection frees a lot. */
+	malloc_trim(0);
+	keep_budget(a);
 	agent_metrics_snapshot(&a->metrics, a->s ? session_nprocs(a->s) : 0, a->sinks, a->nsinks,
 			       a->sym, iv->end_ns);
 	for (size_t i = 0; i < a->nsinks && off < sizeof(sinks); i++) {
@@ -77,10 +118,6 @@ static void on_interval(const struct session_interval *iv, void *ctx)
 		if (one[0])
 			off += (size_t)snprintf(sinks + off, sizeof(sinks) - off, "; %s", one);
 	}
-	/* What the interval freed (its builders, the state of processes that
-	 * are gone) back to the system: glibc keeps freed heap it cannot
-	 * return from the top, and a backend per connection frees a lot. */
-	malloc_trim(0);
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
 	log_info("interval from %s (%.0f s): %llu processes, %llu samples, %s%s; %llu profiles "
 		 "written, %llu failed%s",
@@ -208,6 +245,8 @@ static int new_symbolizer(const struct agent_config *c, struct symbolizer **out)
 		.debuginfod_cache = c->debuginfod_cache,
 		.debuginfod_cache_bytes = (uint64_t)c->debuginfod_cache_size,
 		.debuginfod_timeout_ms = c->debuginfod_timeout * 1000,
+		/* beside the unwind tables' cache (sampling/unwind_tables.c) */
+		.plain_debug_dir = "/var/cache/ebprof/debug",
 	};
 
 	return sym_new(&o, out);

@@ -84,6 +84,7 @@ struct agent_config {
 	char *btf;		    /* btf: vmlinux BTF file, NULL = /sys/kernel/btf/vmlinux */
 	enum sampler_unwind unwind; /* unwind: dwarf (default) or fp */
 	int64_t unwind_budget;	    /* unwind-budget: bytes of unwind tables, default 64M */
+	int64_t memory_budget;	    /* memory-budget: resident bytes, default 20M, 0 = none */
 	int log_level;	   /* log-level: error|warn|info|debug -> enum log_level, default info */
 	char *config_path; /* --config: the file read, NULL if none */
 

@@ -181,6 +181,10 @@ int config_key_apply(struct agent_config *c, const struct key_def *k, const char
 		*FIELD(c, k, int64_t) = i64;
 		return 0;
 	case T_SIZE:
+		if (k->empty_ok && !strcmp(v, "0")) {
+			*FIELD(c, k, int64_t) = 0;
+			return 0;
+		}
 		ret = args_parse_size(v, &i64);
 		if (ret == -EINVAL)
 			return args_fail(err, errlen,
@@ -449,8 +453,8 @@ bool config_equal(const struct agent_config *a, const struct agent_config *b)
 	       same_str(a->http_listen, b->http_listen) && a->no_kernel == b->no_kernel &&
 	       a->no_user == b->no_user && a->no_plpgsql == b->no_plpgsql &&
 	       same_str(a->btf, b->btf) && a->unwind == b->unwind &&
-	       a->unwind_budget == b->unwind_budget && a->log_level == b->log_level &&
-	       same_str(a->config_path, b->config_path);
+	       a->unwind_budget == b->unwind_budget && a->memory_budget == b->memory_budget &&
+	       a->log_level == b->log_level && same_str(a->config_path, b->config_path);
 }
 
 int config_set(struct agent_config *c, const char *key, const char *value, char *err, size_t errlen)

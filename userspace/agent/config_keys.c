@@ -187,6 +187,16 @@ const struct key_def config_keys[] = {
 	  .help = "kernel memory for unwind tables; when full,\n"
 		  "the binaries sampled least are unwound by\n"
 		  "frame pointers" },
+	{ .name = "memory-budget",
+	  .type = T_SIZE,
+	  .off = F(memory_budget),
+	  .empty_ok = true,
+	  .arg = "SIZE",
+	  .def = "20M",
+	  .help = "the agent's resident memory; over it at an\n"
+		  "interval's end, it drops symbol data not in\n"
+		  "use, read again when needed (/metrics:\n"
+		  "ebprof_degraded); 0: no budget" },
 	{ .name = "btf",
 	  .type = T_PATH,
 	  .off = F(btf),

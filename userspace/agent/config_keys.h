@@ -42,7 +42,7 @@ struct key_def {
 	size_t off_n;	     /* T_NAMES/T_PIDS/T_CGROUPS: the count field */
 	char shortopt;	     /* 0 = none */
 	long min, max;	     /* T_INT range; T_NAMES: max = most names */
-	bool empty_ok;	     /* T_PATH: "" allowed (= off) */
+	bool empty_ok;	     /* T_PATH: "" allowed (= off); T_SIZE: "0" allowed */
 	const char *arg;     /* placeholder in the usage */
 	const char *def;     /* default, applied by config_defaults(); NULL = none */
 	const char *help;    /* usage text ('\n' continues on the next line) */

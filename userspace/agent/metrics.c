@@ -63,6 +63,13 @@ void agent_metrics_snapshot(struct agent_metrics *m, uint64_t processes, struct 
 	pthread_mutex_unlock(&m->lock);
 }
 
+void agent_metrics_budget(struct agent_metrics *m, const struct membudget *b)
+{
+	pthread_mutex_lock(&m->lock);
+	m->budget = *b;
+	pthread_mutex_unlock(&m->lock);
+}
+
 /* The HELP and TYPE lines of one metric. */
 static void head(FILE *out, const char *name, const char *type, const char *help)
 {
@@ -292,6 +299,29 @@ static void memory_metrics(FILE *out, const struct agent_metrics *m)
 	       "PostgreSQL processes the kernel killed for lack of memory.", m->memory_oom);
 }
 
+static void budget_metrics(FILE *out, const struct agent_metrics *m)
+{
+	const struct membudget *b = &m->budget;
+
+	metric(out, "ebprof_memory_budget_bytes", "gauge",
+	       "The agent's memory budget (memory-budget; 0: none).", b->budget);
+	metric(out, "ebprof_rss_bytes", "gauge",
+	       "The agent's resident memory at the last interval's end.", b->rss);
+	metric(out, "ebprof_rss_peak_bytes", "gauge", "The agent's peak resident memory (VmHWM).",
+	       b->peak);
+	head(out, "ebprof_degraded", "gauge",
+	     "1 where the last interval's end degraded to keep within the memory budget.");
+	fprintf(out, "ebprof_degraded{what=\"symbol_cache\"} %d\n", b->symbols_degraded);
+	head(out, "ebprof_degraded_total", "counter",
+	     "Interval ends that degraded to keep within the memory budget.");
+	fprintf(out, "ebprof_degraded_total{what=\"symbol_cache\"} %llu\n",
+		(unsigned long long)b->symbol_releases);
+	metric(out, "ebprof_memory_over_budget", "gauge",
+	       "1 when the agent stayed over its memory budget after degrading.", b->over_budget);
+	metric(out, "ebprof_symbolizer_released_total", "counter",
+	       "Binaries whose symbol data the memory budget dropped.", m->sym.released);
+}
+
 int agent_metrics_write(FILE *out, void *ctx)
 {
 	struct agent_metrics *m = ctx;
@@ -353,6 +383,7 @@ int agent_metrics_write(FILE *out, void *ctx)
 	       "Page faults in the profiles, in bytes (samples x faults-period x page size).",
 	       m->fault_bytes);
 	memory_metrics(out, m);
+	budget_metrics(out, m);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }

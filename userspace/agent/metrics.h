@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "agent/membudget.h"
 #include "ebprof/symbolizer.h"
 #include "pipeline/session.h"
 #include "profile/symreport.h"
@@ -40,6 +41,7 @@ struct agent_metrics {
 	struct sampler_offcpu_info offcpu;  /* ... its off-CPU path */
 	struct memsnap_stats memory;	    /* memory snapshots, this session */
 	uint64_t memory_oom;		    /* backends OOM-killed, this session */
+	struct membudget budget;	    /* the agent's own memory, last interval end */
 };
 
 void agent_metrics_init(struct agent_metrics *m);
@@ -50,6 +52,8 @@ void agent_metrics_interval(struct agent_metrics *m, const struct session_interv
  * symbolizer's, the end of the last flush (0: none yet). */
 void agent_metrics_snapshot(struct agent_metrics *m, uint64_t processes, struct sink *const *sinks,
 			    size_t nsinks, const struct symbolizer *sym, int64_t last_flush_ns);
+/* The memory budget's figures at an interval's end. */
+void agent_metrics_budget(struct agent_metrics *m, const struct membudget *b);
 /* Binaries named on the page (most samples first). */
 #define AGENT_MAX_SYMBOL_ROWS 64
 
