@@ -20,7 +20,10 @@
 #   6. an ad hoc HTTP profile (5 s at the agent's 99 Hz) from a running
 #      agent: the agent's CPU (a cpuacct cgroup of its own) during it minus
 #      its CPU in as many seconds before (the continuous profile's own
-#      cost), for 1-s and 5-s profiles: the fixed part is the intercept.
+#      cost), for 1-s and 5-s profiles: the fixed part is the intercept;
+#   7. `record -p PID -F 99 -d 2` of a process that is not PostgreSQL (a
+#      shell's busy loop): no statement reader to load (farm-bench).
+# The load average is noted with every section (the machine is shared).
 # Writes bench/results/record-start-<date>.md. Run as root.
 #   BEFORE=/tmp/main/build/ebprof RUNS=7 bench/record-start.sh
 set -euo pipefail
@@ -39,7 +42,8 @@ done
 
 . bench/lib.sh
 bench_cluster start "$SCALE"
-trap 'kill "${bench_pid:-0}" 2>/dev/null || true; bench_cleanup; sleep 1; rmdir /sys/fs/cgroup/cpuacct/ebprof-bench-$$-* 2>/dev/null || true' EXIT
+busy_pid=""
+trap '[ -z "$busy_pid" ] || kill "$busy_pid" 2>/dev/null; kill "${bench_pid:-0}" 2>/dev/null || true; bench_cleanup; sleep 1; rmdir /sys/fs/cgroup/cpuacct/ebprof-bench-$$-* 2>/dev/null || true' EXIT
 pgbench -n -S -c 2 -j 2 -T 3600 -h "$pgdir" -p "$port" -U postgres postgres >"$work/pgbench.log" 2>&1 &
 bench_pid=$!
 sleep 3
@@ -59,7 +63,10 @@ bin() { if [ "$1" = A ]; then echo "$A"; else echo "$B"; fi; }
 range() { sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%s–%s", lo, hi}'; }
 fig() { sed -n "s/.*\\b$2=\\([-0-9.]*\\).*/\\1/p" "$1"; }
 
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+
 # 1. record -d 2, the whole process.
+echo "1: $(loadavg)" >"$work/load.txt"
 rec="record -p $pids -F 99 -d 2 -o $work/fb.pb.gz"
 if [ -n "$B" ]; then
 	farm-bench -n "$RUNS" --timeout 600 --vs "$B $rec" -- "$A" $rec >"$work/fb2.txt" 2>&1
@@ -68,6 +75,7 @@ else
 fi
 
 # 2. start to "sampling at", interleaved.
+echo "2: $(loadavg)" >>"$work/load.txt"
 for i in $(seq 1 "$RUNS"); do
 	for t in $tools; do
 		python3 bench/record_start.py start "$(bin $t)" record -p "$pids" -F 99 -d 2 \
@@ -76,6 +84,7 @@ for i in $(seq 1 "$RUNS"); do
 done
 
 # 3. bpf() calls, from strace -c (3 runs each; strace slows what it counts).
+echo "3: $(loadavg)" >>"$work/load.txt"
 for i in 1 2 3; do
 	for t in $tools; do
 		strace -f -c -e trace=bpf -o "$work/strace-$t-$i.txt" \
@@ -96,6 +105,7 @@ for t in $tools; do
 done
 
 # 5. 15 s: ebprof record vs perf record --call-graph dwarf + perf script.
+echo "5: $(loadavg)" >>"$work/load.txt"
 perf_cmd="sh -c 'perf record -q -F 99 --call-graph dwarf -p $pids -o $work/p.data -- sleep 15 2>/dev/null && perf script -i $work/p.data >/dev/null 2>&1'"
 for t in $tools; do
 	farm-bench -n "$LONG_RUNS" --warmup 0 --timeout 900 --vs "$perf_cmd" -- \
@@ -104,6 +114,7 @@ done
 perf_bytes=$(stat -c %s "$work/p.data"); ebprof_bytes=$(stat -c %s "$work/l.pb.gz")
 
 # 6. An ad hoc profile from a running agent, at the agent's own rate.
+echo "6: $(loadavg)" >>"$work/load.txt"
 for t in $tools; do
 	hp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	"$(bin $t)" agent --config /dev/null -F 99 --interval 3600 --pid "$pids" --comm x-none \
@@ -135,6 +146,20 @@ for t in $tools; do
 	rmdir "$cg"
 done
 
+# 7. record -d 2 of a process that is not PostgreSQL: a shell's busy loop.
+echo "7: $(loadavg)" >>"$work/load.txt"
+sh -c 'while :; do :; done' &
+busy_pid=$!
+nrec="record -p $busy_pid -F 99 -d 2 -o $work/n.pb.gz"
+if [ -n "$B" ]; then
+	farm-bench -n "$RUNS" --timeout 600 --vs "$B $nrec" -- "$A" $nrec >"$work/fb-np.txt" 2>&1
+else
+	farm-bench -n "$RUNS" --timeout 600 -- "$A" $nrec >"$work/fb-np.txt" 2>&1
+fi
+kill "$busy_pid"
+busy_pid=""
+echo "end: $(loadavg)" >>"$work/load.txt"
+
 {
 	echo "# ebprof record's start — $(date -u '+%Y-%m-%d %H:%M') UTC"
 	echo
@@ -143,6 +168,7 @@ done
 	echo "- machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); kernel $(uname -r)"
 	echo "- A: $A ($("$A" --version 2>&1 | head -1)); B: ${B:-none}"
 	echo "- workload: PostgreSQL \`pgbench -S -c 2 -j 2\`, scale $SCALE; targets: the postmaster, its auxiliary processes and pgbench's backends ($(echo "$pids" | tr , '\n' | wc -l) pids)"
+	echo "- load average (1, 5, 15 min) as each section began: $(paste -sd';' "$work/load.txt" | sed 's/;/; /g')"
 	echo
 	echo "## 1. \`record -p PIDS -F 99 -d 2\`, whole process (farm-bench, A then B in turn)"
 	echo
@@ -204,5 +230,11 @@ done
 			"$c5" "$(range <"$work/adhoc5-$t.txt")" "$(echo "(5 * $c1 - $c5) / 4" | bc -l)" \
 			"$(median <"$work/idle5-$t.txt")"
 	done
+	echo
+	echo "## 7. \`record -p PID -F 99 -d 2\` of a process that is not PostgreSQL (a shell's busy loop), whole process (farm-bench, A then B in turn)"
+	echo
+	echo '```'
+	cat "$work/fb-np.txt"
+	echo '```'
 } >"$out"
 echo "wrote $out"

@@ -62,24 +62,55 @@ struct {
 	__type(value, struct ebprof_query);
 } query_scratch SEC(".maps");
 
+/* One word of FNV-1a into h: w, its bytes from left on masked. */
+static __always_inline __u64 hash_word(__u64 h, __u64 w, long left)
+{
+	if (left < 8)
+		w &= (1ULL << (left * 8)) - 1;
+	h ^= w;
+	h *= 1099511628211ULL;
+	return h ^ (h >> 32);
+}
+
+struct hash_scan {
+	const char *text;
+	long len;
+	__u64 h;
+};
+
+/* bpf_loop() callback: word i of the text (a loop of its own had the
+ * verifier walk its 128 steps in every state that reaches it: most of
+ * the sampling program's instructions). */
+static long hash_step(__u64 i, struct hash_scan *c)
+{
+	long left = c->len - (long)i * 8;
+
+	if (left <= 0 || i >= EBPROF_QUERY_LEN / 8)
+		return 1;
+	c->h = hash_word(c->h, *(const __u64 *)(c->text + (i & (EBPROF_QUERY_LEN / 8 - 1)) * 8),
+			 left);
+	return 0;
+}
+
 /* FNV-1a over the text, a word at a time, bytes after its NUL masked
  * (the scratch record is not cleared). len counts the NUL. */
 static __always_inline __u64 hash_text(const char *text, long len)
 {
 	__u64 h = 14695981039346656037ULL;
 
-	for (__u32 i = 0; i < EBPROF_QUERY_LEN / 8; i++) {
-		long left = len - (long)i * 8;
-		__u64 w;
+	if (have_loop) {
+		struct hash_scan c = { .text = text, .len = len, .h = h };
 
-		if (left <= 0)
-			break;
-		w = *(const __u64 *)(text + i * 8);
-		if (left < 8)
-			w &= (1ULL << (left * 8)) - 1;
-		h ^= w;
-		h *= 1099511628211ULL;
-		h ^= h >> 32;
+		bpf_loop(EBPROF_QUERY_LEN / 8, hash_step, &c, 0);
+		h = c.h;
+	} else {
+		for (__u32 i = 0; i < EBPROF_QUERY_LEN / 8; i++) {
+			long left = len - (long)i * 8;
+
+			if (left <= 0)
+				break;
+			h = hash_word(h, *(const __u64 *)(text + i * 8), left);
+		}
 	}
 	return h ? h : 1; /* 0 means "no statement" */
 }

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bpfprogs.h"
 #include "fde_oracle.h"
 #include "pgcluster.h"
 #include "procevents.h"
@@ -157,6 +158,13 @@ Test(postgres, pgbench_select_profile_has_backend_frames, .timeout = 300, .fini 
 
 		cr_assert_eq(tl_start_until(&rec, argv, "sampling at", 60), 0);
 	}
+	/* a PostgreSQL target: the statement and PL/pgSQL readers loaded
+	 * (test_record_options' no_statement_readers_without_postgres_targets
+	 * is the other side) */
+	cr_expect_eq(tl_bpf_rodata_u8(rec.pid, "do_sample", "want_queries"), 1,
+		     "no statement reader in a recording of PostgreSQL");
+	cr_expect_eq(tl_bpf_rodata_u8(rec.pid, "do_sample", "want_plpgsql"), 1,
+		     "no PL/pgSQL reader in a recording of PostgreSQL");
 	cr_assert_eq(tl_finish(&rec, 0, 60), 0, "ebprof record failed");
 	kill(bench, SIGTERM); /* the load has done its part */
 	waitpid(bench, NULL, 0);

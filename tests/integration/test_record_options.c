@@ -381,3 +381,45 @@ Test(record, each_type_loads_only_its_programs, .timeout = 60)
 	kill(sl.pid, SIGKILL);
 	tl_wait(&sl, 10);
 }
+
+/*
+ * The statement and PL/pgSQL readers are loaded only where a PostgreSQL
+ * target exists (issue 36): a recording of another program leaves them
+ * out of its sampling program (their const flags false in the .rodata it
+ * was loaded with, so the verifier drops their code) and says so. The
+ * other side, a PostgreSQL target's recording with both on, is
+ * test_postgres's pgbench_select_profile_has_backend_frames.
+ */
+Test(record, no_statement_readers_without_postgres_targets, .timeout = 60)
+{
+	char *dir = tl_tmpdir("noreaders"), out[512], pidarg[16], text[2048];
+	char *sleep_argv[] = { "sleep", "60", NULL };
+	struct tl_bpf_progs progs;
+	struct tl_proc sl;
+	struct rec_run rec;
+	char *log;
+
+	rec_require_root();
+	cr_assert_eq(tl_spawn(&sl, sleep_argv, false, false, false), 0);
+	snprintf(pidarg, sizeof(pidarg), "%d", sl.pid);
+	snprintf(out, sizeof(out), "%s/sleep.pb.gz", dir);
+	rec_start_record(&rec, (char *[]){ "-p", pidarg, "-d", "30", "-o", out, NULL });
+	tl_bpf_progs(rec.p.pid, &progs);
+	cr_expect(tl_bpf_has(&progs, "do_sample"), "no sampling program: %s",
+		  tl_bpf_text(&progs, text, sizeof(text)));
+	cr_expect_eq(tl_bpf_rodata_u8(rec.p.pid, "do_sample", "want_queries"), 0,
+		     "the statement reader is on in a recording of sleep");
+	cr_expect_eq(tl_bpf_rodata_u8(rec.p.pid, "do_sample", "want_plpgsql"), 0,
+		     "the PL/pgSQL reader is on in a recording of sleep");
+	cr_expect_eq(tl_bpf_rodata_u8(rec.p.pid, "do_sample", "want_kernel"), 1,
+		     "the check reads no flag: want_kernel is not 1");
+	cr_expect_eq(rec_finish_record(&rec, SIGINT, 30), 0);
+	log = tl_log_text(&rec.log);
+	cr_expect(log && strstr(log, "statements and PL/pgSQL frames: not read, their readers "
+				     "not loaded (no PostgreSQL target)"),
+		  "%s", log ? log : "");
+	free(log);
+	tl_log_free(&rec.log);
+	kill(sl.pid, SIGKILL);
+	tl_wait(&sl, 10);
+}

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "bpfprogs.h"
 
@@ -85,4 +86,67 @@ const char *tl_bpf_text(const struct tl_bpf_progs *p, char *buf, size_t len)
 		off += (size_t)snprintf(buf + off, len - off, "%s%u %s", i ? ", " : "", p->ids[i],
 					p->names[i]);
 	return buf;
+}
+
+/* The byte of var in map fd's value (a global data section), -1 when its
+ * BTF has no such variable. */
+static int datasec_u8(int fd, const struct bpf_map_info *mi, const char *var)
+{
+	struct btf *btf = btf__load_from_kernel_by_id(mi->btf_id);
+	const struct btf_type *t = btf ? btf__type_by_id(btf, mi->btf_value_type_id) : NULL;
+	const struct btf_var_secinfo *v = t && btf_is_datasec(t) ? btf_var_secinfos(t) : NULL;
+	uint8_t *value = calloc(1, mi->value_size);
+	uint32_t zero = 0;
+	int ret = -1;
+
+	for (int i = 0; v && value && i < btf_vlen(t); i++, v++) {
+		const struct btf_type *vt = btf__type_by_id(btf, v->type);
+
+		if (strcmp(btf__name_by_offset(btf, vt->name_off), var) ||
+		    v->offset >= mi->value_size || bpf_map_lookup_elem(fd, &zero, value))
+			continue;
+		ret = value[v->offset];
+		break;
+	}
+	free(value);
+	btf__free(btf);
+	return ret;
+}
+
+int tl_bpf_rodata_u8(pid_t pid, const char *prog, const char *var)
+{
+	struct tl_bpf_progs p;
+	int ret = -1;
+
+	tl_bpf_progs(pid, &p);
+	for (size_t i = 0; i < p.n && ret < 0; i++) {
+		uint32_t map_ids[64], len;
+		struct bpf_prog_info info = { 0 };
+		int fd;
+
+		if (strncmp(p.names[i], prog, strlen(prog)))
+			continue;
+		fd = bpf_prog_get_fd_by_id(p.ids[i]);
+		info.nr_map_ids = 64;
+		info.map_ids = (uint64_t)(uintptr_t)map_ids;
+		len = sizeof(info);
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		close(fd);
+		for (uint32_t m = 0; m < info.nr_map_ids && m < 64 && ret < 0; m++) {
+			struct bpf_map_info mi = { 0 };
+			int mfd = bpf_map_get_fd_by_id(map_ids[m]);
+
+			len = sizeof(mi);
+			if (mfd >= 0 && !bpf_obj_get_info_by_fd(mfd, &mi, &len) &&
+			    strstr(mi.name, ".rodata") && mi.btf_id)
+				ret = datasec_u8(mfd, &mi, var);
+			if (mfd >= 0)
+				close(mfd);
+		}
+	}
+	return ret;
 }

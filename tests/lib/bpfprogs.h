@@ -27,6 +27,11 @@ void tl_bpf_progs(pid_t pid, struct tl_bpf_progs *out);
 bool tl_bpf_has(const struct tl_bpf_progs *p, const char *prefix);
 /* The same ids (the same programs, none loaded or dropped)? */
 bool tl_bpf_same(const struct tl_bpf_progs *a, const struct tl_bpf_progs *b);
+/* The byte of global var (a const volatile bool of the program's .rodata:
+ * what userspace configured it with before the load) of pid's program
+ * whose name starts with prog, from the kernel (the map's BTF says where
+ * var is); -1 when it has no such program or variable. */
+int tl_bpf_rodata_u8(pid_t pid, const char *prog, const char *var);
 /* "id name, id name, ..." into buf, for messages. */
 const char *tl_bpf_text(const struct tl_bpf_progs *p, char *buf, size_t len);
 

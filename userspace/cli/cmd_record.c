@@ -268,6 +268,9 @@ int cmd_record(int argc, char **argv)
 	 * fetched while sampling (the session's prewarm). */
 	syo.debuginfod_urls = debuginfod_urls(&o);
 	syo.debuginfod_cache = getenv("DEBUGINFOD_CACHE_PATH");
+	/* a one-shot process: compressed debug files inflated once (the
+	 * agent's copies), not at every recording */
+	syo.plain_debug_dir = "/var/cache/ebprof/debug";
 	ret = sym_new(&syo, &sym);
 	if (ret) {
 		log_error("cannot initialize the symbolizer: %s", strerror(-ret));

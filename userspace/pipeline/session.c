@@ -160,6 +160,14 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 	case EVENT_EXEC:
 		if (s->pg)
 			pg_attach_forget(s->pg, e->pid);
+		if (!s->pg_targets && !s->pg_late_said &&
+		    targets_name_matches(e->comm, NULL, targets_default_comms,
+					 TARGETS_NDEFAULT_COMMS)) {
+			log_info("pid %u runs %.*s now: this session started without PostgreSQL "
+				 "targets, its statements and PL/pgSQL frames are not read",
+				 e->pid, (int)sizeof(e->comm), e->comm);
+			s->pg_late_said = true;
+		}
 		procs_on_exec(s->procs, e->pid, e->ktime_ns);
 		if ((sp = session_proc(s, e->pid))) {
 			sp->build_id_done = false;
@@ -201,8 +209,8 @@ static int open_sampler(struct session *s, char *err, size_t errlen)
 	so.kernel = o->kernel;
 	so.user = o->user;
 	so.follow_forks = o->inherit;
-	so.queries = o->query_labels != QUERY_LABELS_OFF;
-	so.plpgsql = !o->no_plpgsql;
+	so.queries = s->pg_targets && o->query_labels != QUERY_LABELS_OFF;
+	so.plpgsql = s->pg_targets && !o->no_plpgsql;
 	so.btf_path = o->btf_path;
 	so.unwind = o->unwind;
 	so.unwind_budget = o->unwind_budget;
@@ -255,6 +263,7 @@ int session_start_clock(struct session *s)
 int session_open(const struct session_opts *o, struct session **out, char *err, size_t errlen)
 {
 	struct session *s = calloc(1, sizeof(*s));
+	const char *why;
 	int ret;
 
 	*out = NULL;
@@ -267,6 +276,9 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
 		goto fail;
 	}
+	s->pg_targets = session_pg_targets(s, &why);
+	log_info("statements and PL/pgSQL frames: %s (%s)",
+		 s->pg_targets ? "read" : "not read, their readers not loaded", why);
 	ret = open_sampler(s, err, errlen); /* says why in err */
 	if (ret)
 		goto fail;
@@ -275,9 +287,9 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 		snprintf(err, errlen, "cannot initialize: %s", strerror(-ret));
 		goto fail;
 	}
-	if (o->query_labels != QUERY_LABELS_OFF)
+	if (s->pg_targets && o->query_labels != QUERY_LABELS_OFF)
 		ret = query_table_new(&s->queries);
-	if (!ret && !o->no_plpgsql)
+	if (!ret && s->pg_targets && !o->no_plpgsql)
 		ret = plpgsql_chains_new(&s->plpgsql);
 	/* which processes are PostgreSQL: statements, memory contexts and
 	 * PL/pgSQL frames */

@@ -46,6 +46,8 @@ struct session {
 	struct query_table *queries;	/* NULL: query-labels off */
 	struct pg_attach *pg;		/* NULL: no statements, memory nor PL/pgSQL */
 	struct plpgsql_chains *plpgsql; /* NULL: PL/pgSQL frames off */
+	bool pg_targets;		/* session_pg_targets(): the readers loaded */
+	bool pg_late_said;		/* a PostgreSQL target without them, said */
 	struct hashmap *by_pid;		/* pid -> struct session_proc (per process) */
 	struct hashmap *groups;		/* key -> struct session_group, one flush */
 	struct builder *one[PTYPE_N];	/* SESSION_ONE_PROFILE: the profile
@@ -85,6 +87,9 @@ struct session {
 
 /* seed.c: the target rules of the options. */
 struct target_rules session_target_rules(const struct session_opts *o);
+/* pg_targets.c: may the session have PostgreSQL targets (its statement and
+ * PL/pgSQL readers loaded)? *why: a static phrase saying why or why not. */
+bool session_pg_targets(struct session *s, const char **why);
 /* seed.c: make the target set. The number of targets, or a negative errno
  * with the reason in err. */
 int session_seed(struct session *s, char *err, size_t errlen);

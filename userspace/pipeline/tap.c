@@ -121,8 +121,10 @@ bool session_tap_can(const struct session *s, enum ptype type, enum query_labels
 {
 	if (!s || !s->taps || !s->sampler || type != PTYPE_CPU || !session_takes(s, PTYPE_CPU))
 		return false;
-	/* statements are read in BPF only when the session reads them */
-	return ql == QUERY_LABELS_OFF || s->queries;
+	/* statements are read in BPF only when the session reads them; a
+	 * session without PostgreSQL targets has none to read, nor has an ad
+	 * hoc profile of its targets */
+	return ql == QUERY_LABELS_OFF || s->queries || !s->pg_targets;
 }
 
 int session_tap_open(struct session *s, const struct session_tap_opts *o, struct session_tap **out)

@@ -85,6 +85,7 @@ static void probe_task_iters(struct features *f)
 {
 	struct btf *btf;
 
+	f->task_iter_asked = true;
 	if (access("/sys/kernel/btf/vmlinux", R_OK) || !(btf = btf__load_vmlinux_btf()))
 		return;
 	f->task_iter = btf__find_by_name_kind(btf, "bpf_iter__task", BTF_KIND_STRUCT) > 0 &&
@@ -138,7 +139,8 @@ static bool probe_no_prealloc(void)
 	return true;
 }
 
-int features_probe(const char *btf_path, struct features *f)
+/* All but the task iterators (probe_task_iters()). */
+static int probe_base(const char *btf_path, struct features *f)
 {
 	const enum bpf_prog_type pe = BPF_PROG_TYPE_PERF_EVENT;
 	struct utsname u;
@@ -175,9 +177,16 @@ int features_probe(const char *btf_path, struct features *f)
 		f->loop = yes(libbpf_probe_bpf_helper(pe, BPF_FUNC_loop, NULL));
 		f->no_prealloc = probe_no_prealloc();
 	}
-	if (!btf_path)
-		probe_task_iters(f);
 	return 0;
+}
+
+int features_probe(const char *btf_path, struct features *f)
+{
+	int ret = probe_base(btf_path, f);
+
+	if (!ret && !btf_path)
+		probe_task_iters(f);
+	return ret;
 }
 
 void features_format(const struct features *f, char *buf, size_t len)
@@ -186,17 +195,18 @@ void features_format(const struct features *f, char *buf, size_t len)
 	snprintf(buf, len,
 		 "kernel %s: BTF %s, perf_event %s, raw_tp %s, hash %s, percpu_array %s, "
 		 "ringbuf %s, bpf_get_stack %s, current_task %s, cgroup_id %s, "
-		 "probe_read_kernel %s, batch ops %s%s, bpf_loop %s, maps allocated as used %s, "
-		 "task iterator %s",
+		 "probe_read_kernel %s, batch ops %s%s, bpf_loop %s, maps allocated as used %s%s%s",
 		 f->release[0] ? f->release : "?", YN(f->btf), YN(f->perf_event), YN(f->raw_tp),
 		 YN(f->hash), YN(f->percpu_array), YN(f->ringbuf), YN(f->get_stack),
 		 YN(f->current_task), YN(f->cgroup_id), YN(f->read_kernel), YN(f->batch_ops),
 		 f->batch_ops ? "" : " (fallback: counts drained key by key)",
 		 f->loop ? "yes" : "no (DWARF unwinding by tail calls)",
 		 f->no_prealloc ? "yes" : "no (preallocated, sized smaller)",
-		 f->task_iter_s ? "sleepable (off-CPU sampled)"
-		 : f->task_iter ? "yes, not sleepable (off-CPU timed at switches)"
-				: "no (off-CPU timed at switches)");
+		 f->task_iter_asked ? ", task iterator " : "",
+		 !f->task_iter_asked ? ""
+		 : f->task_iter_s    ? "sleepable (off-CPU sampled)"
+		 : f->task_iter	     ? "yes, not sleepable (off-CPU timed at switches)"
+				     : "no (off-CPU timed at switches)");
 #undef YN
 }
 
@@ -287,18 +297,21 @@ const char *features_libbpf_strerror(int err)
  * The feature probe, run once per process (a documented cache: the kernel
  * does not change under us, and the agent opens a sampler per reload and
  * per ad hoc profile): what the kernel offers in one info line, what it
- * lacks in err.
+ * lacks in err. The task iterators are probed apart, once, the first time
+ * a session asks for them (off-CPU): the kernel's BTF parsed for nothing
+ * cost every CPU recording 10 ms.
  */
 static struct features probed;
 static int probe_ret;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static pthread_once_t iters_once = PTHREAD_ONCE_INIT;
 static const char *probe_btf_path;
 
 static void run_probe(void)
 {
 	char line[512];
 
-	probe_ret = features_probe(probe_btf_path, &probed);
+	probe_ret = probe_base(probe_btf_path, &probed);
 	if (probe_ret) { /* cannot ask: the load itself reports what is wrong */
 		log_debug("feature probe failed: %s", strerror(-probe_ret));
 		return;
@@ -319,13 +332,26 @@ bool features_have_loop(void)
 	return !probe_ret && probed.loop;
 }
 
+static void run_iters_probe(void)
+{
+	if (probe_ret || probe_btf_path) /* an external --btf does not serve */
+		return;
+	probe_task_iters(&probed);
+	log_info("task iterator %s", probed.task_iter_s ? "sleepable (off-CPU sampled)"
+				     : probed.task_iter
+					     ? "yes, not sleepable (off-CPU timed at switches)"
+					     : "no (off-CPU timed at switches)");
+}
+
 bool features_have_task_iter_s(void)
 {
+	pthread_once(&iters_once, run_iters_probe);
 	return !probe_ret && probed.task_iter_s;
 }
 
 bool features_have_task_iter(void)
 {
+	pthread_once(&iters_once, run_iters_probe);
 	return !probe_ret && probed.task_iter;
 }
 

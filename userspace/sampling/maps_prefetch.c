@@ -3,10 +3,12 @@
  * The maps of new processes, read ahead on a thread (maps_prefetch.h).
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 
 #include "ebprof/bpf_shared.h"
@@ -27,7 +29,7 @@ struct slot {
 struct maps_prefetch {
 	pthread_t thread;
 	struct ring_buffer *rb;
-	atomic_bool stop;
+	int stop_fd; /* an eventfd: readable once stop is asked */
 	pthread_mutex_t lock;
 	struct slot slot[PREFETCH_SLOTS];
 	uint64_t read, gone, dropped; /* the thread's own (gone: or exec'd since) */
@@ -99,13 +101,27 @@ static int on_fresh(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Until stop_fd says stop: the ring's records as they come (its epoll
+ * fd is readable when one is), and the stop at once rather than at the
+ * end of a poll's timeout (a recording's exit waited up to 100 ms). */
 static void *run(void *arg)
 {
 	struct maps_prefetch *mp = arg;
+	struct pollfd fds[2] = { { .fd = ring_buffer__epoll_fd(mp->rb), .events = POLLIN },
+				 { .fd = mp->stop_fd, .events = POLLIN } };
 
-	while (!atomic_load(&mp->stop)) {
-		int ret = ring_buffer__poll(mp->rb, 100);
+	for (;;) {
+		int ret = poll(fds, 2, -1);
 
+		if (ret < 0 && errno != EINTR) {
+			ret = -errno;
+			log_warn("the maps of new processes are no longer read ahead: %s",
+				 strerror(-ret));
+			break;
+		}
+		if (fds[1].revents)
+			break;
+		ret = ring_buffer__consume(mp->rb);
 		if (ret < 0 && ret != -EINTR) {
 			log_warn("the maps of new processes are no longer read ahead: %s",
 				 strerror(-ret));
@@ -123,6 +139,11 @@ int maps_prefetch_start(int ring_fd, struct maps_prefetch **out)
 	if (!mp)
 		return -ENOMEM;
 	pthread_mutex_init(&mp->lock, NULL);
+	mp->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (mp->stop_fd < 0) {
+		ret = -errno;
+		goto fail;
+	}
 	mp->rb = ring_buffer__new(ring_fd, on_fresh, mp, NULL);
 	if (!mp->rb) {
 		ret = -errno;
@@ -135,6 +156,8 @@ int maps_prefetch_start(int ring_fd, struct maps_prefetch **out)
 	return 0;
 fail:
 	ring_buffer__free(mp->rb);
+	if (mp->stop_fd >= 0)
+		close(mp->stop_fd);
 	pthread_mutex_destroy(&mp->lock);
 	free(mp);
 	return ret;
@@ -144,8 +167,10 @@ void maps_prefetch_stop(struct maps_prefetch *mp)
 {
 	if (!mp)
 		return;
-	atomic_store(&mp->stop, true);
+	if (eventfd_write(mp->stop_fd, 1))
+		log_warn("cannot stop reading the maps of new processes: %s", strerror(errno));
 	pthread_join(mp->thread, NULL);
+	close(mp->stop_fd);
 	ring_buffer__free(mp->rb);
 	log_debug("maps of new processes read ahead: %llu, %llu gone or exec'd before, %llu "
 		  "dropped untaken",

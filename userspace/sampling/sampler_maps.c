@@ -108,6 +108,15 @@ void sampler_size_maps(struct sampler *s, const struct sampler_opts *opts)
 	bpf_map__set_max_entries(sk->maps.fault_counts0, ms.fault_counts);
 	bpf_map__set_max_entries(sk->maps.fault_counts1, ms.fault_counts);
 	bpf_map__set_max_entries(sk->maps.events, ms.events_bytes);
+	/* No statement nor PL/pgSQL reader (a session without PostgreSQL
+	 * targets): their maps hold nothing; the memory profile still marks
+	 * PostgreSQL processes in pg_procs. */
+	if (!opts->queries && !opts->plpgsql && !(opts->types & PTYPE_BIT(PTYPE_MEMORY)))
+		bpf_map__set_max_entries(sk->maps.pg_procs, 1);
+	if (!opts->plpgsql) {
+		bpf_map__set_max_entries(sk->maps.plpgsql_procs, 1);
+		bpf_map__set_max_entries(sk->maps.plpgsql_known, 1);
+	}
 	map_sizes_estimate(&ms);
 	s->sizes = ms;
 	s->map_bytes = ms.bytes + (opts->types & PTYPE_BIT(PTYPE_OFFCPU) ? ms.offcpu_bytes : 0) +

@@ -61,7 +61,8 @@ void offcpu_configure(struct sampler *s, const struct sampler_opts *opts)
 
 	s->types = opts->types ? opts->types : PTYPE_BIT(PTYPE_CPU);
 	s->offcpu_tp = tp;
-	bpf_program__set_autoload(sk->progs.offcpu_cut, sw && features_have_task_iter());
+	bpf_program__set_autoload(sk->progs.offcpu_cut,
+				  sw && features_have_task_iter()); /* probed only for off-CPU */
 	bpf_program__set_autoload(sk->progs.on_switch_state, sw);
 	bpf_program__set_autoload(sk->progs.on_switch, sw);
 	bpf_program__set_autoload(sk->progs.offcpu_tp, tp && fp);

@@ -51,13 +51,14 @@ int sampler_offcpu_path_parse(const char *name, enum sampler_offcpu_path *out)
 
 int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen)
 {
-	bool have = features_have_task_iter_s();
+	bool have;
 
 	s->offcpu_rate = opts->offcpu_rate ? opts->offcpu_rate : SAMPLER_OFFCPU_RATE;
 	if (!(opts->types & PTYPE_BIT(PTYPE_OFFCPU))) {
 		s->offcpu_path = SAMPLER_OFFCPU_AUTO; /* none */
 		return 0;
 	}
+	have = features_have_task_iter_s(); /* probed now: off-CPU only */
 	if (s->offcpu_rate < 1 || s->offcpu_rate > SAMPLER_OFFCPU_RATE_MAX) {
 		snprintf(err, errlen, "offcpu-rate must be between 1 and %d Hz, got %d",
 			 SAMPLER_OFFCPU_RATE_MAX, s->offcpu_rate);
