@@ -36,7 +36,7 @@ __u32 plpgsql_epoch = 0;
 
 /* Set by userspace for the PostgreSQL processes it looked at, an entry
  * of zeros where plpgsql.so is not mapped (the program stops asking);
- * copied to forked children. */
+ * copied to forked children. Sized by userspace (map_sizes.h: procs). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768);
@@ -44,7 +44,8 @@ struct {
 	__type(value, struct ebprof_plpgsql_proc);
 } plpgsql_procs SEC(".maps");
 
-/* Chains sent, with the plpgsql_gen they were sent in. */
+/* Chains sent, with the plpgsql_gen they were sent in (sized by
+ * userspace, map_sizes.h: known). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);

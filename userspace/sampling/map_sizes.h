@@ -13,10 +13,10 @@
  *   stacks   = allocated as used: clamp(pow2(samples x 5/2), 1024, 262144)
  *              (the stacks of two drains, every sample a new one),
  *              preallocated: counts                           stacks
- *   known    = counts                                       ustack_known (LRU:
- *              a stack it forgot is sent again, never lost)
+ *   known    = counts                                       ustack_known, plpgsql_known
+ *              (LRU: a stack or chain it forgot is sent again, never lost)
  *   procs    = clamp(pow2(4 x processes), 8192, 65536)      targets, seen, pg_procs,
- *              (4096 when preallocated)                     unwind_pids (and
+ *              (4096 when preallocated)                     plpgsql_procs, unwind_pids (and
  *              unwind_sets as a hash map; 256 sets as an array)
  *   offcpu   = clamp(pow2(counts / 2), 32768, 131072)        offcpu_counts0/1
  *   faults   = clamp(pow2(cpus x MAP_SIZES_FAULT_RATE / faults-period

@@ -56,7 +56,7 @@ static void allocate_as_used(struct profile_bpf *sk)
 		sk->maps.counts0,	sk->maps.counts1,	 sk->maps.stacks,
 		sk->maps.targets,	sk->maps.seen,		 sk->maps.pg_procs,
 		sk->maps.unwind_pids,	sk->maps.offcpu_counts0, sk->maps.offcpu_counts1,
-		sk->maps.fault_counts0, sk->maps.fault_counts1,
+		sk->maps.fault_counts0, sk->maps.fault_counts1,	 sk->maps.plpgsql_procs,
 	};
 
 	for (size_t i = 0; i < sizeof(hashes) / sizeof(hashes[0]); i++)
@@ -101,6 +101,8 @@ void sampler_size_maps(struct sampler *s, const struct sampler_opts *opts)
 	bpf_map__set_max_entries(sk->maps.targets, ms.procs);
 	bpf_map__set_max_entries(sk->maps.seen, ms.procs);
 	bpf_map__set_max_entries(sk->maps.pg_procs, ms.procs);
+	bpf_map__set_max_entries(sk->maps.plpgsql_procs, ms.procs);
+	bpf_map__set_max_entries(sk->maps.plpgsql_known, ms.known);
 	bpf_map__set_max_entries(sk->maps.unwind_pids, ms.procs);
 	bpf_map__set_max_entries(sk->maps.unwind_sets, ms.sets);
 	bpf_map__set_max_entries(sk->maps.offcpu_counts0, ms.offcpu_counts);
