@@ -47,48 +47,13 @@ hz=$(getconf CLK_TCK)
 # maps (unwind tables, KiB_unwind of the maps); top: its 4 largest maps,
 # name:MiB.
 bpf_memlock() {
-	bpftool -j map show >"$work/maps.json"
-	bpftool -j prog show >"$work/progs.json"
-	python3 - "$1" "$work/maps.json" "$work/progs.json" <<'EOF'
-import glob, json, subprocess, sys
-pid, maps, progs = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
-mine_maps, mine_progs = set(), set()
-for f in glob.glob("/proc/%s/fdinfo/*" % pid):
-    try:
-        for line in open(f):
-            if line.startswith("map_id:"):
-                mine_maps.add(int(line.split()[1]))
-            elif line.startswith("prog_id:"):
-                mine_progs.add(int(line.split()[1]))
-    except OSError:
-        pass
-by_id = {m["id"]: m for m in maps}
-for p in progs:
-    if p["id"] in mine_progs:
-        mine_maps.update(p.get("map_ids", []))
-for mid in list(mine_maps):
-    m = by_id.get(mid)
-    if not m or m.get("type") not in ("array_of_maps", "hash_of_maps"):
-        continue
-    out = subprocess.run(["bpftool", "-j", "map", "dump", "id", str(mid)],
-                         capture_output=True, text=True).stdout
-    try:
-        for e in json.loads(out or "[]"):
-            v = e.get("inner_map_id", e.get("value"))
-            if isinstance(v, list):  # the inner map's id, raw bytes (LE)
-                v = int.from_bytes(bytes(int(b, 16) for b in v), "little")
-            if isinstance(v, int) and v:
-                mine_maps.add(v)
-    except ValueError:
-        pass
-mine = [by_id[i] for i in mine_maps if i in by_id]
-kmaps = sum(m.get("bytes_memlock", 0) for m in mine) / 1024
-kprogs = sum(p.get("bytes_memlock", 0) for p in progs if p["id"] in mine_progs) / 1024
-top = sorted(mine, key=lambda m: -m.get("bytes_memlock", 0))[:4]
-kunwind = sum(m.get("bytes_memlock", 0) for m in mine if m.get("name") == "ebprof_unwind") / 1024
-print("%.0f %.0f %d %.0f %s" % (kmaps, kprogs, len(mine), kunwind,
-      ",".join("%s:%.1f" % (m.get("name", "?"), m.get("bytes_memlock", 0) / 1048576) for m in top)))
-EOF
+	local top
+	bench/bpf_maps.py "$1" >"$work/bpf.txt"
+	top=$(awk '$1 == "map" {print $5, $4}' "$work/bpf.txt" | sort -rn | head -4 |
+		awk '{printf "%s%s:%.1f", (NR > 1 ? "," : ""), $2, $1 / 1048576}')
+	awk -v top="$top" '$1 == "map" {m += $5; n++; if ($4 == "ebprof_unwind") u += $5}
+		$1 == "prog" {p += $5}
+		END {printf "%.0f %.0f %d %.0f %s\n", m / 1024, p / 1024, n, u / 1024, top}' "$work/bpf.txt"
 }
 
 lbl() { if [ "$1" = C ]; then echo "-S -C"; else echo "-S"; fi; }
