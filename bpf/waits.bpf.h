@@ -221,6 +221,27 @@ static __always_inline void waits_ustack(struct task_struct *task, struct sample
 }
 
 /*
+ * A runnable thread queued on the CPU this visit runs on (the program
+ * runs with migration disabled): the visit's own thread preempted it, or
+ * would have run it; it counts as on the CPU (the CPU sampler's), not as
+ * waiting for one. Counted as runnable, a busy backend sharing the
+ * sampler's CPU had a period of "runnable" at every other visit.
+ * task->cpu: 5.16+, older kernels have no sleepable task iterator.
+ */
+struct task_struct___cpu { /* 5.16+: the CPU moved from thread_info */
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool waits_preempted_here(struct task_struct *task)
+{
+	struct task_struct___cpu *t = (void *)task;
+
+	if (!bpf_core_field_exists(t->cpu))
+		return false;
+	return BPF_CORE_READ(t, cpu) == bpf_get_smp_processor_id();
+}
+
+/*
  * Every thread of the host, once per read of the iterator: a thread of a
  * target off the CPU is counted as a wait of one period.
  */
@@ -252,6 +273,10 @@ int waits_visit(struct bpf_iter__task *ctx)
 	state = offcpu_task_state(task);
 	if (state & TASK_DEAD_BIT)
 		return 0;
+	if (state == 0 && waits_preempted_here(task)) {
+		stat_inc(STAT_WAITS_ONCPU);
+		return 0;
+	}
 	sc = bpf_map_lookup_elem(&waits_scratch, &zero);
 	if (!sc)
 		return 0;
