@@ -426,8 +426,10 @@ Test(agent, sighup_storm, .timeout = 180)
 		  reloads);
 	cr_expect_eq(last_sampling_hz(log), 49, "the agent ended at %d Hz, the last file says 49",
 		     last_sampling_hz(log));
-	cr_expect_eq(fds_after, fds_before, "%d descriptors before the storm, %d after", fds_before,
-		     fds_after);
+	/* fewer is no leak: the memory budget closes the debug files of
+	 * binaries it drops at an interval's end (agent/membudget.h) */
+	cr_expect_leq(fds_after, fds_before, "%d descriptors before the storm, %d after: leaked",
+		      fds_before, fds_after);
 #ifdef __SANITIZE_ADDRESS__
 	/* AddressSanitizer keeps freed memory in quarantine (256 MiB) and
 	 * shadow for all it touched: RSS is the sanitizer's, not the
