@@ -30,8 +30,6 @@ const volatile bool follow_forks = true;
 const volatile __u32 ncomms = 0;
 const volatile char comms[EBPROF_MAX_COMMS][EBPROF_TASK_COMM_LEN] = {};
 const volatile bool want_queries = true; /* read statements of pg_procs */
-/* bpf_loop() (5.17+): loops as callbacks, which the verifier checks once */
-const volatile bool have_loop = false;
 /* --unwind dwarf: wake userspace for a process sampled without a mapping
  * set (see unready()). */
 const volatile bool wake_unready = false;

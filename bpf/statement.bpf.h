@@ -92,27 +92,43 @@ static long hash_step(__u64 i, struct hash_scan *c)
 	return 0;
 }
 
-/* FNV-1a over the text, a word at a time, bytes after its NUL masked
- * (the scratch record is not cleared). len counts the NUL. */
-static __always_inline __u64 hash_text(const char *text, long len)
+#define FNV_BASIS 14695981039346656037ULL
+
+/*
+ * FNV-1a over the text of the per-CPU query_scratch record, a word at a
+ * time, bytes after its NUL masked (the record is not cleared); len
+ * counts the NUL. A global function: the verifier checks it once, not its
+ * 128 steps in every state of every sample program that reaches it (as a
+ * loop inlined there, most of the sampling program's instructions); and
+ * no bpf_loop() callback, which a kernel before 5.17 refuses in the
+ * programs it loads (do_sample_tail, on_switch).
+ */
+__noinline __u64 stmt_hash_scratch(long len)
 {
-	__u64 h = 14695981039346656037ULL;
+	__u32 zero = 0;
+	struct ebprof_query *q = bpf_map_lookup_elem(&query_scratch, &zero);
+	__u64 h = FNV_BASIS;
 
-	if (have_loop) {
-		struct hash_scan c = { .text = text, .len = len, .h = h };
+	if (!q)
+		return 0;
+	for (__u32 i = 0; i < EBPROF_QUERY_LEN / 8; i++) {
+		long left = len - (long)i * 8;
 
-		bpf_loop(EBPROF_QUERY_LEN / 8, hash_step, &c, 0);
-		h = c.h;
-	} else {
-		for (__u32 i = 0; i < EBPROF_QUERY_LEN / 8; i++) {
-			long left = len - (long)i * 8;
-
-			if (left <= 0)
-				break;
-			h = hash_word(h, *(const __u64 *)(text + i * 8), left);
-		}
+		if (left <= 0)
+			break;
+		h = hash_word(h, *(const __u64 *)(q->text + i * 8), left);
 	}
-	return h ? h : 1; /* 0 means "no statement" */
+	return h;
+}
+
+/* The same hash of text (the wait sampler's own scratch) in a bpf_loop()
+ * callback: only the task iterator's program (5.18+) reaches it. */
+static __always_inline __u64 hash_text_loop(const char *text, long len)
+{
+	struct hash_scan c = { .text = text, .len = len, .h = FNV_BASIS };
+
+	bpf_loop(EBPROF_QUERY_LEN / 8, hash_step, &c, 0);
+	return c.h;
 }
 
 /* Send the text in the scratch record (len bytes with its NUL); false
@@ -203,7 +219,10 @@ static __always_inline void read_query_as(struct stmt_state *last, __u32 tgid, _
 			key->flags |= SAMPLE_QUERY_GAP;
 		return;
 	}
-	hash = hash_text(q->text, len);
+	/* task: the wait sampler's (its scratch, 5.18+); NULL: the current
+	 * task's, into query_scratch (folded at compile time) */
+	hash = task ? hash_text_loop(q->text, len) : stmt_hash_scratch(len);
+	hash = hash ? hash : 1; /* 0 means "no statement" */
 	key->query = hash;
 	if ((hash != last->hash || last->gen != gen) && !send_text(q, tgid, tid, hash, len)) {
 		key->flags |= SAMPLE_QUERY_LOST;

@@ -110,7 +110,6 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *opts,
 	s->skel->rodata->ncomms = opts->ncomms;
 	s->skel->rodata->want_queries = opts->queries;
 	s->skel->rodata->want_plpgsql = opts->plpgsql;
-	s->skel->rodata->have_loop = features_have_loop();
 	for (size_t i = 0; i < opts->ncomms; i++)
 		strncpy((char *)s->skel->rodata->comms[i], opts->comms[i],
 			EBPROF_TASK_COMM_LEN - 1);
