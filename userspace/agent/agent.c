@@ -197,6 +197,7 @@ static int start(struct agent *a)
 	so.group_min_samples = a->cfg.group_min_samples;
 	so.query_labels = a->cfg.query_labels;
 	so.no_plpgsql = a->cfg.no_plpgsql;
+	so.db_load = true; /* /metrics' ebprof_db_load_* */
 	so.service = a->cfg.service;
 	so.comment = a->comment;
 	so.sinks = a->sinks;

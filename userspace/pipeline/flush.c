@@ -527,7 +527,7 @@ int session_flush_from(struct session *s, bool final, int64_t end_ns, session_dr
 	iv->end_ns = end_ns;
 	dbload_free(s->iv_load);
 	s->iv_load = NULL;
-	if (end_ns > iv->start_ns &&
+	if (s->o.db_load && end_ns > iv->start_ns &&
 	    dbload_new(iv->start_ns, end_ns - iv->start_ns, 1, &s->iv_load))
 		log_debug("database load: out of memory; not counted this interval");
 	s->flush_mono_ns = t0;

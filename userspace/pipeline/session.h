@@ -78,6 +78,9 @@ struct session_opts {
 					 * interval; 0: none */
 	enum query_labels query_labels; /* statements of PostgreSQL backends */
 	bool no_plpgsql;		/* no PL/pgSQL frames (they are on by default) */
+	bool db_load;			/* count each interval's database load
+					 * (session_interval.load; the agent's
+					 * /metrics) */
 	const char *comment;		/* first comment of every profile, NULL = none */
 	bool prewarm;			/* open the targets' binaries at the start, so
 					 * that the symbolizer's debuginfod servers
@@ -115,7 +118,7 @@ struct session_interval {
 	struct sampler_offcpu_info offcpu; /* the off-CPU path, since the start */
 	/* the database load of the profiles delivered (profile/dbload.h), one
 	 * bucket of the interval; owned by the session, valid in on_interval;
-	 * NULL when it could not be counted */
+	 * NULL when it could not be counted or was not asked for (db_load) */
 	struct dbload *load;
 };
 
