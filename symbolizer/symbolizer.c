@@ -351,6 +351,7 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 	} else {
 		if (htab_elements(elf->memo) >= SYM_MEMO_MAX)
 			symc_memo_clear(elf);
+		sym->stats.first_reads += !elf->memo_bytes;
 		n = resolve_uncached(sym, elf, file_offset, local);
 		src = local;
 		r = malloc(sizeof(*r) + n * sizeof(*local));

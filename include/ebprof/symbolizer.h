@@ -93,6 +93,9 @@ struct sym_stats {
 	uint64_t cache_bytes; /* current estimate */
 	uint64_t resolve_calls;
 	uint64_t resolve_failures; /* addresses with no symbol at all */
+	/* binaries whose tables were read in full (their first lookup since
+	 * opened, their .eh_frame index): where file pages pile up */
+	uint64_t first_reads;
 	/* function ranges kept for sym_elf_function_start() (in cache_bytes) */
 	uint64_t fde_index_bytes;
 	/* debuginfod, when configured */
@@ -215,6 +218,17 @@ void sym_get_stats(const struct symbolizer *sym, struct sym_stats *out);
  * Returns how many binaries were dropped.
  */
 size_t sym_release_unpinned(struct symbolizer *sym);
+
+/*
+ * Give back the resident pages of the binaries and debug files the cached
+ * entries map (clean file pages: read again from the page cache when next
+ * touched) of the binaries read from since the last call. What is parsed
+ * from them stays; lookups resolve as before. Cheap (a madvise() per file
+ * read from; /proc/self/maps read when a binary was opened since): for
+ * the points where a caller has just resolved addresses. Returns how many
+ * file mappings were advised.
+ */
+size_t sym_drop_file_pages(struct symbolizer *sym);
 
 /*
  * Logging. The library writes nothing itself: it hands each message (one

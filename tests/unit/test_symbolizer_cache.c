@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,5 +375,61 @@ Test(symbolizer, release_unpinned_keeps_pinned_and_resolves_the_same)
 	cr_expect_eq(sym_release_unpinned(sym), 2);
 	sym_get_stats(sym, &st);
 	cr_expect_eq(st.binaries_cached, 0);
+	sym_free(sym);
+}
+
+/* KiB resident of libdwfl's mapping of path (the whole file, rw-p at
+ * offset 0, as it reads binaries), -1 when there is none. */
+static long dwfl_rss(const char *path)
+{
+	char real[PATH_MAX], line[1024];
+	FILE *f = fopen("/proc/self/smaps", "re");
+	long kb = -1, v;
+	bool in = false;
+
+	cr_assert_not_null(realpath(path, real));
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8], file[PATH_MAX] = "";
+		unsigned long off;
+
+		if (sscanf(line, "%*x-%*x %7s %lx %*s %*s %4095s", perms, &off, file) >= 2) {
+			in = !strcmp(perms, "rw-p") && !off && !strcmp(file, real);
+			continue;
+		}
+		if (in && sscanf(line, "Rss: %ld kB", &v) == 1)
+			kb = (kb < 0 ? 0 : kb) + v;
+	}
+	fclose(f);
+	return kb;
+}
+
+/*
+ * The file pages a lookup read are given back (sym_drop_file_pages()),
+ * only those of binaries read from since, and lookups resolve as before
+ * (the pages are read again where needed).
+ */
+Test(symbolizer, file_pages_given_back)
+{
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
+	const char *pb = fx("sym_prog_pie");
+	uint64_t work = sym_offset(pb, pb, "sym_prog_work");
+	uint64_t other = sym_offset(pb, pb, "sym_prog_other");
+	struct sym_frame f[MAXF];
+	struct sym_elf *e = get_path(sym, pb);
+
+	cr_assert_eq(sym_elf_resolve(sym, e, work, f, MAXF), 1);
+	cr_expect_str_eq(f[0].function, "sym_prog_work");
+	cr_assert_gt(dwfl_rss(pb), 0, "libdwfl's mapping has no page resident");
+	cr_expect_eq(sym_drop_file_pages(sym), 1);
+	cr_expect_eq(dwfl_rss(pb), 0);
+	cr_expect_eq(sym_drop_file_pages(sym), 0, "read from since: nothing");
+	/* a lookup after: read again, resolved as before */
+	cr_assert_geq(sym_elf_resolve(sym, e, other, f, MAXF), 1);
+	cr_expect_str_eq(f[0].function, "sym_prog_other");
+	cr_expect_gt(dwfl_rss(pb), 0);
+	cr_expect_eq(sym_drop_file_pages(sym), 1);
+	cr_expect_eq(dwfl_rss(pb), 0);
+	sym_elf_put(sym, e);
 	sym_free(sym);
 }
