@@ -14,7 +14,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,32 +375,6 @@ Test(symbolizer, release_unpinned_keeps_pinned_and_resolves_the_same)
 	sym_get_stats(sym, &st);
 	cr_expect_eq(st.binaries_cached, 0);
 	sym_free(sym);
-}
-
-/* KiB resident of libdwfl's mapping of path (the whole file, rw-p at
- * offset 0, as it reads binaries), -1 when there is none. */
-static long dwfl_rss(const char *path)
-{
-	char real[PATH_MAX], line[1024];
-	FILE *f = fopen("/proc/self/smaps", "re");
-	long kb = -1, v;
-	bool in = false;
-
-	cr_assert_not_null(realpath(path, real));
-	cr_assert_not_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		char perms[8], file[PATH_MAX] = "";
-		unsigned long off;
-
-		if (sscanf(line, "%*x-%*x %7s %lx %*s %*s %4095s", perms, &off, file) >= 2) {
-			in = !strcmp(perms, "rw-p") && !off && !strcmp(file, real);
-			continue;
-		}
-		if (in && sscanf(line, "Rss: %ld kB", &v) == 1)
-			kb = (kb < 0 ? 0 : kb) + v;
-	}
-	fclose(f);
-	return kb;
 }
 
 /*
