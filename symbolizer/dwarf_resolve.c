@@ -205,7 +205,12 @@ int symdw_file_ranges(struct sym_dwarf *dw, void **start, size_t *len)
 	if (dwarf && dwarf_getelf(dwarf) != elfs[0])
 		elfs[1] = dwarf_getelf(dwarf);
 	for (int i = 0; i < 2; i++) {
-		if (elfs[i] && (start[n] = elf_rawfile(elfs[i], &len[n])) && len[n])
+		GElf_Ehdr eh;
+
+		/* libdwfl relocates an ET_REL file in its mapping: written */
+		if (!elfs[i] || !gelf_getehdr(elfs[i], &eh) || eh.e_type == ET_REL)
+			continue;
+		if ((start[n] = elf_rawfile(elfs[i], &len[n])) && len[n])
 			n++;
 	}
 	return n;

@@ -39,9 +39,10 @@ bool symdw_has_lines(const struct sym_dwarf *dw);
 struct Dwfl_Module *symdw_module(struct sym_dwarf *dw, uint64_t *bias);
 
 /* The whole-file mappings libdwfl reads the module and its debug file
- * through (MAP_PRIVATE, never written to): up to 2 [start, start + len)
- * ranges into start[] and len[], their count. Candidates only: an ELF
- * libelf read into memory instead looks the same (file_pages.c checks). */
+ * through (MAP_PRIVATE, never written to: an ET_REL file, which libdwfl
+ * relocates in place, is left out): up to 2 [start, start + len) ranges
+ * into start[] and len[], their count. Candidates only: an ELF libelf
+ * read into memory instead looks the same (file_pages.c checks). */
 int symdw_file_ranges(struct sym_dwarf *dw, void **start, size_t *len);
 
 /*
