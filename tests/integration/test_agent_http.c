@@ -149,7 +149,7 @@ static void expect_continuous(struct agent_run *r, int hz)
 	struct store_entry *ents;
 	int64_t samples = 0, counted;
 	char line[128], *log;
-	double cpu = 0;
+	double cpu = 0, tol;
 	size_t n;
 
 	cr_assert_eq(tl_wait_line(r->fx.out, "cpu_seconds=", line, sizeof(line), 30), 0);
@@ -179,9 +179,10 @@ static void expect_continuous(struct agent_run *r, int hz)
 		     (long long)samples, (long long)counted);
 	/* The workload was a continuous target from before it started: hz x
 	 * all of its CPU time. */
-	cr_expect(samples >= 0.85 * cpu * hz && samples <= 1.15 * cpu * hz,
-		  "continuous profile: %lld samples for %.3f s of CPU at %d Hz", (long long)samples,
-		  cpu, hz);
+	tol = tl_sample_tol(cpu * hz, 0.15);
+	cr_expect(samples >= (1 - tol) * cpu * hz && samples <= (1 + tol) * cpu * hz,
+		  "continuous profile: %lld samples for %.3f s of CPU at %d Hz (+-%.0f%%)",
+		  (long long)samples, cpu, hz, tol * 100);
 	store_entries_free(ents, n);
 	free(log);
 	tl_log_free(&r->agl);

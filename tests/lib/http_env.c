@@ -212,6 +212,7 @@ int64_t http_expect_rate(const struct gp_profile *p, const struct http_cpu *c, d
 		share = cpu / (p->duration_ns / 1e9);
 	}
 	want = freq * cpu;
+	tol = tl_sample_tol(want, tol);
 	cr_log_info("%s: %.3f s sampled x %.2f of a CPU = %.3f s of CPU at %ld Hz -> expected %.0f "
 		    "samples, got %lld (%s)",
 		    what, p->duration_ns / 1e9, share, cpu, freq, want, (long long)got,
