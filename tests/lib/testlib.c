@@ -89,6 +89,13 @@ double tl_sample_tol(double want, double tol)
 	return chance > tol ? chance : tol;
 }
 
+double tl_share_tol(double n, double p, double tol)
+{
+	double chance = n > 0 ? 3 * sqrt(p * (1 - p) / n) : 1;
+
+	return chance > tol ? chance : tol;
+}
+
 int tl_sh(const char *cmd, char **out)
 {
 	size_t cap = 4096, n = 0;
