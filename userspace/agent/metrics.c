@@ -101,7 +101,7 @@ static void offcpu_path_metrics(FILE *out, const struct agent_metrics *m)
 	head(out, "ebprof_waits_visiting", "gauge",
 	     "Which threads a read of the wait sampler's iterator looks at: visits=\"targets\" "
 	     "(the targets' alone, Linux 6.7+) or visits=\"host\" (every thread of the host).");
-	fprintf(out, "ebprof_waits_visiting{visits=\"%s\"} 1\n", o->visits);
+	fprintf(out, "ebprof_waits_visiting{visits=\"%s\"} 1\n", o->visits ? o->visits : "host");
 	metric(out, "ebprof_waits_rate_hz", "gauge",
 	       "The wait sampler's visits of every target thread per second (offcpu-rate).",
 	       (uint64_t)o->rate);

@@ -53,7 +53,7 @@ int sampler_offcpu_path_parse(const char *name, enum sampler_offcpu_path *out)
 
 int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen)
 {
-	bool have;
+	bool have, host;
 
 	s->offcpu_rate = opts->offcpu_rate ? opts->offcpu_rate : SAMPLER_OFFCPU_RATE;
 	if (!(opts->types & PTYPE_BIT(PTYPE_OFFCPU))) {
@@ -74,7 +74,10 @@ int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err,
 	}
 	s->offcpu_path = opts->offcpu_path == SAMPLER_OFFCPU_SWITCH || !have ? SAMPLER_OFFCPU_SWITCH
 									     : SAMPLER_OFFCPU_ITER;
-	s->waits_targets = s->offcpu_path == SAMPLER_OFFCPU_ITER && !opts->all &&
+	/* EBPROF_WAITS_HOST=1: the host walk where the targets' would do,
+	 * for bench/waits-cost.sh to measure both in one run */
+	host = getenv("EBPROF_WAITS_HOST") && !strcmp(getenv("EBPROF_WAITS_HOST"), "1");
+	s->waits_targets = s->offcpu_path == SAMPLER_OFFCPU_ITER && !opts->all && !host &&
 			   features_have_task_iter_targets();
 	if (s->offcpu_path == SAMPLER_OFFCPU_ITER)
 		log_info("off-CPU: sampled by a sleepable task iterator at %d Hz, no hook at "
@@ -82,6 +85,7 @@ int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err,
 			 s->offcpu_rate,
 			 s->waits_targets ? "the targets' threads"
 			 : opts->all	  ? "every thread of the host (-a)"
+			 : host		  ? "every thread of the host (EBPROF_WAITS_HOST=1)"
 					  : "every thread of the host (this kernel has no "
 					    "bpf_iter_task, Linux 6.7+)");
 	else
