@@ -351,8 +351,10 @@ static __always_inline void waits_visit_task(struct task_struct *task)
 SEC("iter.s/task")
 int waits_visit(struct bpf_iter__task *ctx)
 {
-	if (ctx->task)
-		waits_visit_task(ctx->task);
+	struct task_struct *task = ctx->task; /* read once: checked for NULL */
+
+	if (task)
+		waits_visit_task(task);
 	return 0;
 }
 
