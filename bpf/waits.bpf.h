@@ -29,6 +29,8 @@
 #ifndef EBPROF_WAITS_BPF_H
 #define EBPROF_WAITS_BPF_H
 
+#include "ebprof/waits_visit.h"
+
 const volatile bool waits_user_fp = false; /* --unwind fp: user stacks into `stacks` */
 /* What a visit counts: the time since the last one (1 s / rate, more when
  * the reader was held up), set by userspace before each. */
@@ -358,6 +360,7 @@ int waits_visit(struct bpf_iter__task *ctx)
 	return 0;
 }
 
+#if EBPROF_WAITS_TARGETS /* include/ebprof/waits_visit.h */
 /*
  * The targets' threads only (6.7+), so that a visit costs what the
  * targets have and not what the host has. The link is made for one task
@@ -481,5 +484,7 @@ int waits_visit_targets(struct bpf_iter__task *ctx)
 		bpf_loop(n - ntg, waits_visit_one, &ntg, 0);
 	return 0;
 }
+
+#endif /* EBPROF_WAITS_TARGETS */
 
 #endif /* EBPROF_WAITS_BPF_H */

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ebprof/waits_visit.h"
 #include "gopprof.h"
 #include "pgcluster.h"
 #include "record_env.h"
@@ -270,7 +271,7 @@ Test(offcpu, kernel_takes_its_path, .timeout = 60)
 		  iter ? "iterator" : "switch", log ? log : "");
 	/* 6.7+ (bpf_iter_task): the targets' threads alone, else the host's */
 	if (iter)
-		cr_expect(log && strstr(log, tl_kernel_at_least(6, 7)
+		cr_expect(log && strstr(log, EBPROF_WAITS_TARGETS && tl_kernel_at_least(6, 7)
 						     ? "visiting the targets' threads"
 						     : "visiting every thread of the host"),
 			  "the recorder does not say which threads it visits: %s", log ? log : "");
@@ -297,14 +298,15 @@ static bool waits_line(const char *log, struct waits_line *w)
 }
 
 /*
- * From 6.7 a visit looks at the targets' threads and no other: a target
+ * From 6.7 (where the build has it: include/ebprof/waits_visit.h) a
+ * visit looks at the targets' threads and no other: a target
  * of two threads, both asleep (offcpu_split waiting for its "go"), is
  * looked at twice a visit, and a thread of any other process never
  * (before 6.7 the visit walks the host, every thread of it looked at).
  */
 Test(offcpu, iterator_visits_the_targets_threads_alone, .timeout = 60)
 {
-	bool targets = tl_kernel_at_least(6, 7);
+	bool targets = EBPROF_WAITS_TARGETS && tl_kernel_at_least(6, 7);
 	char *dir = tl_tmpdir("offcpu-visits"), out[512], exe[512], pidarg[16], *log;
 	struct waits_line w = { 0 };
 	struct tl_proc fx;

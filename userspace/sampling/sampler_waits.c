@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 
 #include "bpf_features.h"
+#include "ebprof/waits_visit.h"
 #include "sampler_internal.h"
 #include "util/log.h"
 
@@ -77,8 +78,8 @@ int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err,
 	/* EBPROF_WAITS_HOST=1: the host walk where the targets' would do,
 	 * for bench/waits-cost.sh to measure both in one run */
 	host = getenv("EBPROF_WAITS_HOST") && !strcmp(getenv("EBPROF_WAITS_HOST"), "1");
-	s->waits_targets = s->offcpu_path == SAMPLER_OFFCPU_ITER && !opts->all && !host &&
-			   features_have_task_iter_targets();
+	s->waits_targets = EBPROF_WAITS_TARGETS && s->offcpu_path == SAMPLER_OFFCPU_ITER &&
+			   !opts->all && !host && features_have_task_iter_targets();
 	if (s->offcpu_path == SAMPLER_OFFCPU_ITER)
 		log_info("off-CPU: sampled by a sleepable task iterator at %d Hz, no hook at "
 			 "switches, visiting %s",
@@ -86,8 +87,12 @@ int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err,
 			 s->waits_targets ? "the targets' threads"
 			 : opts->all	  ? "every thread of the host (-a)"
 			 : host		  ? "every thread of the host (EBPROF_WAITS_HOST=1)"
-					  : "every thread of the host (this kernel has no "
-					    "bpf_iter_task, Linux 6.7+)");
+			 : !EBPROF_WAITS_TARGETS
+				 ? "every thread of the host (built without the visit of the "
+				   "targets' threads: libbpf before 1.3)"
+				 : "every thread of the host (this kernel has no bpf_iter_task, "
+				   "Linux "
+				   "6.7+)");
 	else
 		log_info("off-CPU: timed at every switch (%s)",
 			 have ? "offcpu-path switch"
@@ -101,14 +106,16 @@ void waits_configure(struct sampler *s)
 	bool on = s->offcpu_path == SAMPLER_OFFCPU_ITER;
 
 	bpf_program__set_autoload(sk->progs.waits_visit, on && !s->waits_targets);
-	bpf_program__set_autoload(sk->progs.waits_visit_targets, on && s->waits_targets);
 	sk->rodata->waits_user_fp = s->unwind == SAMPLER_UNWIND_FP;
 	if (!on)
 		bpf_map__set_max_entries(sk->maps.waits_threads, 1);
+#if EBPROF_WAITS_TARGETS
+	bpf_program__set_autoload(sk->progs.waits_visit_targets, on && s->waits_targets);
 	/* the targets' tgids and tids: as many as the threads it keeps */
 	bpf_map__set_max_entries(sk->maps.waits_list,
 				 s->waits_targets ? bpf_map__max_entries(sk->maps.waits_threads)
 						  : 1);
+#endif
 }
 
 static int64_t mono_ns(void)
@@ -186,6 +193,7 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
+#if EBPROF_WAITS_TARGETS
 	if (s->waits_targets) {
 		/* one task, this process's main thread (its leader: 6.1's
 		 * tid filter finds no other), whose one visit finds the
@@ -196,7 +204,9 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 		io.link_info = &li;
 		io.link_info_len = sizeof(li);
 		s->waits_link = bpf_program__attach_iter(s->skel->progs.waits_visit_targets, &io);
-	} else {
+	} else
+#endif
+	{
 		s->waits_link = bpf_program__attach_iter(s->skel->progs.waits_visit, NULL);
 	}
 	if (!s->waits_link) {
