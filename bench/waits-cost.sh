@@ -11,7 +11,9 @@
 # "none" phase of the same round; for ebprof the threads a read looks at
 # (record -v's wait sampler line), the iterator's BPF run time
 # (bpf_stats) in % of one core, and the recorder's CPU
-# (user + system: the program runs in its reads, so this includes it),
+# (its threads' schedstat, to the ns: the program runs in its reads, so
+# this includes it; bpf_stats counts a sleepable run's wall time, preempted
+# or asleep, so "BPF %" can exceed it on a busy host),
 # from WARM s (default 3) after its start is done; for pg_wait_sampling its collector's
 # CPU. Then medians. IDLE=N adds N idle connections (waiting for their
 # client) to every phase (max_connections raised to fit).
@@ -49,12 +51,6 @@ pg_restart() {
 	run_pgbench_tps -S -c "$CLIENTS" -j 2 -T 5 >/dev/null # warm its buffers again
 }
 tps_of() { run_pgbench_tps -S -c "$CLIENTS" -j 2 -T "$PHASE"; }
-iter_stats() { # "NS CNT" of the recorder's wait sampler program (bpf_stats)
-	bpf_progs | awk -v ids="$(prog_ids_of "$agent_pid" | tr '\n' ' ')" \
-		'BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) own[a[i]] = 1 }
-		$3 ~ /^waits_visit/ && ($1 in own) { ns += $4; cnt += $5 }
-		END { printf "%.0f %.0f\n", ns, cnt }'
-}
 postmaster() { head -1 "$pgdir/data/postmaster.pid"; }
 collector_pid() { pgrep -P "$(postmaster)" -f 'pg_wait_sampling collector' | head -1; }
 
@@ -72,21 +68,19 @@ rec_phase() {
 	# process's binaries: seconds with 200 backends) is not its cost
 	until grep -qs "sampling at" "$work/rec.log"; do sleep 0.2; done
 	sleep "${WARM:-3}"
-	read -r ns1 _ < <(iter_stats)
-	c1=$(cpu_ticks "$agent_pid")
+	read -r ns1 _ < <(waits_iter_stats)
+	c1=$(cpu_ns "$agent_pid")
 	t1=$(date +%s.%N)
 	on=$(tps_of)
-	read -r ns2 _ < <(iter_stats)
-	c2=$(cpu_ticks "$agent_pid")
+	read -r ns2 _ < <(waits_iter_stats)
+	c2=$(cpu_ns "$agent_pid")
 	t2=$(date +%s.%N)
 	offcpu_record_stop
-	grep -q "wait sampler ($1)" "$work/rec.log" || { echo "bench: not the $1 visit" >&2; exit 1; }
-	per=$(sed -n 's/.*wait sampler ([a-z]*): \([0-9]*\) visits.*, \([0-9]*\) threads looked at.*/\1 \2/p' \
-		"$work/rec.log" | awk '{ printf "%.1f", $1 ? $2 / $1 : 0 }')
+	per=$(waits_per_read "$1" "$work/rec.log")
 	awk -v on="$on" -v ns1="$ns1" -v ns2="$ns2" -v c1="$c1" -v c2="$c2" -v t1="$t1" \
-		-v t2="$t2" -v hz="$hz" -v per="$per" 'BEGIN { w = t2 - t1
+		-v t2="$t2" -v per="$per" 'BEGIN { w = t2 - t1
 		printf "%.0f %.4f %.3f %s\n", on, 100 * (ns2 - ns1) / 1e9 / w,
-			100 * (c2 - c1) / hz / w, per }'
+			100 * (c2 - c1) / 1e9 / w, per }'
 }
 
 echo "| round | none TPS | targets: TPS (ratio) | threads per read | BPF % of a core | recorder % of a core | host walk: TPS (ratio) | threads per read | BPF % | recorder % | pg_wait_sampling TPS (ratio) | collector % of a core |"
@@ -101,20 +95,20 @@ for r in $(seq 1 "$ROUNDS"); do
 	idle_start "$IDLE"
 	sleep 1
 	cp=$(collector_pid)
-	k1=$(cpu_ticks "$cp")
+	k1=$(cpu_ns "$cp")
 	u1=$(date +%s.%N)
 	pw=$(tps_of)
-	k2=$(cpu_ticks "$cp")
+	k2=$(cpu_ns "$cp")
 	u2=$(date +%s.%N)
 	idle_stop
 	pg_restart ""
 	idle_start "$IDLE"
 	row=$(awk -v none="$none" -v ton="$ton" -v hon="$hon" -v pw="$pw" -v k1="$k1" -v k2="$k2" \
-		-v u1="$u1" -v u2="$u2" -v hz="$hz" -v tb="$tbpf" -v tr="$trec" -v tp="$tper" \
+		-v u1="$u1" -v u2="$u2" -v tb="$tbpf" -v tr="$trec" -v tp="$tper" \
 		-v hb="$hbpf" -v hr="$hrec" -v hp="$hper" 'BEGIN {
 			printf "%.0f %.0f %.3f %s %s %s %.0f %.3f %s %s %s %.0f %.3f %.3f", none,
 				ton, ton / none, tp, tb, tr, hon, hon / none, hp, hb, hr,
-				pw, pw / none, 100 * (k2 - k1) / hz / (u2 - u1) }')
+				pw, pw / none, 100 * (k2 - k1) / 1e9 / (u2 - u1) }')
 	echo "$row" >>"$work/rows"
 	set -- $row
 	echo "| $r | $1 | $2 ($3) | $4 | $5 | $6 | $7 ($8) | $9 | ${10} | ${11} | ${12} (${13}) | ${14} |"

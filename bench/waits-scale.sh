@@ -12,7 +12,7 @@
 # target (asleep). Per run: the host's threads, threads looked at per read
 # (record -v's wait sampler line), BPF ns per thread looked at (bpf_stats:
 # one run per read on "targets", one per thread of the host on "host") and
-# the recorder's CPU in % of a core, from WARM s after it logged
+# the recorder's CPU in % of a core (its threads' schedstat), from WARM s after it logged
 # "sampling at". Medians of ROUNDS runs per row.
 #   bench/waits-scale.sh [ROUNDS [PHASE]]    (default 3 rounds of 10 s)
 set -euo pipefail
@@ -44,12 +44,6 @@ bpf_stats_on
 runuser -u postgres -- "$bin/pg_ctl" -D "$pgdir/data" -l "$pgdir/server.log" -w -t 60 \
 	-m fast -o "-p $port -k $pgdir -c listen_addresses='' -c max_connections=$((IDLE + 20))" \
 	restart >/dev/null
-iter_stats() { # "NS CNT" of the recorder's wait sampler programs (bpf_stats)
-	bpf_progs | awk -v ids="$(prog_ids_of "$agent_pid" | tr '\n' ' ')" \
-		'BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) own[a[i]] = 1 }
-		$3 ~ /^waits_visit/ && ($1 in own) { ns += $4; cnt += $5 }
-		END { printf "%.0f %.0f\n", ns, cnt }'
-}
 
 # one_run VISITS RATE PID: "host-threads looked/read ns/look recorder%"
 one_run() {
@@ -59,24 +53,21 @@ one_run() {
 		offcpu_record_start $((PHASE * 4)) "$work/s.pb.gz" "$work/s.log"
 	until grep -qs "sampling at" "$work/s.log"; do sleep 0.2; done
 	sleep "${WARM:-3}"
-	read -r ns1 cnt1 < <(iter_stats)
-	c1=$(cpu_ticks "$agent_pid")
+	read -r ns1 cnt1 < <(waits_iter_stats)
+	c1=$(cpu_ns "$agent_pid")
 	t1=$(date +%s.%N)
 	sleep "$PHASE"
-	read -r ns2 cnt2 < <(iter_stats)
-	c2=$(cpu_ticks "$agent_pid")
+	read -r ns2 cnt2 < <(waits_iter_stats)
+	c2=$(cpu_ns "$agent_pid")
 	t2=$(date +%s.%N)
 	th=$(ps -e -L -o comm= | wc -l)
 	offcpu_record_stop
-	grep -q "wait sampler ($1)" "$work/s.log" || { echo "bench: not the $1 visit" >&2; exit 1; }
-	# threads looked at per read, over the whole recording
-	per=$(sed -n 's/.*wait sampler ([a-z]*): \([0-9]*\) visits.*, \([0-9]*\) threads looked at.*/\1 \2/p' \
-		"$work/s.log" | awk '{ printf "%.1f", $1 ? $2 / $1 : 0 }')
+	per=$(waits_per_read "$1" "$work/s.log")
 	awk -v ns1="$ns1" -v ns2="$ns2" -v n1="$cnt1" -v n2="$cnt2" -v c1="$c1" -v c2="$c2" \
-		-v t1="$t1" -v t2="$t2" -v hz="$hz" -v host="$host" -v per="$per" -v th="$th" \
+		-v t1="$t1" -v t2="$t2" -v host="$host" -v per="$per" -v th="$th" \
 		'BEGIN { w = t2 - t1; looks = host ? n2 - n1 : (n2 - n1) * per
 		printf "%d %s %.0f %.3f\n", th, per, looks ? (ns2 - ns1) / looks : 0,
-			100 * (c2 - c1) / hz / w }'
+			100 * (c2 - c1) / 1e9 / w }'
 }
 
 # rows NAME PID: one row per way of visiting and rate, medians of ROUNDS runs

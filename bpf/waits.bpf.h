@@ -4,9 +4,10 @@
  * iterator, 5.18+), included by profile.bpf.c after offcpu.bpf.h. Nothing
  * runs at a switch: userspace reads the iterator `waits_visit` at a fixed
  * rate (sampling/sampler_waits.c), and each read visits the targets'
- * threads once (waits_visit_targets, 6.7+), or every thread of the host
- * (waits_visit: older kernels, -a). A thread of a target found off the CPU counts as a wait
- * of one period (waits_ns) under the same key as a wait the switch
+ * threads once (waits_visit_targets, 6.7+, where built in), or every
+ * thread of the host (waits_visit: older kernels, -a). A thread of a
+ * target found off the CPU counts as a wait of one period (waits_ns)
+ * under the same key as a wait the switch
  * path takes (struct offcpu_key: its state, kernel and user stacks,
  * statement and PostgreSQL wait event), into the same counts; a thread on
  * a CPU is the CPU sampler's.
