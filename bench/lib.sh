@@ -71,6 +71,18 @@ waits_iter_stats() {
 		END { printf "%.0f %.0f\n", ns, cnt }'
 }
 
+# waits_record_start VISITS OPTS SECS OUT LOG: offcpu_record_start with
+# OPTS, visiting the targets' threads alone or walking the host (VISITS
+# "host": EBPROF_WAITS_HOST=1), back WARM s (default 3) after it logged
+# "sampling at" (its start, seconds with 200 backends, is not its cost).
+waits_record_start() {
+	local host=0
+	[ "$1" = host ] && host=1
+	EBPROF_WAITS_HOST=$host OFFCPU_OPTS="$2" WARM=0 offcpu_record_start "$3" "$4" "$5"
+	until grep -qs "sampling at" "$5"; do sleep 0.2; done
+	sleep "${WARM:-3}"
+}
+
 # waits_per_read VISITS LOG: the threads a read of the wait sampler looked
 # at, from record -v's wait sampler line in LOG; exit 1 unless it visited
 # VISITS ("targets" or "host")

@@ -60,14 +60,8 @@ idle_start "$IDLE"
 # ("targets": their threads alone; "host": EBPROF_WAITS_HOST=1, every
 # thread of the host), "TPS BPF%-of-a-core recorder% threads-looked-at-per-read"
 rec_phase() {
-	local host=0
-	[ "$1" = host ] && host=1
-	EBPROF_WAITS_HOST=$host OFFCPU_OPTS="--offcpu-rate $RATE -p $(postmaster)" WARM=0 \
-		offcpu_record_start $((PHASE * 4)) "$work/w.pb.gz" "$work/rec.log"
-	# its start (BPF, unwind tables, the symbolizer's prewarm of every
-	# process's binaries: seconds with 200 backends) is not its cost
-	until grep -qs "sampling at" "$work/rec.log"; do sleep 0.2; done
-	sleep "${WARM:-3}"
+	waits_record_start "$1" "--offcpu-rate $RATE -p $(postmaster)" $((PHASE * 4)) \
+		"$work/w.pb.gz" "$work/rec.log"
 	read -r ns1 _ < <(waits_iter_stats)
 	c1=$(cpu_ns "$agent_pid")
 	t1=$(date +%s.%N)

@@ -49,10 +49,7 @@ runuser -u postgres -- "$bin/pg_ctl" -D "$pgdir/data" -l "$pgdir/server.log" -w 
 one_run() {
 	local host=0
 	[ "$1" = host ] && host=1
-	EBPROF_WAITS_HOST=$host OFFCPU_OPTS="--offcpu-rate $2 -p $3" WARM=0 \
-		offcpu_record_start $((PHASE * 4)) "$work/s.pb.gz" "$work/s.log"
-	until grep -qs "sampling at" "$work/s.log"; do sleep 0.2; done
-	sleep "${WARM:-3}"
+	waits_record_start "$1" "--offcpu-rate $2 -p $3" $((PHASE * 4)) "$work/s.pb.gz" "$work/s.log"
 	read -r ns1 cnt1 < <(waits_iter_stats)
 	c1=$(cpu_ns "$agent_pid")
 	t1=$(date +%s.%N)
