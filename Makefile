@@ -22,6 +22,12 @@ CLANG ?= clang
 # Extra -D for the BPF program: bench/query-capture.sh builds with
 # -DEBPROF_QUERY_TIMING (the cost of statement capture, to the ns).
 BPF_DEFINES ?=
+# WAITS_TARGETS=1: the wait sampler's visit of the targets' threads alone
+# built in whatever the libbpf (include/ebprof/waits_visit.h)
+ifneq ($(WAITS_TARGETS),)
+BPF_DEFINES += -DEBPROF_WAITS_TARGETS=$(WAITS_TARGETS)
+WAITS_DEFINES := -DEBPROF_WAITS_TARGETS=$(WAITS_TARGETS)
+endif
 BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
@@ -41,7 +47,7 @@ STEP ?= @:
 
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
-override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP $(SAN_FLAGS)
+override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP $(SAN_FLAGS) $(WAITS_DEFINES)
 # Include paths by layer: the symbolizer library sees include/ only (it
 # builds without anything of userspace/); the program sees include/,
 # userspace/ (headers named by folder: "util/log.h") and the generated

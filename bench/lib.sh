@@ -23,6 +23,9 @@ bench_cleanup() {
 
 # CPU ticks (user + system, in CLK_TCK units) of process $1.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU time in ns of the threads of process $1 alive now (the scheduler's
+# own count, /proc/PID/task/*/schedstat: finer than cpu_ticks' 10 ms).
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 
 # Median of the numbers on stdin, one a line (the mean of the middle two
 # when there is an even count of them).
@@ -58,6 +61,35 @@ bpf_progs() {
 import json, sys
 for p in json.load(sys.stdin):
     print(p["id"], p.get("type", "-"), p.get("name") or "-", p.get("run_time_ns", 0), p.get("run_cnt", 0))'
+}
+
+# "NS CNT" of $agent_pid's wait sampler programs (waits_visit*, bpf_stats)
+waits_iter_stats() {
+	bpf_progs | awk -v ids="$(prog_ids_of "$agent_pid" | tr '\n' ' ')" \
+		'BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) own[a[i]] = 1 }
+		$3 ~ /^waits_visit/ && ($1 in own) { ns += $4; cnt += $5 }
+		END { printf "%.0f %.0f\n", ns, cnt }'
+}
+
+# waits_record_start VISITS OPTS SECS OUT LOG: offcpu_record_start with
+# OPTS, visiting the targets' threads alone or walking the host (VISITS
+# "host": EBPROF_WAITS_HOST=1), back WARM s (default 3) after it logged
+# "sampling at" (its start, seconds with 200 backends, is not its cost).
+waits_record_start() {
+	local host=0
+	[ "$1" = host ] && host=1
+	EBPROF_WAITS_HOST=$host OFFCPU_OPTS="$2" WARM=0 offcpu_record_start "$3" "$4" "$5"
+	until grep -qs "sampling at" "$5"; do sleep 0.2; done
+	sleep "${WARM:-3}"
+}
+
+# waits_per_read VISITS LOG: the threads a read of the wait sampler looked
+# at, from record -v's wait sampler line in LOG; exit 1 unless it visited
+# VISITS ("targets" or "host")
+waits_per_read() {
+	grep -q "wait sampler ($1)" "$2" || { echo "bench: not the $1 visit" >&2; exit 1; }
+	sed -n 's/.*wait sampler ([a-z]*): \([0-9]*\) visits.*, \([0-9]*\) threads looked at.*/\1 \2/p' \
+		"$2" | awk '{ printf "%.1f", $1 ? $2 / $1 : 0 }'
 }
 
 # offcpu_record_start SECS OUT LOG: `ebprof record --type offcpu

@@ -2,14 +2,18 @@
 # Cost of the wait sampler (issue 31: off-CPU sampled by a sleepable task
 # iterator, no hook at switches) against its peer pg_wait_sampling
 # (Debian's postgresql-15-pg-wait-sampling, its default 10 ms period), in
-# the same run. Rounds of three phases of PHASE seconds under pgbench -S
+# the same run. Rounds of four phases of PHASE seconds under pgbench -S
 # with CLIENTS clients: no profiler; `ebprof record --type offcpu` (the
-# iterator at RATE Hz, default targets: the postgres processes); the
-# cluster restarted with pg_wait_sampling preloaded. Per phase: TPS, and
-# its ratio to the "none" phase of the same round; for ebprof the
-# iterator's BPF run time per thread visit (bpf_stats: one run per thread
-# of the host per read) and in % of one core, and the recorder's CPU
-# (user + system: the program runs in its reads, so this includes it),
+# iterator at RATE Hz, default targets: the postgres processes) visiting
+# the targets' threads alone (6.7+), then walking every thread of the
+# host (EBPROF_WAITS_HOST=1: kernels before 6.7); the cluster restarted
+# with pg_wait_sampling preloaded. Per phase: TPS, and its ratio to the
+# "none" phase of the same round; for ebprof the threads a read looks at
+# (record -v's wait sampler line), the iterator's BPF run time
+# (bpf_stats) in % of one core, and the recorder's CPU
+# (its threads' schedstat, to the ns: the program runs in its reads, so
+# this includes it; bpf_stats counts a sleepable run's wall time, preempted
+# or asleep, so "BPF %" can exceed it on a busy host),
 # from WARM s (default 3) after its start is done; for pg_wait_sampling its collector's
 # CPU. Then medians. IDLE=N adds N idle connections (waiting for their
 # client) to every phase (max_connections raised to fit).
@@ -47,59 +51,61 @@ pg_restart() {
 	run_pgbench_tps -S -c "$CLIENTS" -j 2 -T 5 >/dev/null # warm its buffers again
 }
 tps_of() { run_pgbench_tps -S -c "$CLIENTS" -j 2 -T "$PHASE"; }
-iter_stats() { # "NS CNT" of the recorder's wait sampler program (bpf_stats)
-	bpf_progs | awk -v ids="$(prog_ids_of "$agent_pid" | tr '\n' ' ')" \
-		'BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) own[a[i]] = 1 }
-		$3 == "waits_visit" && ($1 in own) { ns += $4; cnt += $5 }
-		END { printf "%.0f %.0f\n", ns, cnt }'
-}
 postmaster() { head -1 "$pgdir/data/postmaster.pid"; }
 collector_pid() { pgrep -P "$(postmaster)" -f 'pg_wait_sampling collector' | head -1; }
 
 pg_restart ""
 idle_start "$IDLE"
-echo "| round | none TPS | ebprof TPS (ratio) | BPF ns per thread visit | visits/s (host threads) | BPF % of a core | recorder % of a core | pg_wait_sampling TPS (ratio) | collector % of a core |"
-echo "|---|---|---|---|---|---|---|---|---|"
+# rec_phase VISITS: a recording of the cluster's processes under pgbench
+# ("targets": their threads alone; "host": EBPROF_WAITS_HOST=1, every
+# thread of the host), "TPS BPF%-of-a-core recorder% threads-looked-at-per-read"
+rec_phase() {
+	waits_record_start "$1" "--offcpu-rate $RATE -p $(postmaster)" $((PHASE * 4)) \
+		"$work/w.pb.gz" "$work/rec.log"
+	read -r ns1 _ < <(waits_iter_stats)
+	c1=$(cpu_ns "$agent_pid")
+	t1=$(date +%s.%N)
+	on=$(tps_of)
+	read -r ns2 _ < <(waits_iter_stats)
+	c2=$(cpu_ns "$agent_pid")
+	t2=$(date +%s.%N)
+	offcpu_record_stop
+	per=$(waits_per_read "$1" "$work/rec.log")
+	awk -v on="$on" -v ns1="$ns1" -v ns2="$ns2" -v c1="$c1" -v c2="$c2" -v t1="$t1" \
+		-v t2="$t2" -v per="$per" 'BEGIN { w = t2 - t1
+		printf "%.0f %.4f %.3f %s\n", on, 100 * (ns2 - ns1) / 1e9 / w,
+			100 * (c2 - c1) / 1e9 / w, per }'
+}
+
+echo "| round | none TPS | targets: TPS (ratio) | threads per read | BPF % of a core | recorder % of a core | host walk: TPS (ratio) | threads per read | BPF % | recorder % | pg_wait_sampling TPS (ratio) | collector % of a core |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 : >"$work/rows"
 for r in $(seq 1 "$ROUNDS"); do
 	none=$(tps_of)
-	OFFCPU_OPTS="--offcpu-rate $RATE -p $(postmaster)" WARM=0 offcpu_record_start $((PHASE * 4)) "$work/w$r.pb.gz" "$work/rec$r.log"
-	# its start (BPF, unwind tables, the symbolizer's prewarm of every
-	# process's binaries: seconds with 200 backends) is not its cost
-	until grep -qs "sampling at" "$work/rec$r.log"; do sleep 0.2; done
-	sleep "${WARM:-3}"
-	read -r ns1 cnt1 < <(iter_stats)
-	c1=$(cpu_ticks "$agent_pid")
-	t1=$(date +%s.%N)
-	on=$(tps_of)
-	read -r ns2 cnt2 < <(iter_stats)
-	c2=$(cpu_ticks "$agent_pid")
-	t2=$(date +%s.%N)
-	threads=$(ps -e -L -o comm= | wc -l)
-	offcpu_record_stop
+	read -r ton tbpf trec tper < <(rec_phase targets)
+	read -r hon hbpf hrec hper < <(rec_phase host)
 	idle_stop
 	pg_restart pg_wait_sampling
 	idle_start "$IDLE"
 	sleep 1
 	cp=$(collector_pid)
-	k1=$(cpu_ticks "$cp")
+	k1=$(cpu_ns "$cp")
 	u1=$(date +%s.%N)
 	pw=$(tps_of)
-	k2=$(cpu_ticks "$cp")
+	k2=$(cpu_ns "$cp")
 	u2=$(date +%s.%N)
 	idle_stop
 	pg_restart ""
 	idle_start "$IDLE"
-	row=$(awk -v none="$none" -v on="$on" -v pw="$pw" -v ns1="$ns1" -v ns2="$ns2" \
-		-v n1="$cnt1" -v n2="$cnt2" -v c1="$c1" -v c2="$c2" -v t1="$t1" -v t2="$t2" \
-		-v k1="$k1" -v k2="$k2" -v u1="$u1" -v u2="$u2" -v hz="$hz" -v th="$threads" 'BEGIN {
-			w = t2 - t1; v = n2 - n1; ns = ns2 - ns1
-			printf "%.0f %.0f %.3f %.0f %.0f %.4f %.3f %.0f %.3f %.3f %d", none, on, on / none,
-				v ? ns / v : 0, v / w, 100 * ns / 1e9 / w, 100 * (c2 - c1) / hz / w,
-				pw, pw / none, 100 * (k2 - k1) / hz / (u2 - u1), th }')
+	row=$(awk -v none="$none" -v ton="$ton" -v hon="$hon" -v pw="$pw" -v k1="$k1" -v k2="$k2" \
+		-v u1="$u1" -v u2="$u2" -v tb="$tbpf" -v tr="$trec" -v tp="$tper" \
+		-v hb="$hbpf" -v hr="$hrec" -v hp="$hper" 'BEGIN {
+			printf "%.0f %.0f %.3f %s %s %s %.0f %.3f %s %s %s %.0f %.3f %.3f", none,
+				ton, ton / none, tp, tb, tr, hon, hon / none, hp, hb, hr,
+				pw, pw / none, 100 * (k2 - k1) / 1e9 / (u2 - u1) }')
 	echo "$row" >>"$work/rows"
 	set -- $row
-	echo "| $r | $1 | $2 ($3) | $4 | $5 (${11}) | $6 | $7 | $8 ($9) | ${10} |"
+	echo "| $r | $1 | $2 ($3) | $4 | $5 | $6 | $7 ($8) | $9 | ${10} | ${11} | ${12} (${13}) | ${14} |"
 done
 col() { cut -d' ' -f"$1" "$work/rows" | median; }
-echo "| **median** | $(col 1) | $(col 2) ($(col 3)) | $(col 4) | $(col 5) | $(col 6) | $(col 7) | $(col 8) ($(col 9)) | $(col 10) |"
+echo "| **median** | $(col 1) | $(col 2) ($(col 3)) | $(col 4) | $(col 5) | $(col 6) | $(col 7) ($(col 8)) | $(col 9) | $(col 10) | $(col 11) | $(col 12) ($(col 13)) | $(col 14) |"

@@ -3,9 +3,11 @@
  * The wait sampler (--type offcpu on kernels with a sleepable task
  * iterator, 5.18+), included by profile.bpf.c after offcpu.bpf.h. Nothing
  * runs at a switch: userspace reads the iterator `waits_visit` at a fixed
- * rate (sampling/sampler_waits.c), and each read visits every thread of
- * the host once. A thread of a target found off the CPU counts as a wait
- * of one period (waits_ns) under the same key as a wait the switch
+ * rate (sampling/sampler_waits.c), and each read visits the targets'
+ * threads once (waits_visit_targets, 6.7+, where built in), or every
+ * thread of the host (waits_visit: older kernels, -a). A thread of a
+ * target found off the CPU counts as a wait of one period (waits_ns)
+ * under the same key as a wait the switch
  * path takes (struct offcpu_key: its state, kernel and user stacks,
  * statement and PostgreSQL wait event), into the same counts; a thread on
  * a CPU is the CPU sampler's.
@@ -27,6 +29,8 @@
  */
 #ifndef EBPROF_WAITS_BPF_H
 #define EBPROF_WAITS_BPF_H
+
+#include "ebprof/waits_visit.h"
 
 const volatile bool waits_user_fp = false; /* --unwind fp: user stacks into `stacks` */
 /* What a visit counts: the time since the last one (1 s / rate, more when
@@ -242,13 +246,12 @@ static __always_inline bool waits_preempted_here(struct task_struct *task)
 }
 
 /*
- * Every thread of the host, once per read of the iterator: a thread of a
- * target off the CPU is counted as a wait of one period.
+ * One thread looked at: a thread of a target off the CPU is counted as a
+ * wait of one period. Both ways of visiting (waits_visit,
+ * waits_visit_targets) run it.
  */
-SEC("iter.s/task")
-int waits_visit(struct bpf_iter__task *ctx)
+static __always_inline void waits_visit_task(struct task_struct *task)
 {
-	struct task_struct *task = ctx->task;
 	struct waits_thread *th;
 	struct waits_scratch *sc;
 	struct offcpu_taken *o;
@@ -258,28 +261,29 @@ int waits_visit(struct bpf_iter__task *ctx)
 	bool idle, lost;
 	long state;
 
-	if (!task)
-		return 0;
 	tgid = task->tgid;
 	tid = task->pid;
-	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid))
-		return 0;
+	stat_inc(STAT_WAITS_SEEN);
+	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid)) {
+		stat_inc(STAT_WAITS_OTHERS);
+		return;
+	}
 	if (task->exit_state)
-		return 0;
+		return;
 	if (BPF_CORE_READ(task, on_cpu)) {
 		stat_inc(STAT_WAITS_ONCPU);
-		return 0;
+		return;
 	}
 	state = offcpu_task_state(task);
 	if (state & TASK_DEAD_BIT)
-		return 0;
+		return;
 	if (state == 0 && waits_preempted_here(task)) {
 		stat_inc(STAT_WAITS_ONCPU);
-		return 0;
+		return;
 	}
 	sc = bpf_map_lookup_elem(&waits_scratch, &zero);
 	if (!sc)
-		return 0;
+		return;
 	stat_inc(STAT_WAITS_VISITS);
 	o = &sc->o;
 	o->ns = waits_ns;
@@ -294,7 +298,7 @@ int waits_visit(struct bpf_iter__task *ctx)
 		o->key.state = offcpu_state_of(state, false);
 		offcpu_count(o);
 		stat_inc(STAT_WAITS_SAME);
-		return 0;
+		return;
 	}
 
 	__builtin_memset(&o->key, 0, sizeof(o->key));
@@ -341,7 +345,147 @@ int waits_visit(struct bpf_iter__task *ctx)
 	}
 	if (th == &sc->t && bpf_map_update_elem(&waits_threads, &tid, th, BPF_ANY))
 		stat_inc(STAT_OFFCPU_FULL);
+}
+
+/*
+ * Every thread of the host, once per read of the iterator (kernels
+ * without what waits_visit_targets needs, and -a).
+ */
+SEC("iter.s/task")
+int waits_visit(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task; /* read once: checked for NULL */
+
+	if (task)
+		waits_visit_task(task);
 	return 0;
 }
+
+#if EBPROF_WAITS_TARGETS /* include/ebprof/waits_visit.h */
+/*
+ * The targets' threads only (6.7+), so that a visit costs what the
+ * targets have and not what the host has. The link is made for one task
+ * (userspace's main thread: the tid filter of 6.1+), so that a read runs
+ * this once; that run finds the targets' threads itself:
+ *  - the processes of the host whose tgid is in `targets`, walked under
+ *    RCU (bpf_iter_task, a few ns a process, no program run per thread);
+ *  - their threads (bpf_iter_task over the process's threads, under RCU
+ *    too), listed by tid in `waits_list` after the tgids;
+ *  - each thread then taken (bpf_task_from_pid) and visited outside RCU,
+ *    as the visit sleeps (bpf_copy_from_user_task()).
+ * A thread that exits between the list and its visit is not found.
+ */
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+extern void bpf_rcu_read_lock(void) __ksym __weak;
+extern void bpf_rcu_read_unlock(void) __ksym __weak;
+extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task,
+			     unsigned int flags) __ksym __weak;
+extern struct task_struct *bpf_iter_task_next(struct bpf_iter_task *it) __ksym __weak;
+extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __ksym __weak;
+extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym __weak;
+extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym __weak;
+extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym __weak;
+
+/* The targets' tgids, then their threads' tids: sized by userspace from
+ * waits_threads (the threads a session keeps), 1 when unused. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} waits_list SEC(".maps");
+
+/* Entries of waits_list in use (kept in memory, not a register: the
+ * verifier then sees each turn of a loop that adds one as the same) */
+__u32 waits_n = 0;
+
+static __always_inline void waits_list_add(__u32 v)
+{
+	__u32 i = waits_n, *slot = bpf_map_lookup_elem(&waits_list, &i);
+
+	if (!slot) {
+		stat_inc(STAT_WAITS_LIST_FULL);
+		return;
+	}
+	*slot = v;
+	waits_n = i + 1;
+}
+
+/* The threads of the process tgid into waits_list. (libbpf 1.1 has no
+ * bpf_for_each(): its iterators are called by hand.) */
+static __always_inline void waits_list_threads(__u32 tgid)
+{
+	struct task_struct *p = bpf_task_from_pid(tgid), *t;
+	struct bpf_iter_task it;
+
+	if (!p)
+		return;
+	bpf_rcu_read_lock();
+	bpf_iter_task_new(&it, p, BPF_TASK_ITER_PROC_THREADS);
+	while ((t = bpf_iter_task_next(&it)))
+		waits_list_add(t->pid);
+	bpf_iter_task_destroy(&it);
+	bpf_rcu_read_unlock();
+	bpf_task_release(p);
+}
+
+/* The thread at *first + i of waits_list, visited (a bpf_loop()
+ * callback: the verifier checks the visit once, not once per way
+ * through an open-coded loop, which it cannot follow that far). */
+static long waits_visit_one(__u64 i, __u32 *first)
+{
+	__u32 k = *first + (__u32)i, *v = bpf_map_lookup_elem(&waits_list, &k);
+	struct task_struct *t;
+
+	if (!v)
+		return 1;
+	t = bpf_task_from_pid(*v);
+	if (!t)
+		return 0;
+	waits_visit_task(t);
+	bpf_task_release(t);
+	return 0;
+}
+
+SEC("iter.s/task")
+int waits_visit_targets(struct bpf_iter__task *ctx)
+{
+	struct task_struct *p;
+	struct bpf_iter_task procs;
+	struct bpf_iter_num it;
+	__u32 ntg, n, k, *v;
+	int *i;
+
+	if (!ctx->task)
+		return 0; /* the end of the walk (of one task) */
+	waits_n = 0;
+	bpf_rcu_read_lock();
+	bpf_iter_task_new(&procs, NULL, BPF_TASK_ITER_ALL_PROCS);
+	while ((p = bpf_iter_task_next(&procs))) {
+		k = p->tgid;
+		if (bpf_map_lookup_elem(&targets, &k))
+			waits_list_add(k);
+	}
+	bpf_iter_task_destroy(&procs);
+	bpf_rcu_read_unlock();
+	ntg = waits_n;
+
+	bpf_iter_num_new(&it, 0, (int)ntg);
+	while ((i = bpf_iter_num_next(&it))) {
+		k = (__u32)*i;
+		v = bpf_map_lookup_elem(&waits_list, &k);
+		if (v)
+			waits_list_threads(*v);
+	}
+	bpf_iter_num_destroy(&it);
+
+	n = waits_n;
+	if (n > ntg)
+		bpf_loop(n - ntg, waits_visit_one, &ntg, 0);
+	return 0;
+}
+
+#endif /* EBPROF_WAITS_TARGETS */
 
 #endif /* EBPROF_WAITS_BPF_H */

@@ -273,6 +273,7 @@ enum ebprof_stat {
 	STAT_PLPGSQL_LOST,		  /* ring buffer full: PL/pgSQL frames lost */
 	STAT_PLPGSQL_FAULT,		  /* PL/pgSQL walk cut: an entry unreadable */
 	STAT_PLPGSQL_CUT,		  /* ... cut: too long, cyclic or too deep */
+	STAT_WAITS_LIST_FULL,		  /* wait sampler: target threads not visited (list full) */
 	STAT_LOSS_END,			  /* the losses end here; what follows are counts */
 	STAT_QUERY_READS = STAT_LOSS_END, /* statement texts read */
 	STAT_QUERY_SENT,		  /* ... of which changed and were sent */
@@ -289,6 +290,8 @@ enum ebprof_stat {
 	STAT_WAITS_IDLE,		  /* ... idle for their client: their last idle stacks */
 	STAT_WAITS_ONCPU,		  /* ... found on a CPU (the CPU sampler's) */
 	STAT_WAITS_CUT,			  /* switch path: waits in progress cut at a drain */
+	STAT_WAITS_SEEN,		  /* wait sampler: threads looked at, targets or not */
+	STAT_WAITS_OTHERS,		  /* ... of processes not targeted (the host walk) */
 	STAT_MAX,
 };
 

@@ -311,6 +311,7 @@ Test(metrics, offcpu_path_and_wait_sampler)
 {
 	struct agent_metrics m;
 	struct session_interval iv = { .offcpu = { .path = "iterator",
+						   .visits = "targets",
 						   .rate = 10,
 						   .ticks = 300,
 						   .late = 2,
@@ -319,6 +320,7 @@ Test(metrics, offcpu_path_and_wait_sampler)
 
 	iv.lost[STAT_WAITS_VISITS] = 4000;
 	iv.lost[STAT_WAITS_SAME] = 3500;
+	iv.lost[STAT_WAITS_SEEN] = 4200;
 	agent_metrics_init(&m);
 	text = metrics_page(&m);
 	cr_expect_null(strstr(text, "ebprof_offcpu_path"), "no off-CPU, no path: %s", text);
@@ -328,6 +330,9 @@ Test(metrics, offcpu_path_and_wait_sampler)
 	metrics_check_format(text);
 	cr_expect(strstr(text, "\nebprof_offcpu_path{path=\"iterator\"} 1\n") != NULL, "%s", text);
 	cr_expect(strstr(text, "\nebprof_waits_rate_hz 10\n") != NULL, "%s", text);
+	cr_expect(strstr(text, "\nebprof_waits_visiting{visits=\"targets\"} 1\n") != NULL, "%s",
+		  text);
+	cr_expect(strstr(text, "\nebprof_waits_threads_seen_total 4200\n") != NULL, "%s", text);
 	cr_expect(strstr(text, "\nebprof_waits_visits_total 300\n") != NULL, "%s", text);
 	cr_expect(strstr(text, "\nebprof_waits_late_total 2\n") != NULL, "%s", text);
 	cr_expect(strstr(text, "\nebprof_waits_threads_visited_total 4000\n") != NULL, "%s", text);

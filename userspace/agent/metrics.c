@@ -98,14 +98,20 @@ static void offcpu_path_metrics(FILE *out, const struct agent_metrics *m)
 	fprintf(out, "ebprof_offcpu_path{path=\"%s\"} 1\n", o->path);
 	if (strcmp(o->path, "iterator"))
 		return;
+	head(out, "ebprof_waits_visiting", "gauge",
+	     "Which threads a read of the wait sampler's iterator looks at: visits=\"targets\" "
+	     "(the targets' alone, Linux 6.7+) or visits=\"host\" (every thread of the host).");
+	fprintf(out, "ebprof_waits_visiting{visits=\"%s\"} 1\n", o->visits ? o->visits : "host");
 	metric(out, "ebprof_waits_rate_hz", "gauge",
 	       "The wait sampler's visits of every target thread per second (offcpu-rate).",
 	       (uint64_t)o->rate);
 	metric(out, "ebprof_waits_visits_total", "counter",
-	       "Reads of the wait sampler's iterator (each visits every thread).", o->ticks);
+	       "Reads of the wait sampler's iterator (each visits every target thread).", o->ticks);
 	metric(out, "ebprof_waits_late_total", "counter",
 	       "Periods the wait sampler's thread was held up past (the next visit counts them).",
 	       o->late);
+	metric(out, "ebprof_waits_threads_seen_total", "counter",
+	       "Threads the wait sampler looked at, targets or not.", m->lost[STAT_WAITS_SEEN]);
 	metric(out, "ebprof_waits_threads_visited_total", "counter",
 	       "Target threads the wait sampler found off the CPU.", m->lost[STAT_WAITS_VISITS]);
 	metric(out, "ebprof_waits_threads_unchanged_total", "counter",

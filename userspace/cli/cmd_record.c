@@ -168,6 +168,22 @@ static void unwind_summary(const struct session_stats *st)
 	fprintf(stderr, "%s%s\n", text[0] ? "; " : "", text);
 }
 
+/* The wait sampler's visits: which threads, how many. */
+static void waits_summary(const struct session_stats *st)
+{
+	const struct sampler_offcpu_info *o = &st->offcpu;
+
+	if (!o->path || strcmp(o->path, "iterator"))
+		return;
+	fprintf(stderr,
+		"ebprof: wait sampler (%s): %llu visits at %d Hz, %llu threads looked at, %llu of "
+		"processes not targeted, %llu found off the CPU\n",
+		o->visits, (unsigned long long)o->ticks, o->rate,
+		(unsigned long long)st->bpf.v[STAT_WAITS_SEEN],
+		(unsigned long long)st->bpf.v[STAT_WAITS_OTHERS],
+		(unsigned long long)st->bpf.v[STAT_WAITS_VISITS]);
+}
+
 /* The summary line on a terminal or with -v. */
 static void summary(const struct cli_values *o, enum ptype type, const struct session_stats *st)
 {
@@ -209,6 +225,7 @@ static void summary(const struct cli_values *o, enum ptype type, const struct se
 		st->last_flush_ms, counted, st->lost_text[0] ? "; lost: " : "", st->lost_text);
 	symbols_summary(st->symbols);
 	unwind_summary(st);
+	waits_summary(st);
 	if (st->built.query_samples + st->built.query_gap + st->built.query_lost)
 		fprintf(stderr,
 			"ebprof: %llu samples ran a statement, %llu between statements, %llu of "

@@ -505,6 +505,7 @@ void session_get_stats(const struct session *s, struct session_stats *out)
 	sampler_loss_text(out->bpf.v, out->lost_text, sizeof(out->lost_text));
 	out->symbols = &s->total_symbols;
 	sampler_unwind_info(s->sampler, &out->unwind);
+	sampler_offcpu_info(s->sampler, &out->offcpu);
 	if (s->mem)
 		memsnap_get_stats(s->mem, &out->memory);
 	out->memory_oom = s->mem_oom;

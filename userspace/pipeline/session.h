@@ -158,8 +158,9 @@ struct session_stats {
 	const struct symreport *symbols; /* per binary, since the start; owned by
 					  * the session, valid until it closes */
 	struct sampler_unwind_info unwind;
-	struct memsnap_stats memory; /* memory snapshots */
-	uint64_t memory_oom;	     /* PostgreSQL processes OOM-killed */
+	struct sampler_offcpu_info offcpu; /* the off-CPU path, since the start */
+	struct memsnap_stats memory;	   /* memory snapshots */
+	uint64_t memory_oom;		   /* PostgreSQL processes OOM-killed */
 };
 
 struct session;

@@ -79,6 +79,12 @@ static bool has_helper(const struct btf *btf, const char *name)
 	return false;
 }
 
+/* Does the kernel's BTF have this function (a kfunc: 6.0+ BTF only)? */
+static bool has_func(const struct btf *btf, const char *name)
+{
+	return btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
+}
+
 /* The task iterators, from the kernel's own BTF (an iterator attaches
  * through it: an external --btf file does not serve). */
 static void probe_task_iters(struct features *f)
@@ -93,6 +99,10 @@ static void probe_task_iters(struct features *f)
 	f->task_iter_s = f->task_iter && f->loop &&
 			 has_helper(btf, "BPF_FUNC_copy_from_user_task") &&
 			 has_helper(btf, "BPF_FUNC_task_pt_regs");
+	f->task_iter_targets = f->task_iter_s && has_func(btf, "bpf_task_from_pid") &&
+			       has_func(btf, "bpf_task_release") &&
+			       has_func(btf, "bpf_rcu_read_lock") &&
+			       has_func(btf, "bpf_iter_task_new");
 	btf__free(btf);
 }
 
@@ -203,10 +213,11 @@ void features_format(const struct features *f, char *buf, size_t len)
 		 f->loop ? "yes" : "no (DWARF unwinding by tail calls)",
 		 f->no_prealloc ? "yes" : "no (preallocated, sized smaller)",
 		 f->task_iter_asked ? ", task iterator " : "",
-		 !f->task_iter_asked ? ""
-		 : f->task_iter_s    ? "sleepable (off-CPU sampled)"
-		 : f->task_iter	     ? "yes, not sleepable (off-CPU timed at switches)"
-				     : "no (off-CPU timed at switches)");
+		 !f->task_iter_asked	? ""
+		 : f->task_iter_targets ? "sleepable, of the targets' threads (off-CPU sampled)"
+		 : f->task_iter_s	? "sleepable (off-CPU sampled)"
+		 : f->task_iter		? "yes, not sleepable (off-CPU timed at switches)"
+					: "no (off-CPU timed at switches)");
 #undef YN
 }
 
@@ -337,16 +348,23 @@ static void run_iters_probe(void)
 	if (probe_ret || probe_btf_path) /* an external --btf does not serve */
 		return;
 	probe_task_iters(&probed);
-	log_info("task iterator %s", probed.task_iter_s ? "sleepable (off-CPU sampled)"
-				     : probed.task_iter
-					     ? "yes, not sleepable (off-CPU timed at switches)"
-					     : "no (off-CPU timed at switches)");
+	log_info("task iterator %s",
+		 probed.task_iter_targets ? "sleepable, of the targets' threads (off-CPU sampled)"
+		 : probed.task_iter_s	  ? "sleepable (off-CPU sampled)"
+		 : probed.task_iter	  ? "yes, not sleepable (off-CPU timed at switches)"
+					  : "no (off-CPU timed at switches)");
 }
 
 bool features_have_task_iter_s(void)
 {
 	pthread_once(&iters_once, run_iters_probe);
 	return !probe_ret && probed.task_iter_s;
+}
+
+bool features_have_task_iter_targets(void)
+{
+	pthread_once(&iters_once, run_iters_probe);
+	return !probe_ret && probed.task_iter_targets;
 }
 
 bool features_have_task_iter(void)

@@ -33,14 +33,17 @@ struct features {
 			    * perf_event programs (6.1); optional: else
 			    * preallocated, sized smaller */
 	/* In the kernel's own BTF (iterators attach through it): */
-	bool task_iter;	      /* a task iterator with bpf_get_task_stack() (5.9): off-CPU
-			       * waits in progress cut at a drain; optional */
-	bool task_iter_s;     /* ... sleepable, with bpf_copy_from_user_task() and
-			       * bpf_task_pt_regs() (5.18): off-CPU sampled; optional,
-			       * else timed at every switch */
-	bool task_iter_asked; /* the two above probed (not asked: left out of
-			       * features_format(); parsing the kernel's BTF
-			       * costs a session that takes no off-CPU 10 ms) */
+	bool task_iter;		/* a task iterator with bpf_get_task_stack() (5.9): off-CPU
+				 * waits in progress cut at a drain; optional */
+	bool task_iter_s;	/* ... sleepable, with bpf_copy_from_user_task() and
+				 * bpf_task_pt_regs() (5.18): off-CPU sampled; optional,
+				 * else timed at every switch */
+	bool task_iter_targets; /* ... that visits the targets' threads alone:
+				 * bpf_task_from_pid(), bpf_iter_task (6.7);
+				 * else every thread of the host */
+	bool task_iter_asked;	/* the three above probed (not asked: left out of
+				 * features_format(); parsing the kernel's BTF
+				 * costs a session that takes no off-CPU 10 ms) */
 };
 
 /*
@@ -80,6 +83,8 @@ bool features_have_loop(void);
 /* The task iterators there are (after features_require()): the wait
  * sampler's sleepable one, the plain one that cuts waits in progress. */
 bool features_have_task_iter_s(void);
+/* ... and the kfuncs of a visit of the targets' threads alone (6.7+). */
+bool features_have_task_iter_targets(void);
 bool features_have_task_iter(void);
 
 /* Hash maps allocated as used are allowed in every program of the

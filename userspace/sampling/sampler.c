@@ -551,6 +551,7 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_PLPGSQL_LOST] = "PL/pgSQL frames lost (ring buffer full)",
 		[STAT_PLPGSQL_FAULT] = "PL/pgSQL frames cut short (backend memory unreadable)",
 		[STAT_PLPGSQL_CUT] = "PL/pgSQL frames cut short (too deep, or a cycle)",
+		[STAT_WAITS_LIST_FULL] = "target threads not visited (wait sampler's list full)",
 		[STAT_QUERY_READS] = "statement texts read",
 		[STAT_QUERY_SENT] = "statement texts sent",
 		[STAT_QUERY_NS] = "ns in statement capture (bench builds)",
@@ -566,6 +567,8 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_WAITS_IDLE] = "... idle for their client, their last idle stacks",
 		[STAT_WAITS_ONCPU] = "threads found on a CPU by the wait sampler",
 		[STAT_WAITS_CUT] = "waits in progress cut at a drain",
+		[STAT_WAITS_SEEN] = "threads looked at by the wait sampler",
+		[STAT_WAITS_OTHERS] = "... of processes not targeted",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";

@@ -221,6 +221,7 @@ const char *sampler_unwind_end_name(unsigned end);
  * that thread's reads). */
 struct sampler_offcpu_info {
 	const char *path;
+	const char *visits; /* iterator: "targets" (their threads alone) or "host" (every thread) */
 	int rate;
 	uint64_t ticks;	 /* visits of every thread */
 	uint64_t late;	 /* periods the thread was held up past (the next visit counts them) */

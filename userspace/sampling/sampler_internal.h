@@ -50,10 +50,11 @@ struct sampler {
 	struct offcpu_key *okeys;
 	struct offcpu_value *ovalues;
 	/* ... sampled (sampler_waits.c) */
-	enum sampler_offcpu_path offcpu_path;		/* ITER or SWITCH, once chosen */
-	int offcpu_rate;				/* the iterator's visits per second */
-	struct bpf_link *waits_link;			/* the task iterator */
-	struct waits *waits;				/* the thread that reads it */
+	enum sampler_offcpu_path offcpu_path; /* ITER or SWITCH, once chosen */
+	int offcpu_rate;		      /* the iterator's visits per second */
+	bool waits_targets;	     /* ... visiting the targets' threads alone, not the host's */
+	struct bpf_link *waits_link; /* the task iterator */
+	struct waits *waits;	     /* the thread that reads it */
 	uint64_t waits_ticks, waits_late, waits_cpu_ns; /* once it stopped */
 	struct bpf_link *cut_link; /* switch path: waits in progress cut at drains */
 	/* Page faults (sampler_faults.c) */

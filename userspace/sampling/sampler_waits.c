@@ -4,9 +4,11 @@
  * timed at every switch, on kernels with a sleepable task iterator
  * (5.18+). Which of the two ways a session takes (sampler.h's
  * enum sampler_offcpu_path), the iterator's link, and the thread that
- * reads it at the rate: each read runs the program over every thread of
- * the host, counting the targets' threads off the CPU as waits of one
- * period. The thread's CPU time is the sampler's whole cost (the program
+ * reads it at the rate: each read runs the program over the targets'
+ * threads (waits_visit_targets, 6.7+: one run of the program, for one
+ * task, that finds them), or over every thread of the host (waits_visit:
+ * older kernels, and -a), counting the targets' threads off the CPU as
+ * waits of one period. The thread's CPU time is the sampler's whole cost (the program
  * runs in its reads), kept for /metrics. Stacks the program keeps for
  * threads that have not run since are kept alive across the stack GC.
  */
@@ -21,6 +23,7 @@
 #include <bpf/bpf.h>
 
 #include "bpf_features.h"
+#include "ebprof/waits_visit.h"
 #include "sampler_internal.h"
 #include "util/log.h"
 
@@ -51,7 +54,7 @@ int sampler_offcpu_path_parse(const char *name, enum sampler_offcpu_path *out)
 
 int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen)
 {
-	bool have;
+	bool have, host;
 
 	s->offcpu_rate = opts->offcpu_rate ? opts->offcpu_rate : SAMPLER_OFFCPU_RATE;
 	if (!(opts->types & PTYPE_BIT(PTYPE_OFFCPU))) {
@@ -72,10 +75,24 @@ int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err,
 	}
 	s->offcpu_path = opts->offcpu_path == SAMPLER_OFFCPU_SWITCH || !have ? SAMPLER_OFFCPU_SWITCH
 									     : SAMPLER_OFFCPU_ITER;
+	/* EBPROF_WAITS_HOST=1: the host walk where the targets' would do,
+	 * for bench/waits-cost.sh to measure both in one run */
+	host = getenv("EBPROF_WAITS_HOST") && !strcmp(getenv("EBPROF_WAITS_HOST"), "1");
+	s->waits_targets = EBPROF_WAITS_TARGETS && s->offcpu_path == SAMPLER_OFFCPU_ITER &&
+			   !opts->all && !host && features_have_task_iter_targets();
 	if (s->offcpu_path == SAMPLER_OFFCPU_ITER)
 		log_info("off-CPU: sampled by a sleepable task iterator at %d Hz, no hook at "
-			 "switches",
-			 s->offcpu_rate);
+			 "switches, visiting %s",
+			 s->offcpu_rate,
+			 s->waits_targets ? "the targets' threads"
+			 : opts->all	  ? "every thread of the host (-a)"
+			 : host		  ? "every thread of the host (EBPROF_WAITS_HOST=1)"
+			 : !EBPROF_WAITS_TARGETS
+				 ? "every thread of the host (built without the visit of the "
+				   "targets' threads: libbpf before 1.3)"
+				 : "every thread of the host (this kernel has no bpf_iter_task, "
+				   "Linux "
+				   "6.7+)");
 	else
 		log_info("off-CPU: timed at every switch (%s)",
 			 have ? "offcpu-path switch"
@@ -88,10 +105,17 @@ void waits_configure(struct sampler *s)
 	struct profile_bpf *sk = s->skel;
 	bool on = s->offcpu_path == SAMPLER_OFFCPU_ITER;
 
-	bpf_program__set_autoload(sk->progs.waits_visit, on);
+	bpf_program__set_autoload(sk->progs.waits_visit, on && !s->waits_targets);
 	sk->rodata->waits_user_fp = s->unwind == SAMPLER_UNWIND_FP;
 	if (!on)
 		bpf_map__set_max_entries(sk->maps.waits_threads, 1);
+#if EBPROF_WAITS_TARGETS
+	bpf_program__set_autoload(sk->progs.waits_visit_targets, on && s->waits_targets);
+	/* the targets' tgids and tids: as many as the threads it keeps */
+	bpf_map__set_max_entries(sk->maps.waits_list,
+				 s->waits_targets ? bpf_map__max_entries(sk->maps.waits_threads)
+						  : 1);
+#endif
 }
 
 static int64_t mono_ns(void)
@@ -102,7 +126,8 @@ static int64_t mono_ns(void)
 	return (int64_t)t.tv_sec * NSEC + t.tv_nsec;
 }
 
-/* One visit of every thread: a read of a new iterator to its end. */
+/* One visit of every thread (of the targets, or of the host): a read of a
+ * new iterator to its end. */
 static void visit(int link_fd)
 {
 	char buf[64];
@@ -168,7 +193,22 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	s->waits_link = bpf_program__attach_iter(s->skel->progs.waits_visit, NULL);
+#if EBPROF_WAITS_TARGETS
+	if (s->waits_targets) {
+		/* one task, this process's main thread (its leader: 6.1's
+		 * tid filter finds no other), whose one visit finds the
+		 * targets' threads */
+		DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, io);
+		union bpf_iter_link_info li = { .task.tid = (uint32_t)getpid() };
+
+		io.link_info = &li;
+		io.link_info_len = sizeof(li);
+		s->waits_link = bpf_program__attach_iter(s->skel->progs.waits_visit_targets, &io);
+	} else
+#endif
+	{
+		s->waits_link = bpf_program__attach_iter(s->skel->progs.waits_visit, NULL);
+	}
 	if (!s->waits_link) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot attach the wait sampler's task iterator: %s",
@@ -195,7 +235,8 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 		return ret;
 	}
 	s->waits = w;
-	log_debug("off-CPU sampled by a task iterator at %d Hz", s->offcpu_rate);
+	log_debug("off-CPU sampled by a task iterator at %d Hz (%s)", s->offcpu_rate,
+		  s->waits_targets ? "the targets' threads" : "every thread of the host");
 	return 0;
 }
 
@@ -269,6 +310,7 @@ void sampler_offcpu_info(const struct sampler *s, struct sampler_offcpu_info *ou
 	out->path = s->offcpu_path == SAMPLER_OFFCPU_ITER ? "iterator" : "switch";
 	if (s->offcpu_path != SAMPLER_OFFCPU_ITER)
 		return;
+	out->visits = s->waits_targets ? "targets" : "host";
 	out->rate = s->offcpu_rate;
 	out->ticks = w ? atomic_load(&w->ticks) : s->waits_ticks;
 	out->late = w ? atomic_load(&w->late) : s->waits_late;
