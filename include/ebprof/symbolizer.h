@@ -89,8 +89,13 @@ struct sym_stats {
 	uint64_t binaries_cached; /* entries in the cache now */
 	uint64_t cache_hits;	  /* sym_elf_get answered from the cache */
 	uint64_t evictions;
-	uint64_t released;    /* dropped by sym_release_unpinned() */
-	uint64_t cache_bytes; /* current estimate */
+	uint64_t released;	  /* dropped by sym_release_unpinned()/sym_release_cold() */
+	uint64_t released_cold;	  /* of those, not used in their last round: nothing kept */
+	uint64_t resolved;	  /* offsets resolved from the binary (not memoised) */
+	uint64_t results_kept;	  /* memoised resolutions the last round's end kept */
+	uint64_t results_dropped; /* cold ones it dropped, over the symbolizer's life */
+	uint64_t results_adopted; /* kept ones given back to a binary opened again */
+	uint64_t cache_bytes;	  /* current estimate */
 	uint64_t resolve_calls;
 	uint64_t resolve_failures; /* addresses with no symbol at all */
 	/* function ranges kept for sym_elf_function_start() (in cache_bytes) */
@@ -215,6 +220,25 @@ void sym_get_stats(const struct symbolizer *sym, struct sym_stats *out);
  * Returns how many binaries were dropped.
  */
 size_t sym_release_unpinned(struct symbolizer *sym);
+
+/*
+ * The end of a round of use (the agent's interval), for the memory
+ * budget: what was not used in the round is cold. sym_release_cold()
+ * drops the cold and keeps the hot results:
+ *  - a binary no one pins and no one asked for in the round: dropped,
+ *    all of it (as sym_release_unpinned());
+ *  - a binary no one pins but asked for in the round: its DWARF, debug
+ *    file and symbol tables dropped, but the resolutions of the offsets
+ *    asked for in the round kept (their strings copied), given back when
+ *    the binary is opened again: those offsets do not resolve anew. Kept
+ *    resolutions no binary claimed by the next round's end are dropped;
+ *  - a pinned binary: its resolutions of offsets not asked for in the
+ *    round dropped.
+ * Strings returned earlier become invalid. Returns how many binaries
+ * were dropped. sym_next_round() only ends the round (no release).
+ */
+size_t sym_release_cold(struct symbolizer *sym);
+void sym_next_round(struct symbolizer *sym);
 
 /*
  * Logging. The library writes nothing itself: it hands each message (one
