@@ -362,7 +362,23 @@ Test(metrics, a_fresh_agent)
 		"budget "
 		"dropped.\n"
 		"# TYPE ebprof_symbolizer_released_total counter\n"
-		"ebprof_symbolizer_released_total 0\n");
+		"ebprof_symbolizer_released_total 0\n"
+		"# HELP ebprof_symbolizer_released_cold_total Of those, binaries not used in the "
+		"interval: nothing of them kept.\n"
+		"# TYPE ebprof_symbolizer_released_cold_total counter\n"
+		"ebprof_symbolizer_released_cold_total 0\n"
+		"# HELP ebprof_symbolizer_results_kept Resolved addresses of the last interval the "
+		"memory budget kept.\n"
+		"# TYPE ebprof_symbolizer_results_kept gauge\n"
+		"ebprof_symbolizer_results_kept 0\n"
+		"# HELP ebprof_symbolizer_results_dropped_total Resolved addresses the memory "
+		"budget dropped: not used in an interval.\n"
+		"# TYPE ebprof_symbolizer_results_dropped_total counter\n"
+		"ebprof_symbolizer_results_dropped_total 0\n"
+		"# HELP ebprof_symbolizer_resolved_total Addresses resolved from the binaries (not "
+		"from the symbolizer's memo).\n"
+		"# TYPE ebprof_symbolizer_resolved_total counter\n"
+		"ebprof_symbolizer_resolved_total 0\n");
 	cr_expect_str_eq(text, want);
 	check_format(text);
 	free(text);
