@@ -342,7 +342,6 @@ size_t sym_release_unpinned(struct symbolizer *sym)
 int symc_pin(struct symbolizer *sym, struct sym_elf *e, struct sym_elf **out)
 {
 	e->pins++;
-	e->used = sym->round;
 	lru_unlink(sym, e);
 	lru_push_front(sym, e);
 	*out = e;

@@ -100,14 +100,13 @@ struct sym_elf {
 	 * the binary has code no symbol names; fdes_err: why there are none */
 	struct fde_index *fdes;
 	int fdes_err;
-	uint32_t used; /* the round it was last pinned in */
 };
 
 /*
- * The resolutions of a binary the memory budget dropped while it was hot
- * (sym_park.c): the memo of the offsets asked for in its last round, with
- * its strings copied, handed back to the entry when the binary is opened
- * again; dropped at the next round's end if it is not.
+ * The resolutions of a binary the memory budget dropped (sym_park.c):
+ * the memo of its hot offsets, with its strings copied, handed back to
+ * the entry when the binary is opened again; trimmed of the offsets that
+ * turn cold meanwhile, and dropped once none is left.
  */
 struct sym_parked {
 	uint64_t hash; /* in symbolizer.parked, by key */
@@ -115,7 +114,6 @@ struct sym_parked {
 	size_t key_len;
 	htab_t memo, strs;
 	size_t memo_bytes, str_bytes;
-	uint32_t round; /* the round it was parked at the end of */
 };
 
 struct symbolizer {

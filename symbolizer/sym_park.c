@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The memory budget's release by rounds (sym_release_cold() in
- * ebprof/symbolizer.h): a round is the agent's interval; what was not
- * used in it is cold and goes, what was is kept. A hot binary no one
- * pins still loses its DWARF (the bulk: libdw's parsed units and line
- * tables, the debug file it maps), but its resolutions of the offsets
- * asked for in the round are parked, with their strings copied out of
+ * ebprof/symbolizer.h): a round is the agent's interval; an offset not
+ * asked for in the last SYM_KEEP_ROUNDS rounds is cold and goes, the
+ * others stay. A binary no one pins still loses its DWARF (the bulk:
+ * libdw's parsed units and line tables, the debug file it maps), but the
+ * resolutions of its hot offsets are parked, their strings copied out of
  * libdw's data, and handed back when the binary is opened again: the
- * next interval resolves only offsets it had not seen, however long the
- * agent stays over its budget.
+ * next interval resolves only offsets it had not seen lately, however
+ * long the agent stays over its budget.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +16,19 @@
 #include "sym_cache.h"
 
 struct trim_ctx {
+	struct symbolizer *sym;
 	htab_t memo;
-	uint32_t round;
 	size_t kept, dropped, bytes;
 	/* where the kept records' strings go (parking); NULL: they stay */
 	htab_t strs;
 	size_t *str_bytes;
-	bool failed; /* a string could not be copied: the record dropped */
 };
+
+/* Asked for in one of the last SYM_KEEP_ROUNDS rounds (this one too)? */
+static bool hot(const struct symbolizer *sym, uint32_t used)
+{
+	return sym->round - used < SYM_KEEP_ROUNDS;
+}
 
 /* Copy a record's strings into ctx->strs; false on allocation failure. */
 static bool own_strings(struct trim_ctx *c, struct memo_rec *r)
@@ -43,20 +48,18 @@ static bool own_strings(struct trim_ctx *c, struct memo_rec *r)
 	return true;
 }
 
-/* Keep the records of offsets asked for in the round, drop the others. */
+/* Keep the records of hot offsets, drop the others. */
 static int trim_one(void **slot, void *arg)
 {
 	struct trim_ctx *c = arg;
 	struct memo_rec *r = *slot;
 	size_t size = sizeof(*r) + (size_t)r->n * sizeof(r->frames[0]);
 
-	if (r->used == c->round && (!c->strs || own_strings(c, r))) {
+	if (hot(c->sym, r->used) && (!c->strs || own_strings(c, r))) {
 		c->kept++;
 		c->bytes += size;
 		return 1;
 	}
-	if (r->used == c->round)
-		c->failed = true;
 	c->dropped++;
 	free(r);
 	htab_clear_slot(c->memo, slot);
@@ -66,6 +69,8 @@ static int trim_one(void **slot, void *arg)
 static void trim(struct trim_ctx *c)
 {
 	htab_traverse_noresize(c->memo, trim_one, c);
+	c->sym->stats.results_kept += c->kept;
+	c->sym->stats.results_dropped += c->dropped;
 }
 
 static uint64_t park_hash(const unsigned char *key, size_t len)
@@ -92,11 +97,11 @@ static void parked_free(struct sym_parked *p)
 	free(p);
 }
 
-/* Park e's hot resolutions (e is destroyed next); false when nothing is
+/* Park e's hot resolutions (e is destroyed next); false when none is
  * kept. A new table of strings takes only what the kept records name. */
 static bool park(struct symbolizer *sym, struct sym_elf *e)
 {
-	struct trim_ctx c = { .memo = e->memo, .round = sym->round };
+	struct trim_ctx c = { .sym = sym, .memo = e->memo };
 	struct bytes_key k = { e->key, e->key_len };
 	struct sym_parked *p;
 	void **slot;
@@ -111,7 +116,6 @@ static bool park(struct symbolizer *sym, struct sym_elf *e)
 	c.strs = p->strs;
 	c.str_bytes = &p->str_bytes;
 	trim(&c);
-	sym->stats.results_dropped += c.dropped;
 	if (!c.kept) {
 		parked_free(p);
 		return false;
@@ -119,20 +123,19 @@ static bool park(struct symbolizer *sym, struct sym_elf *e)
 	memcpy(p->key, e->key, e->key_len);
 	p->key_len = e->key_len;
 	p->hash = park_hash(e->key, e->key_len);
-	p->round = sym->round;
 	p->memo = e->memo;
 	p->memo_bytes = c.bytes;
-	e->memo = NULL; /* the parked one's now; its strings stay e's */
+	e->memo = NULL; /* the parked one's now */
 	e->memo_bytes = 0;
 	slot = htab_find_slot_with_hash(sym->parked, &k, (hashval_t)p->hash, INSERT);
 	if (!slot) {
+		sym->stats.results_kept -= c.kept;
 		parked_free(p);
 		return false;
 	}
 	if (*slot) /* the same build-id under two entries: keep one */
 		parked_free(*slot);
 	*slot = p;
-	sym->stats.results_kept += c.kept;
 	return true;
 }
 
@@ -156,17 +159,20 @@ void symc_park_adopt(struct symbolizer *sym, struct sym_elf *e)
 	parked_free(p);
 }
 
-/* Parked at an earlier round's end and not claimed since: cold. */
-static int drop_unclaimed(void **slot, void *arg)
+/* Parked at an earlier round's end and not claimed since: its cold
+ * offsets go, and it goes once none is left. */
+static int trim_parked(void **slot, void *arg)
 {
 	struct symbolizer *sym = arg;
 	struct sym_parked *p = *slot;
+	struct trim_ctx c = { .sym = sym, .memo = p->memo };
 
-	if (p->round == sym->round)
-		return 1;
-	sym->stats.results_dropped += htab_elements(p->memo);
-	parked_free(p);
-	htab_clear_slot(sym->parked, slot);
+	trim(&c);
+	p->memo_bytes = c.bytes;
+	if (!c.kept) {
+		parked_free(p);
+		htab_clear_slot(sym->parked, slot);
+	}
 	return 1;
 }
 
@@ -193,24 +199,21 @@ size_t sym_release_cold(struct symbolizer *sym)
 
 	if (!sym)
 		return 0;
-	e = sym->lru_tail;
-	if (sym->parked)
-		htab_traverse_noresize(sym->parked, drop_unclaimed, sym);
 	sym->stats.results_kept = 0;
-	while (e) {
+	if (sym->parked)
+		htab_traverse_noresize(sym->parked, trim_parked, sym);
+	for (e = sym->lru_tail; e;) {
 		struct sym_elf *prev = e->lru_prev;
 
 		if (e->pins) {
 			/* kept whole but its cold offsets */
-			struct trim_ctx c = { .memo = e->memo, .round = sym->round };
+			struct trim_ctx c = { .sym = sym, .memo = e->memo };
 
 			trim(&c);
 			e->memo_bytes = c.bytes;
-			sym->stats.results_kept += c.kept;
-			sym->stats.results_dropped += c.dropped;
 			symc_account(sym, e);
 		} else {
-			if (e->used != sym->round || !park(sym, e))
+			if (!park(sym, e))
 				sym->stats.released_cold++;
 			symc_entry_destroy(sym, e);
 			sym->stats.released++;

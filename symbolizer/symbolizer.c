@@ -329,7 +329,6 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 	if (!sym || !elf || !frames || max <= 0)
 		return -EINVAL;
 	sym->stats.resolve_calls++;
-	elf->used = sym->round;
 	r = memo_find(elf, file_offset);
 	if (r) {
 		r->used = sym->round;

@@ -223,20 +223,19 @@ size_t sym_release_unpinned(struct symbolizer *sym);
 
 /*
  * The end of a round of use (the agent's interval), for the memory
- * budget: what was not used in the round is cold. sym_release_cold()
- * drops the cold and keeps the hot results:
- *  - a binary no one pins and no one asked for in the round: dropped,
- *    all of it (as sym_release_unpinned());
- *  - a binary no one pins but asked for in the round: its DWARF, debug
- *    file and symbol tables dropped, but the resolutions of the offsets
- *    asked for in the round kept (their strings copied), given back when
- *    the binary is opened again: those offsets do not resolve anew. Kept
- *    resolutions no binary claimed by the next round's end are dropped;
- *  - a pinned binary: its resolutions of offsets not asked for in the
- *    round dropped.
+ * budget: an offset not asked for in the last SYM_KEEP_ROUNDS rounds is
+ * cold. sym_release_cold() drops what no one pins and keeps the hot
+ * results:
+ *  - a binary no one pins: dropped (its DWARF, debug file, symbol
+ *    tables), but the resolutions of its hot offsets kept (their strings
+ *    copied) and given back when the binary is opened again: those
+ *    offsets do not resolve anew, however many rounds end over budget;
+ *    a binary with no hot offset is dropped whole;
+ *  - a pinned binary: kept, but the resolutions of its cold offsets.
  * Strings returned earlier become invalid. Returns how many binaries
  * were dropped. sym_next_round() only ends the round (no release).
  */
+#define SYM_KEEP_ROUNDS 4
 size_t sym_release_cold(struct symbolizer *sym);
 void sym_next_round(struct symbolizer *sym);
 

@@ -398,10 +398,11 @@ static uint64_t resolved(struct symbolizer *sym)
 	return st.resolved;
 }
 
-/* The budget's release by rounds: a binary used in the round loses its
- * DWARF but keeps the resolutions of the offsets asked for in it, so the
- * next round resolves nothing anew however many rounds are over budget;
- * an offset (or a binary) not used in a round is cold and goes. */
+/* The budget's release by rounds: a binary no one pins loses its DWARF
+ * but keeps the resolutions of its hot offsets (asked for in the last
+ * SYM_KEEP_ROUNDS rounds), so the next rounds resolve nothing anew
+ * however many are over budget; an offset (or a binary) not asked for
+ * that long is cold and goes. */
 Test(symbolizer, release_cold_keeps_the_results_of_hot_offsets)
 {
 	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
@@ -411,7 +412,7 @@ Test(symbolizer, release_cold_keeps_the_results_of_hot_offsets)
 	char fn[256], fn2[256];
 	struct sym_elf *b;
 	struct sym_stats st;
-	int line, line2;
+	int line, line2, round;
 
 	/* round 0: both offsets resolved from the binary */
 	b = get_path(sym, pb);
@@ -426,9 +427,10 @@ Test(symbolizer, release_cold_keeps_the_results_of_hot_offsets)
 	cr_expect_eq(st.results_kept, 2);
 	cr_expect_eq(st.released_cold, 0);
 
-	/* rounds 1-3, over budget each: opened again, nothing resolved anew,
-	 * the same names and lines; round 3 asks only for one offset */
-	for (int round = 1; round <= 3; round++) {
+	/* over budget round after round: opened again, nothing resolved
+	 * anew, the same names and lines; from round 3 on, only one offset
+	 * is asked for */
+	for (round = 1; round < 3 + SYM_KEEP_ROUNDS; round++) {
 		b = get_path(sym, pb);
 		line2 = resolve_name(sym, b, work, fn2, sizeof(fn2));
 		cr_expect_str_eq(fn2, fn);
@@ -440,11 +442,12 @@ Test(symbolizer, release_cold_keeps_the_results_of_hot_offsets)
 		cr_expect_eq(sym_release_cold(sym), 1);
 	}
 	sym_get_stats(sym, &st);
-	cr_expect_eq(st.binaries_opened, 4);
-	cr_expect_eq(st.results_kept, 1, "the offset round 3 did not ask for is cold");
+	cr_expect_eq(st.binaries_opened, (uint64_t)round);
+	cr_expect_eq(st.results_kept, 1, "the offset not asked for in %d rounds is cold",
+		     SYM_KEEP_ROUNDS);
 	cr_expect_eq(st.results_dropped, 1);
 
-	/* round 4: the cold offset resolves anew, the hot one does not */
+	/* the cold offset resolves anew, the hot one does not */
 	b = get_path(sym, pb);
 	resolve_name(sym, b, other, fn2, sizeof(fn2));
 	cr_expect_str_eq(fn2, "sym_prog_other");
@@ -455,21 +458,24 @@ Test(symbolizer, release_cold_keeps_the_results_of_hot_offsets)
 	sym_get_stats(sym, &st);
 	cr_expect_eq(st.binaries_cached, 1);
 
-	/* round 5 does not use the binary: a cold binary, all of it goes,
-	 * its results too */
-	cr_expect_eq(sym_release_cold(sym), 1);
+	/* rounds that do not use the binary: a cold binary, its results go */
+	for (int i = 0; i < SYM_KEEP_ROUNDS; i++)
+		sym_release_cold(sym);
 	sym_get_stats(sym, &st);
-	cr_expect_eq(st.released_cold, 1);
 	cr_expect_eq(st.results_kept, 0);
+	cr_expect_eq(st.results_dropped, 3);
 	b = get_path(sym, pb);
 	resolve_name(sym, b, work, fn2, sizeof(fn2));
 	cr_expect_eq(resolved(sym), 4, "a cold binary resolves anew");
 	sym_elf_put(sym, b);
+	cr_expect_eq(sym_release_cold(sym), 1);
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.released_cold, 0);
 	sym_free(sym);
 }
 
-/* A pinned binary keeps its DWARF over the release, and only the
- * resolutions of the offsets asked for in the round. */
+/* A pinned binary keeps its DWARF over the release, and the resolutions
+ * of its hot offsets only. */
 Test(symbolizer, release_cold_trims_a_pinned_binary)
 {
 	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
@@ -482,14 +488,15 @@ Test(symbolizer, release_cold_trims_a_pinned_binary)
 
 	resolve_name(sym, a, work, fn, sizeof(fn));
 	resolve_name(sym, a, other, fn, sizeof(fn));
-	cr_expect_eq(sym_release_cold(sym), 0);
-	resolve_name(sym, a, work, fn, sizeof(fn));
+	for (int i = 0; i < SYM_KEEP_ROUNDS; i++) {
+		cr_expect_eq(sym_release_cold(sym), 0);
+		resolve_name(sym, a, work, fn, sizeof(fn));
+	}
 	cr_expect_eq(sym_release_cold(sym), 0);
 	sym_get_stats(sym, &st);
 	cr_expect_eq(st.binaries_cached, 1);
 	cr_expect_eq(st.results_kept, 1);
 	cr_expect_eq(st.results_dropped, 1);
-	resolve_name(sym, a, work, fn, sizeof(fn));
 	cr_expect_eq(resolved(sym), 2);
 	resolve_name(sym, a, other, fn, sizeof(fn));
 	cr_expect_str_eq(fn, "sym_prog_other");
