@@ -14,10 +14,11 @@
 #   BEFORE_REV, default main, is built in a temporary directory)
 # STEADY=N: the steady state instead: both builds run side by side on the
 # same cluster and load (each with its own BPF programs), and the CPU is
-# taken over N whole intervals after the first flush (which holds the
-# first-time symbolization), from the end of each agent's first interval
-# line to the end of its (N+1)th; RSS, peak and maps at that moment.
-# Each round then lasts about 60 s * (N + 1) + 30 s.
+# taken over N whole intervals after the first SKIP (default 2: the first
+# one is cut short at a minute's boundary, the next one holds most of the
+# first-time symbolization), from the end of each agent's SKIPth interval
+# line to the end of its (SKIP+N)th; RSS, peak and maps at that moment.
+# Each round then lasts about 60 s * (N + SKIP) + 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -28,6 +29,7 @@ SCALE=${SCALE:-10}
 TYPES=${TYPES:-"cpu cpu,offcpu,faults"}
 LOADS=${LOADS:-"S C"}
 STEADY=${STEADY:-0}
+SKIP=${SKIP:-2}
 
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 command -v bpftool >/dev/null || { echo "bench: bpftool is missing" >&2; exit 1; }
@@ -115,7 +117,7 @@ run_steady() {
 	local types=$1 load=$2 churn="" name build log i
 	local -A pid c0 t0 done=()
 	[ "$load" = C ] && churn=-C
-	pgbench -n -S $churn -c "$CLIENTS" -j 2 -T $((60 * (STEADY + 2) + 60)) \
+	pgbench -n -S $churn -c "$CLIENTS" -j 2 -T $((60 * (STEADY + SKIP + 1) + 60)) \
 		-h "$pgdir" -p "$port" -U postgres postgres >/dev/null 2>&1 &
 	local bench_pid=$!
 	sleep 2
@@ -128,18 +130,18 @@ run_steady() {
 		pid[$name]=$!
 		agent_pid="${pid[before]:-} ${pid[after]:-}"
 	done
-	# the end of the first interval (its line is logged after the flush),
-	# then N more
+	# the end of the SKIPth interval (its line is logged after the
+	# flush), then N more
 	while [ ${#done[@]} -lt 2 ]; do
 		for name in before after; do
 			[ -n "${done[$name]:-}" ] && continue
 			log="$work/agent-$name-$types-$load.log"
 			kill -0 "${pid[$name]}" 2>/dev/null || { cat "$log" >&2; exit 1; }
 			i=$(nlines "$log")
-			if [ -z "${c0[$name]:-}" ] && [ "$i" -ge 1 ]; then
+			if [ -z "${c0[$name]:-}" ] && [ "$i" -ge "$SKIP" ]; then
 				c0[$name]=$(cpu_ticks "${pid[$name]}")
 				t0[$name]=$(date +%s.%N)
-			elif [ -n "${c0[$name]:-}" ] && [ "$i" -ge $((STEADY + 1)) ]; then
+			elif [ -n "${c0[$name]:-}" ] && [ "$i" -ge $((STEADY + SKIP)) ]; then
 				local c1 t1 mem
 				c1=$(cpu_ticks "${pid[$name]}")
 				t1=$(date +%s.%N)
@@ -166,7 +168,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	for types in $TYPES; do
 		for load in $LOADS; do
 			if [ "$STEADY" != 0 ]; then
-				echo "round $r: both builds side by side, --profile-types $types, pgbench $(lbl "$load"), $STEADY intervals after the first" >&2
+				echo "round $r: both builds side by side, --profile-types $types, pgbench $(lbl "$load"), $STEADY intervals after the first $SKIP" >&2
 				run_steady "$types" "$load"
 				continue
 			fi
@@ -188,14 +190,14 @@ out="bench/results/footprint-$(date +%Y%m%d-%H%M).md"
 	echo "# ebprof agent footprint — $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo
 	if [ "$STEADY" != 0 ]; then
-		echo "Command: \`STEADY=$STEADY ROUNDS=$ROUNDS CLIENTS=$CLIENTS TYPES='$TYPES' LOADS='$LOADS' make bench-footprint\` (bench/footprint.sh)"
+		echo "Command: \`STEADY=$STEADY SKIP=$SKIP ROUNDS=$ROUNDS CLIENTS=$CLIENTS TYPES='$TYPES' LOADS='$LOADS' make bench-footprint\` (bench/footprint.sh)"
 	else
 		echo "Command: \`ROUNDS=$ROUNDS SECS=$SECS CLIENTS=$CLIENTS make bench-footprint\` (bench/footprint.sh)"
 	fi
 	echo
 	echo "- machine: $(nproc) CPUs, $(free -m | awk '/Mem:/{print $2}') MiB; kernel $(uname -r); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "- before: $before_name; after: $after_name"
-	echo "- agent on its defaults (19 Hz, interval 60 s, memory-budget of the build) but --profile-types and its targets (--comm= --pid: the bench's cluster only, not other PostgreSQL on the host); $(if [ "$STEADY" != 0 ]; then echo "steady state: both builds side by side on the same load, CPU over $STEADY whole intervals after the first flush"; else echo "$SECS s of sampling a run (a flush at least), rounds alternate the builds"; fi)"
+	echo "- agent on its defaults (19 Hz, interval 60 s, memory-budget of the build) but --profile-types and its targets (--comm= --pid: the bench's cluster only, not other PostgreSQL on the host); $(if [ "$STEADY" != 0 ]; then echo "steady state: both builds side by side on the same load, CPU over $STEADY whole intervals after the first $SKIP"; else echo "$SECS s of sampling a run (a flush at least), rounds alternate the builds"; fi)"
 	echo "- workload: PostgreSQL $(pgbench --version | awk '{print $3}'), \`pgbench -S [-C] -c $CLIENTS -j 2\`, scale $SCALE"
 	echo "- debug packages: $(dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package}\n' '*-dbg' '*-dbgsym' 2>/dev/null | awk '$1 == "ii" {printf "%s ", $2}' | grep . || echo none)"
 	echo
@@ -228,6 +230,14 @@ out="bench/results/footprint-$(date +%Y%m%d-%H%M).md"
 	echo "Interval lines with losses, if any:"
 	echo '```'
 	grep -h 'interval from' "$work"/agent-*.log | grep -v 'nothing lost' || true
+	echo '```'
+	echo
+	echo "Processes and samples per interval (the last run of each build and load; the first interval cut short):"
+	echo '```'
+	for log in "$work"/agent-*.log; do
+		echo "$(basename "$log" .log): $(grep 'interval from' "$log" |
+			sed 's/.*(\([0-9]*\) s): \([0-9]*\) processes, \([0-9]*\) samples.*/\1s:\2p:\3s/' | tr '\n' ' ')"
+	done
 	echo '```'
 } >"$out"
 cat "$out"
