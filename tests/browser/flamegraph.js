@@ -7,13 +7,9 @@
 // Usage: NODE_PATH=BUILD/browser/node_modules node flamegraph.js SVG OUTDIR
 'use strict';
 const path = require('path');
-const { launch, say } = require('./chromium');
+const { args, drive, say } = require('./chromium');
 
-const [svg, outdir] = process.argv.slice(2);
-if (!svg || !outdir) {
-	console.error('usage: flamegraph.js SVG OUTDIR');
-	process.exit(2);
-}
+const { svg, outdir } = args('flamegraph.js', ['svg', 'outdir']);
 
 async function frameInfo(page, name) {
 	return page.evaluate((n) => {
@@ -59,81 +55,60 @@ async function text(page, sel) {
 	return page.$eval(sel, (e) => e.textContent.trim());
 }
 
-async function main() {
-	const browser = await launch();
-	try {
-		const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-		const errors = [];
-		page.on('pageerror', (e) => errors.push(String(e)));
-		page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-		// a self-contained SVG asks for nothing
-		const requests = [];
-		page.on('request', (r) => { if (!r.url().startsWith('file:')) requests.push(r.url()); });
-		await page.goto('file://' + path.resolve(svg));
-		await page.waitForFunction(() => window.flamegraph !== undefined);
-		await shot(page, 'flamegraph-initial.png');
-		report('work0', await frameInfo(page, 'work'));
+// a self-contained SVG asks for nothing: every request is foreign
+drive({ viewport: { width: 1280, height: 900 }, origin: 'file:' }, async (page) => {
+	await page.goto('file://' + path.resolve(svg));
+	await page.waitForFunction(() => window.flamegraph !== undefined);
+	await shot(page, 'flamegraph-initial.png');
+	report('work0', await frameInfo(page, 'work'));
 
-		// click zooms: work becomes the full width, main stays as a parent
-		await page.click('g.frame[data-name="work"]');
-		report('work1', await frameInfo(page, 'work'));
-		report('helper1', await frameInfo(page, 'helper'));
-		report('main1', await frameInfo(page, 'main'));
-		report('alpha1', await frameInfo(page, 'alpha'));
-		say('reset_off1', await page.$eval('#reset', (e) => e.classList.contains('off') ? 1 : 0));
-		await shot(page, 'flamegraph-zoomed.png');
+	// click zooms: work becomes the full width, main stays as a parent
+	await page.click('g.frame[data-name="work"]');
+	report('work1', await frameInfo(page, 'work'));
+	report('helper1', await frameInfo(page, 'helper'));
+	report('main1', await frameInfo(page, 'main'));
+	report('alpha1', await frameInfo(page, 'alpha'));
+	say('reset_off1', await page.$eval('#reset', (e) => e.classList.contains('off') ? 1 : 0));
+	await shot(page, 'flamegraph-zoomed.png');
 
-		// Reset Zoom
-		await page.click('#reset');
-		report('work2', await frameInfo(page, 'work'));
-		report('alpha2', await frameInfo(page, 'alpha'));
+	// Reset Zoom
+	await page.click('#reset');
+	report('work2', await frameInfo(page, 'work'));
+	report('alpha2', await frameInfo(page, 'alpha'));
 
-		// hover shows the tooltip text in the details line
-		await page.hover('g.frame[data-name="do_syscall_64"]');
-		say('details', await text(page, '#details'));
+	// hover shows the tooltip text in the details line
+	await page.hover('g.frame[data-name="do_syscall_64"]');
+	say('details', await text(page, '#details'));
 
-		// search through the Search control (a prompt)
-		page.once('dialog', (d) => d.accept('helper|do_syscall'));
-		await page.click('#search');
-		say('matched1', await text(page, '#matched'));
-		say('search_label1', await text(page, '#search'));
-		say('matches1', await page.$$eval('g.frame.match', (l) => l.length));
-		report('helper3', await frameInfo(page, 'helper'));
-		report('main3', await frameInfo(page, 'main'));
-		await shot(page, 'flamegraph-search.png');
+	// search through the Search control (a prompt)
+	page.once('dialog', (d) => d.accept('helper|do_syscall'));
+	await page.click('#search');
+	say('matched1', await text(page, '#matched'));
+	say('search_label1', await text(page, '#search'));
+	say('matches1', await page.$$eval('g.frame.match', (l) => l.length));
+	report('helper3', await frameInfo(page, 'helper'));
+	report('main3', await frameInfo(page, 'main'));
+	await shot(page, 'flamegraph-search.png');
 
-		// a second click on the control resets the search
-		await page.click('#search');
-		say('matched2', await text(page, '#matched'));
-		say('matches2', await page.$$eval('g.frame.match', (l) => l.length));
+	// a second click on the control resets the search
+	await page.click('#search');
+	say('matched2', await text(page, '#matched'));
+	say('matches2', await page.$$eval('g.frame.match', (l) => l.length));
 
-		// Ctrl-F opens the search; nested matches count once
-		page.once('dialog', (d) => d.accept('^(work|helper)$'));
-		await page.keyboard.press('Control+f');
-		say('matched3', await text(page, '#matched'));
-		say('matches3', await page.$$eval('g.frame.match', (l) => l.length));
+	// Ctrl-F opens the search; nested matches count once
+	page.once('dialog', (d) => d.accept('^(work|helper)$'));
+	await page.keyboard.press('Control+f');
+	say('matched3', await text(page, '#matched'));
+	say('matches3', await page.$$eval('g.frame.match', (l) => l.length));
 
-		// an invalid regex is reported, not thrown
-		await page.click('#search');
-		page.once('dialog', (d) => d.accept('(['));
-		await page.click('#search');
-		say('matched4', await text(page, '#matched'));
+	// an invalid regex is reported, not thrown
+	await page.click('#search');
+	page.once('dialog', (d) => d.accept('(['));
+	await page.click('#search');
+	say('matched4', await text(page, '#matched'));
 
-		// the deepest frame shows up when zoomed into it (labels refit)
-		await page.click('g.frame[data-name="app+0x30ab"]');
-		report('kun5', await frameInfo(page, '0xffffffff81002000'));
-
-		say('page_errors', errors.length);
-		errors.forEach((e) => console.error('page error: ' + e));
-		say('requests', requests.length);
-		requests.forEach((r) => console.error('request: ' + r));
-		say('screenshot', path.join(outdir, 'flamegraph-initial.png'));
-	} finally {
-		await browser.close();
-	}
-}
-
-main().catch((e) => {
-	console.error(e && e.stack ? e.stack : String(e));
-	process.exit(1);
+	// the deepest frame shows up when zoomed into it (labels refit)
+	await page.click('g.frame[data-name="app+0x30ab"]');
+	report('kun5', await frameInfo(page, '0xffffffff81002000'));
+	say('screenshot', path.join(outdir, 'flamegraph-initial.png'));
 });

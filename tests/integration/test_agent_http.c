@@ -149,7 +149,7 @@ static void expect_continuous(struct agent_run *r, int hz)
 	struct store_entry *ents;
 	int64_t samples = 0, counted;
 	char line[128], *log;
-	double cpu = 0;
+	double cpu = 0, tol;
 	size_t n;
 
 	cr_assert_eq(tl_wait_line(r->fx.out, "cpu_seconds=", line, sizeof(line), 30), 0);
@@ -179,9 +179,10 @@ static void expect_continuous(struct agent_run *r, int hz)
 		     (long long)samples, (long long)counted);
 	/* The workload was a continuous target from before it started: hz x
 	 * all of its CPU time. */
-	cr_expect(samples >= 0.85 * cpu * hz && samples <= 1.15 * cpu * hz,
-		  "continuous profile: %lld samples for %.3f s of CPU at %d Hz", (long long)samples,
-		  cpu, hz);
+	tol = tl_sample_tol(cpu * hz, 0.15);
+	cr_expect(samples >= (1 - tol) * cpu * hz && samples <= (1 + tol) * cpu * hz,
+		  "continuous profile: %lld samples for %.3f s of CPU at %d Hz (+-%.0f%%)",
+		  (long long)samples, cpu, hz, tol * 100);
 	store_entries_free(ents, n);
 	free(log);
 	tl_log_free(&r->agl);
@@ -203,6 +204,7 @@ Test(agent_http, continuous_rate_unchanged_by_ad_hoc_profiles, .timeout = 120)
 		struct gp_profile *p;
 		struct http_cpu c;
 		int64_t got, three;
+		double tol;
 
 		snprintf(what, sizeof(what), "ad hoc %d", i);
 		snprintf(path, sizeof(path), "%s/adhoc%d.pb.gz", r.dir, i);
@@ -213,9 +215,10 @@ Test(agent_http, continuous_rate_unchanged_by_ad_hoc_profiles, .timeout = 120)
 		got = http_expect_rate(p, &c, 0.15, what);
 		three = gp_with(p, "burn_three", r.pid, 0);
 		cr_assert_gt(got, 0);
-		cr_expect(fabs(100.0 * three / got - 75.0) <= 10.0,
-			  "%s: burn_three share %.1f%%, expected 75 +- 10", what,
-			  100.0 * three / got);
+		tol = tl_share_tol((double)got, 0.75, 0.10);
+		cr_expect(fabs((double)three / got - 0.75) <= tol,
+			  "%s: burn_three share %.1f%%, expected 75 +- %.0f", what,
+			  100.0 * three / got, tol * 100);
 		gp_free(p);
 	}
 	expect_same_programs(&r, "after");

@@ -238,7 +238,7 @@ static void check_load(const char *base, const char *service, const char *from, 
 	/* CPU is what the CPU sampler saw: the busy loop's share of a CPU
 	 * (/proc), under 1 on a loaded machine (time waiting for a CPU is
 	 * not load, profile/dbload.h) */
-	cr_expect(share > 0.5, "the busy loop ran %.3f of a CPU: too loaded a machine", share);
+	cr_expect(share > 0.1, "the busy loop ran %.3f of a CPU: too loaded a machine", share);
 	cr_expect(fabs(cpu - share) <= 0.1 * M_RUNNING, "CPU %.3f, the busy loop ran %.3f of a CPU",
 		  cpu, share);
 	cr_expect(class_avg(b, "Client") < 0.1, "idle sessions counted as load");

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "browser_env.h"
 #include "formats/pprof.h"
-#include "httpc.h"
 #include "serve_env.h"
 #include "testlib.h"
 
@@ -99,38 +99,13 @@ static uint8_t *make(bool cpu, int64_t t_ns, int lockers, size_t *len)
 	return buf;
 }
 
-static void push(const char *base, const char *type, int slice, const uint8_t *pb, size_t len)
-{
-	struct httpc_resp r;
-	char url[512];
-
-	snprintf(url, sizeof(url),
-		 "%s/api/0/profiles?service=pghost&type=%s&labels=host=db1"
-		 "&created_at=2026-01-01T10:%02d:00",
-		 base, type, 5 * slice);
-	cr_assert_eq(httpc_request("POST", url, NULL, pb, len, 10, &r), 0, "%s", r.error);
-	cr_assert_eq(r.status, 200, "%s", r.body);
-	httpc_free(&r);
-}
-
 Test(load_ui, timeline_band_flamegraph_table, .timeout = 240)
 {
-	const char *modules = tl_path("browser/node_modules");
-	char *dir = tl_tmpdir("load-ui"), *out = NULL, base[64], cmd[2048], artifacts[512];
+	char *dir = tl_tmpdir("load-ui"), *out, base[64], at[32];
 	struct tl_proc srv;
 	struct tl_log srv_log;
-	int rc;
 
-	cr_assert_eq(access("/usr/bin/chromium", X_OK), 0,
-		     "/usr/bin/chromium missing: install Debian's chromium (make deps)");
-	snprintf(cmd, sizeof(cmd), "%s/playwright-core/package.json", modules);
-	cr_assert_eq(access(cmd, R_OK), 0, "%s missing: run make test (tests/fixtures/browser.mk)",
-		     cmd);
-	cr_assert_eq(access(SCRIPT, R_OK), 0, "%s missing: run from the source tree", SCRIPT);
-	snprintf(artifacts, sizeof(artifacts), "%s", tl_path("browser/artifacts"));
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", artifacts);
-	cr_assert_eq(system(cmd), 0);
-
+	browser_env_ready(SCRIPT);
 	serve_env_start(&srv, &srv_log, dir, NULL, base, sizeof(base));
 	for (int i = 0; i < 12; i++) {
 		/* 2026-01-01T10:00:00Z */
@@ -138,20 +113,19 @@ Test(load_ui, timeline_band_flamegraph_table, .timeout = 240)
 		size_t len;
 		uint8_t *pb = make(true, t, 0, &len);
 
-		push(base, "cpu", i, pb, len);
+		snprintf(at, sizeof(at), "2026-01-01T10:%02d:00", 5 * i);
+		serve_env_post(base, "cpu", at, pb, len);
 		free(pb);
 		pb = make(false, t, i < 6 ? 2 : 4, &len);
-		push(base, "block", i, pb, len);
+		serve_env_post(base, "block", at, pb, len);
 		free(pb);
 	}
 
-	snprintf(cmd, sizeof(cmd),
-		 "NODE_PATH='%s' node %s '%s' "
-		 "'service=pghost&from=2026-01-01T10:00:00&to=2026-01-01T11:00:00' '%s'",
-		 modules, SCRIPT, base, artifacts);
-	rc = tl_sh(cmd, &out);
-	cr_assert_eq(rc, 0, "browser script failed (%d):\n%s", rc, out ? out : "");
-	printf("browser script output:\n%s", out);
+	out = browser_env_run(
+		SCRIPT,
+		(const char *[]){ base,
+				  "service=pghost&from=2026-01-01T10:00:00&to=2026-01-01T11:00:00",
+				  NULL });
 
 	cr_expect_str_eq(tl_kv(out, "state1"), "ready");
 	cr_expect_str_eq(tl_kv(out, "status1"), "database load from 24 CPU and off-CPU profiles");
@@ -190,10 +164,5 @@ Test(load_ui, timeline_band_flamegraph_table, .timeout = 240)
 	cr_expect_str_eq(tl_kv(out, "errors"), "0");
 	cr_expect_str_eq(tl_kv(out, "foreign"), "0");
 	free(out);
-
-	cr_expect_eq(tl_finish_logged(&srv, &srv_log, SIGTERM, 10), 0);
-	tl_log_free(&srv_log);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
-	free(dir);
+	serve_env_finish(&srv, &srv_log, dir);
 }

@@ -35,7 +35,7 @@ Test(record, cpu_split_and_sample_count, .timeout = 120)
 	struct tl_proc fx;
 	struct rec_run rec;
 	struct gp_profile *p;
-	double cpu;
+	double cpu, tol;
 	int64_t total, three, one, complete = 0, burn = 0, ns;
 	size_t mapped = 0, wrong_map = 0;
 	pid_t pid;
@@ -60,8 +60,10 @@ Test(record, cpu_split_and_sample_count, .timeout = 120)
 	cr_expect_eq(total, gp_total(p, -1, 0), "samples of other processes than the target");
 	rec_expect_rate(total, FREQ, cpu, 0.15, "work_split");
 	cr_assert_gt(three + one, 0);
-	cr_expect(fabs(100.0 * three / (three + one) - 75.0) <= 10.0,
-		  "burn_three share %.1f%%, expected 75 +- 10", 100.0 * three / (three + one));
+	tol = tl_share_tol((double)(three + one), 0.75, 0.10);
+	cr_expect(fabs((double)three / (three + one) - 0.75) <= tol,
+		  "burn_three share %.1f%%, expected 75 +- %.0f", 100.0 * three / (three + one),
+		  tol * 100);
 	/* cpu/nanoseconds = samples * period, period 1e9/F */
 	cr_assert_eq(p->ntypes, 2);
 	cr_expect_str_eq(p->types[0], "samples/count");

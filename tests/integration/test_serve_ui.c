@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "browser_env.h"
 #include "formats/pprof.h"
-#include "httpc.h"
 #include "serve_env.h"
 #include "testlib.h"
 
@@ -63,48 +63,29 @@ static uint8_t *make_profile(int64_t scan, int64_t sort, size_t *len)
 
 Test(serve_ui, shared_url_timeline_table_diff, .timeout = 240)
 {
-	const char *modules = tl_path("browser/node_modules");
-	char *dir = tl_tmpdir("serve-ui"), *out = NULL, base[64], url[1024], cmd[2048];
-	char artifacts[512];
+	char *dir = tl_tmpdir("serve-ui"), *out, base[64], at[32];
 	struct tl_proc srv;
 	struct tl_log srv_log;
-	int rc;
 
-	cr_assert_eq(access("/usr/bin/chromium", X_OK), 0,
-		     "/usr/bin/chromium missing: install Debian's chromium (make deps)");
-	snprintf(cmd, sizeof(cmd), "%s/playwright-core/package.json", modules);
-	cr_assert_eq(access(cmd, R_OK), 0, "%s missing: run make test (tests/fixtures/browser.mk)",
-		     cmd);
-	cr_assert_eq(access(SCRIPT, R_OK), 0, "%s missing: run from the source tree", SCRIPT);
-	snprintf(artifacts, sizeof(artifacts), "%s", tl_path("browser/artifacts"));
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", artifacts);
-	cr_assert_eq(system(cmd), 0);
-
+	browser_env_ready(SCRIPT);
 	serve_env_start(&srv, &srv_log, dir, NULL, base, sizeof(base));
 
 	/* an hour: every 5 minutes; sort_tuples quadruples in the second half */
 	for (int i = 0; i < 12; i++) {
-		struct httpc_resp r;
 		size_t len;
 		uint8_t *pb = make_profile(100, i < 6 ? 50 : 200, &len);
 
-		snprintf(url, sizeof(url),
-			 "%s/api/0/profiles?service=pghost&type=cpu&labels=host=db1"
-			 "&created_at=2026-01-01T10:%02d:30",
-			 base, 5 * i);
-		cr_assert_eq(httpc_request("POST", url, NULL, pb, len, 10, &r), 0, "%s", r.error);
-		cr_assert_eq(r.status, 200, "%s", r.body);
-		httpc_free(&r);
+		snprintf(at, sizeof(at), "2026-01-01T10:%02d:30", 5 * i);
+		serve_env_post(base, "cpu", at, pb, len);
 		free(pb);
 	}
 
-	snprintf(cmd, sizeof(cmd),
-		 "NODE_PATH='%s' node %s '%s' "
-		 "'service=pghost&type=cpu&from=2026-01-01T10:00:00&to=2026-01-01T11:00:00' '%s'",
-		 modules, SCRIPT, base, artifacts);
-	rc = tl_sh(cmd, &out);
-	cr_assert_eq(rc, 0, "browser script failed (%d):\n%s", rc, out ? out : "");
-	printf("browser script output:\n%s", out);
+	out = browser_env_run(
+		SCRIPT,
+		(const char *[]){
+			base,
+			"service=pghost&type=cpu&from=2026-01-01T10:00:00&to=2026-01-01T11:00:00",
+			NULL });
 
 	/* a shared URL renders by itself */
 	cr_expect_str_eq(tl_kv(out, "state1"), "ready");
@@ -154,10 +135,5 @@ Test(serve_ui, shared_url_timeline_table_diff, .timeout = 240)
 	cr_expect_str_eq(tl_kv(out, "errors"), "0");
 	cr_expect_str_eq(tl_kv(out, "foreign"), "0");
 	free(out);
-
-	cr_expect_eq(tl_finish_logged(&srv, &srv_log, SIGTERM, 10), 0);
-	tl_log_free(&srv_log);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
-	free(dir);
+	serve_env_finish(&srv, &srv_log, dir);
 }

@@ -212,6 +212,7 @@ int64_t http_expect_rate(const struct gp_profile *p, const struct http_cpu *c, d
 		share = cpu / (p->duration_ns / 1e9);
 	}
 	want = freq * cpu;
+	tol = tl_sample_tol(want, tol);
 	cr_log_info("%s: %.3f s sampled x %.2f of a CPU = %.3f s of CPU at %ld Hz -> expected %.0f "
 		    "samples, got %lld (%s)",
 		    what, p->duration_ns / 1e9, share, cpu, freq, want, (long long)got,
@@ -290,9 +291,11 @@ int64_t http_rate_checked(const struct httpc_resp *r, const struct http_cpu *c, 
 	int64_t all = http_expect_rate(p, c, 0.15, what),
 		three = gp_with(p, "burn_three", henv.pid, 0);
 
-	cr_expect(all > 0 && three >= 0.6 * all && three <= 0.9 * all,
-		  "%s: burn_three %lld of %lld samples, expected about 75%%", what,
-		  (long long)three, (long long)all);
+	double tol = tl_share_tol((double)all, 0.75, 0.15);
+
+	cr_expect(all > 0 && three >= (0.75 - tol) * all && three <= (0.75 + tol) * all,
+		  "%s: burn_three %lld of %lld samples, expected 75%% +- %.0f", what,
+		  (long long)three, (long long)all, tol * 100);
 	gp_free(p);
 	return three;
 }

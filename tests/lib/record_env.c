@@ -152,6 +152,7 @@ void rec_expect_rate(int64_t samples, int freq, double cpu, double tol, const ch
 {
 	double want = freq * cpu;
 
+	tol = tl_sample_tol(want, tol);
 	cr_log_info("%s: %.3f s of CPU at %d Hz -> expected %.0f samples, got %lld", what, cpu,
 		    freq, want, (long long)samples);
 	cr_expect(samples >= (1 - tol) * want && samples <= (1 + tol) * want,

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "formats/pprof.h"
+#include "httpc.h"
 #include "profile/profile.h"
 #include "serve_env.h"
 
@@ -33,6 +35,31 @@ void serve_env_start(struct tl_proc *srv, struct tl_log *log, const char *store,
 	cr_assert(p && sscanf(p, "(port %d)", &port) == 1 && port > 0, "%s", text);
 	free(text);
 	snprintf(base, baselen, "http://127.0.0.1:%d", port);
+}
+
+void serve_env_post(const char *base, const char *type, const char *at, const uint8_t *pb,
+		    size_t len)
+{
+	struct httpc_resp r;
+	char url[512];
+
+	snprintf(url, sizeof(url),
+		 "%s/api/0/profiles?service=pghost&type=%s&labels=host=db1&created_at=%s", base,
+		 type, at);
+	cr_assert_eq(httpc_request("POST", url, NULL, pb, len, 10, &r), 0, "%s", r.error);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	httpc_free(&r);
+}
+
+void serve_env_finish(struct tl_proc *srv, struct tl_log *log, char *store)
+{
+	char cmd[1024];
+
+	cr_expect_eq(tl_finish_logged(srv, log, SIGTERM, 10), 0);
+	tl_log_free(log);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", store);
+	cr_expect_eq(system(cmd), 0);
+	free(store);
 }
 
 uint8_t *serve_test_profile_at(const char *fn, int64_t count, int64_t time_ns, size_t *len)

@@ -16,6 +16,16 @@
 void serve_env_start(struct tl_proc *srv, struct tl_log *log, const char *store,
 		     char *const extra[], char *base, size_t baselen);
 
+/* POSTs a gzip'd pprof to its profefe API as service pghost, labels
+ * host=db1, of profile type `type` created at `at` (2026-01-01T10:00:00);
+ * asserts a 200. */
+void serve_env_post(const char *base, const char *type, const char *at, const uint8_t *pb,
+		    size_t len);
+
+/* Stops it (SIGTERM, 10 s, expected to exit 0), removes the store
+ * directory and frees its path. */
+void serve_env_finish(struct tl_proc *srv, struct tl_log *log, char *store);
+
 /* A cpu profile of count samples in function fn, time_nanos 1: gzip'd
  * pprof (malloc'ed) of *len bytes. */
 uint8_t *serve_test_profile(const char *fn, int64_t count, size_t *len);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,20 @@ int tl_run_captured(int (*fn)(int, char **), int argc, char **argv, const char *
 	*out = slurp(outp, outlen);
 	*err = slurp(errp, NULL);
 	return WEXITSTATUS(status);
+}
+
+double tl_sample_tol(double want, double tol)
+{
+	double chance = want > 0 ? 3 / sqrt(want) : 1;
+
+	return chance > tol ? chance : tol;
+}
+
+double tl_share_tol(double n, double p, double tol)
+{
+	double chance = n > 0 ? 3 * sqrt(p * (1 - p) / n) : 1;
+
+	return chance > tol ? chance : tol;
 }
 
 int tl_sh(const char *cmd, char **out)

@@ -24,6 +24,16 @@ const char *tl_build(void);
 /* "<build>/<rel>" in a static buffer rotated over 8 slots. */
 const char *tl_path(const char *rel);
 
+/* How far a count of samples expected at `want` may stray, relative: at
+ * least tol, and three standard deviations of a count taken at random
+ * moments (sqrt(want)) where that is more. A target that shares its CPUs
+ * with others is on a CPU at a sampling tick by chance, so ~25 samples at
+ * 19 Hz vary by +-20% on a busy host. */
+double tl_sample_tol(double want, double tol);
+/* The same for a share p expected of n samples (absolute): at least tol,
+ * and three standard deviations of a binomial share, sqrt(p(1-p)/n). */
+double tl_share_tol(double n, double p, double tol);
+
 /* Run a shell command; *out gets stdout+stderr (malloc'ed). Returns the
  * exit status or a negative errno. */
 int tl_sh(const char *cmd, char **out);

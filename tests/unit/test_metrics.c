@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The agent's /metrics page (agent/metrics.c), Prometheus text format: the
- * exact page of a fresh agent, totals summed over intervals, the snapshot
- * of its sinks (each family's HELP and TYPE exactly once and its samples
- * together, even when two sinks report the same family, labels as given,
- * no labels without braces), the symbolizer's figures, and the page
- * checked line by line against the format.
+ * exact page of a fresh agent, totals summed over intervals and the
+ * off-CPU path's figures, the page checked line by line against the format
+ * (the sinks', symbolizer's and memory budget's figures:
+ * test_metrics_sinks.c).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -13,108 +12,7 @@
 #include <string.h>
 
 #include "agent/metrics.h"
-
-static char *page(struct agent_metrics *m)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	cr_assert_not_null(f);
-	cr_assert_eq(agent_metrics_write(f, m), 0);
-	cr_assert_eq(fclose(f), 0);
-	return text;
-}
-
-/* The lines of text that start with prefix, joined. */
-static char *lines_with(const char *text, const char *prefix)
-{
-	char *out = calloc(1, strlen(text) + 1);
-	const char *p = text;
-
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p + 1) : strlen(p);
-
-		if (!strncmp(p, prefix, strlen(prefix)))
-			strncat(out, p, n);
-		p += n;
-	}
-	return out;
-}
-
-/*
- * Prometheus text format, strictly: "# HELP name text" then "# TYPE name
- * counter|gauge" for each family, exactly once, before its samples; every
- * sample "name[{labels}] value" of the family last declared (samples of a
- * family together); label pairs key="value"; values numbers.
- */
-static void check_format(const char *text)
-{
-	char fam[128] = "", seen[96][128];
-	size_t nseen = 0, lineno = 0;
-	const char *p = text;
-
-	cr_assert(*text && text[strlen(text) - 1] == '\n', "the page must end with a newline");
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		char line[512], name[128], type[32];
-		size_t n = (size_t)(nl - p);
-
-		lineno++;
-		cr_assert_lt(n, sizeof(line));
-		memcpy(line, p, n);
-		line[n] = '\0';
-		p = nl + 1;
-		if (!strncmp(line, "# HELP ", 7)) {
-			cr_assert_eq(sscanf(line, "# HELP %127s", name), 1, "line %zu: %s", lineno,
-				     line);
-			for (size_t i = 0; i < nseen; i++)
-				cr_assert_str_neq(seen[i], name,
-						  "line %zu: family %s declared twice", lineno,
-						  name);
-			cr_assert_lt(nseen, 96);
-			strcpy(seen[nseen++], name);
-			cr_assert_gt(strlen(line), 8 + strlen(name), "line %zu: no help text",
-				     lineno);
-			/* TYPE follows */
-			nl = strchr(p, '\n');
-			cr_assert_not_null(nl);
-			cr_assert_eq(sscanf(p, "# TYPE %127s %31s", fam, type), 2, "after line %zu",
-				     lineno);
-			cr_assert_str_eq(fam, name, "HELP and TYPE of different families");
-			cr_assert(!strcmp(type, "counter") || !strcmp(type, "gauge"), "type %s",
-				  type);
-			p = nl + 1;
-			lineno++;
-			continue;
-		}
-		cr_assert_neq(line[0], '#', "line %zu: a comment that is no HELP: %s", lineno,
-			      line);
-		{
-			size_t k = strcspn(line, "{ ");
-			char *sp;
-			double v;
-
-			cr_assert(fam[0], "line %zu: a sample before any TYPE", lineno);
-			cr_assert(k == strlen(fam) && !strncmp(line, fam, k),
-				  "line %zu: sample %s outside its family %s", lineno, line, fam);
-			if (line[k] == '{') {
-				char *close = strchr(line, '}');
-
-				cr_assert_not_null(close, "line %zu: %s", lineno, line);
-				cr_assert(strstr(line + k, "=\""), "line %zu: labels %s", lineno,
-					  line);
-				sp = close + 1;
-			} else {
-				sp = line + k;
-			}
-			cr_assert_eq(*sp, ' ', "line %zu: %s", lineno, line);
-			cr_assert_eq(sscanf(sp, " %lf", &v), 1, "line %zu: value of %s", lineno,
-				     line);
-		}
-	}
-}
+#include "metrics_page.h"
 
 Test(metrics, a_fresh_agent)
 {
@@ -123,7 +21,7 @@ Test(metrics, a_fresh_agent)
 	size_t off = 0;
 
 	agent_metrics_init(&m);
-	text = page(&m);
+	text = metrics_page(&m);
 	off += (size_t)snprintf(
 		want + off, sizeof(want) - off,
 		"# HELP ebprof_intervals_total Intervals flushed.\n"
@@ -380,7 +278,7 @@ Test(metrics, a_fresh_agent)
 		"# TYPE ebprof_symbolizer_resolved_total counter\n"
 		"ebprof_symbolizer_resolved_total 0\n");
 	cr_expect_str_eq(text, want);
-	check_format(text);
+	metrics_check_format(text);
 	free(text);
 	agent_metrics_destroy(&m);
 }
@@ -400,8 +298,8 @@ Test(metrics, intervals_add_up)
 	agent_metrics_interval(&m, &a);
 	agent_metrics_interval(&m, &b);
 	agent_metrics_snapshot(&m, 12, NULL, 0, NULL, 1700000000123456789LL);
-	text = page(&m);
-	check_format(text);
+	text = metrics_page(&m);
+	metrics_check_format(text);
 	cr_expect(strstr(text, "\nebprof_intervals_total 2\n") != NULL, "%s", text);
 	cr_expect(strstr(text, "\nebprof_samples_total 150\n") != NULL, "%s", text);
 	cr_expect(strstr(text, "\nebprof_profiles_written_total 5\n") != NULL, "%s", text);
@@ -409,7 +307,7 @@ Test(metrics, intervals_add_up)
 	cr_expect(strstr(text, "\nebprof_processes_tracked 12\n") != NULL, "%s", text);
 	cr_expect(strstr(text, "\nebprof_last_flush_timestamp_seconds 1700000000.123\n") != NULL,
 		  "%s", text);
-	lost = lines_with(text, "ebprof_lost_total{");
+	lost = metrics_lines_with(text, "ebprof_lost_total{");
 	snprintf(want, sizeof(want), "ebprof_lost_total{cause=\"%s\"} 5\n",
 		 sampler_stat_name(STAT_STACKS_FULL));
 	cr_expect(strstr(lost, want) != NULL, "%s", lost);
@@ -438,12 +336,12 @@ Test(metrics, offcpu_path_and_wait_sampler)
 	iv.lost[STAT_WAITS_VISITS] = 4000;
 	iv.lost[STAT_WAITS_SAME] = 3500;
 	agent_metrics_init(&m);
-	text = page(&m);
+	text = metrics_page(&m);
 	cr_expect_null(strstr(text, "ebprof_offcpu_path"), "no off-CPU, no path: %s", text);
 	free(text);
 	agent_metrics_interval(&m, &iv);
-	text = page(&m);
-	check_format(text);
+	text = metrics_page(&m);
+	metrics_check_format(text);
 	cr_expect(strstr(text, "\nebprof_offcpu_path{path=\"iterator\"} 1\n") != NULL, "%s", text);
 	cr_expect(strstr(text, "\nebprof_waits_rate_hz 10\n") != NULL, "%s", text);
 	cr_expect(strstr(text, "\nebprof_waits_visits_total 300\n") != NULL, "%s", text);
@@ -455,228 +353,10 @@ Test(metrics, offcpu_path_and_wait_sampler)
 	free(text);
 	iv = (struct session_interval){ .offcpu = { .path = "switch" } };
 	agent_metrics_interval(&m, &iv);
-	text = page(&m);
+	text = metrics_page(&m);
 	cr_expect(strstr(text, "\nebprof_offcpu_path{path=\"switch\"} 1\n") != NULL, "%s", text);
 	cr_expect_null(strstr(text, "ebprof_waits_rate_hz"), "the switch path has no rate: %s",
 		       text);
-	free(text);
-	agent_metrics_destroy(&m);
-}
-
-/* ---- the sinks' figures ------------------------------------------------------------ */
-
-struct fake {
-	struct sink base;
-	struct sink_metric m[SINK_MAX_METRICS];
-	size_t n;
-};
-
-static size_t fake_metrics(struct sink *s, struct sink_metric *out)
-{
-	struct fake *f = (struct fake *)s;
-
-	memcpy(out, f->m, f->n * sizeof(*out));
-	return f->n;
-}
-
-static void fake_close(struct sink *s, double drain_s)
-{
-	(void)s;
-	(void)drain_s;
-}
-
-static const struct sink_ops fake_ops = { .kind = "fake",
-					  .metrics = fake_metrics,
-					  .close = fake_close };
-
-static struct sink_metric M(const char *name, const char *type, const char *help,
-			    const char *labels, uint64_t v) {
-	struct sink_metric m = { name, type, help, "", v };
-
-	snprintf(m.labels, sizeof(m.labels), "%s", labels);
-	return m;
-}
-
-#define REMOTE "ebprof_remote_profiles", "gauge", "Remote push, by remote and state."
-
-static const char sink_page[] = "# HELP ebprof_store_bytes Bytes of profiles on disk.\n"
-				"# TYPE ebprof_store_bytes gauge\n"
-				"ebprof_store_bytes 1234\n"
-				"# HELP ebprof_store_files Profiles on disk.\n"
-				"# TYPE ebprof_store_files gauge\n"
-				"ebprof_store_files 3\n"
-				"# HELP ebprof_remote_profiles Remote push, by remote and state.\n"
-				"# TYPE ebprof_remote_profiles gauge\n"
-				"ebprof_remote_profiles{remote=\"profefe\",state=\"pushed\"} 10\n"
-				"ebprof_remote_profiles{remote=\"profefe\",state=\"queued\"} 1\n"
-				"ebprof_remote_profiles{remote=\"pyroscope\",state=\"pushed\"} 20\n"
-				"ebprof_remote_profiles{remote=\"pyroscope\",state=\"queued\"} 2\n"
-				"# HELP ebprof_x_total X.\n"
-				"# TYPE ebprof_x_total counter\n"
-				"ebprof_x_total 5\n"
-				"# HELP ebprof_symbolizer_cache_bytes ";
-
-/* Two remotes report the same family: one HELP, one TYPE, every sample
- * under it, together, in the order the sinks gave them; a family of a
- * later sink after it. */
-Test(metrics, families_of_several_sinks_declared_once)
-{
-	struct agent_metrics m;
-	struct fake store = { .base.ops = &fake_ops,
-			      .m = { M("ebprof_store_bytes", "gauge", "Bytes of profiles on disk.",
-				       "", 1234),
-				     M("ebprof_store_files", "gauge", "Profiles on disk.", "", 3) },
-			      .n = 2 },
-		    profefe = { .base.ops = &fake_ops,
-				.m = { M(REMOTE, "remote=\"profefe\",state=\"pushed\"", 10),
-				       M(REMOTE, "remote=\"profefe\",state=\"queued\"", 1),
-				       M("ebprof_x_total", "counter", "X.", "", 5) },
-				.n = 3 },
-		    pyroscope = { .base.ops = &fake_ops,
-				  .m = { M(REMOTE, "remote=\"pyroscope\",state=\"pushed\"", 20),
-					 M(REMOTE, "remote=\"pyroscope\",state=\"queued\"", 2) },
-				  .n = 2 };
-	struct sink *sinks[] = { &store.base, &profefe.base, &pyroscope.base };
-	char *text, *start;
-
-	agent_metrics_init(&m);
-	agent_metrics_snapshot(&m, 0, sinks, 3, NULL, 0);
-	text = page(&m);
-	check_format(text);
-	start = strstr(text, "# HELP ebprof_store_bytes");
-	cr_assert_not_null(start, "%s", text);
-	cr_expect(!strncmp(start, sink_page, strlen(sink_page)), "got:\n%s\nwant:\n%s", start,
-		  sink_page);
-	free(text);
-
-	/* The snapshot is a snapshot: a later one replaces it, sinks gone. */
-	profefe.m[0].value = 11;
-	agent_metrics_snapshot(&m, 0, sinks + 1, 1, NULL, 0);
-	text = page(&m);
-	check_format(text);
-	cr_expect_null(strstr(text, "ebprof_store_bytes"), "%s", text);
-	cr_expect_null(strstr(text, "pyroscope"), "%s", text);
-	cr_expect(strstr(text, "ebprof_remote_profiles{remote=\"profefe\",state=\"pushed\"} 11\n"),
-		  "%s", text);
-	free(text);
-	agent_metrics_destroy(&m);
-}
-
-/* More figures than the snapshot holds: cut, the page still valid. */
-Test(metrics, too_many_figures_are_cut)
-{
-	struct agent_metrics m;
-	struct fake f[6];
-	struct sink *sinks[6];
-	char *text, *samples;
-	size_t n = 0;
-
-	for (int i = 0; i < 6; i++) {
-		f[i] = (struct fake){ .base.ops = &fake_ops, .n = SINK_MAX_METRICS };
-		for (int k = 0; k < SINK_MAX_METRICS; k++) {
-			char labels[64];
-
-			snprintf(labels, sizeof(labels), "sink=\"%d\",k=\"%d\"", i, k);
-			f[i].m[k] =
-				M("ebprof_many", "gauge", "Many.", labels, (uint64_t)(i * 100 + k));
-		}
-		sinks[i] = &f[i].base;
-	}
-	agent_metrics_init(&m);
-	agent_metrics_snapshot(&m, 0, sinks, 6, NULL, 0);
-	cr_expect_eq(m.nsinks, AGENT_MAX_SINK_METRICS);
-	text = page(&m);
-	check_format(text);
-	samples = lines_with(text, "ebprof_many{");
-	for (const char *p = samples; (p = strchr(p, '\n')); p++)
-		n++;
-	cr_expect_eq(n, AGENT_MAX_SINK_METRICS);
-	free(samples);
-	free(text);
-	agent_metrics_destroy(&m);
-}
-
-/* The symbolizer's figures come from the symbolizer given. */
-Test(metrics, symbolizer_figures)
-{
-	struct agent_metrics m;
-	struct symbolizer *sym;
-	struct sym_binary b = { .path = "/proc/self/exe" };
-	struct sym_elf *e;
-	struct sym_stats st;
-	char *text, want[128];
-
-	cr_assert_eq(sym_new(NULL, &sym), 0);
-	cr_assert_eq(sym_elf_get(sym, &b, &e), 0);
-	sym_elf_put(sym, e);
-	sym_get_stats(sym, &st);
-	cr_assert_eq(st.binaries_cached, 1);
-	agent_metrics_init(&m);
-	agent_metrics_snapshot(&m, 0, NULL, 0, sym, 0);
-	text = page(&m);
-	check_format(text);
-	snprintf(want, sizeof(want), "\nebprof_symbolizer_cache_bytes %llu\n",
-		 (unsigned long long)st.cache_bytes);
-	cr_expect_gt(st.cache_bytes, 0);
-	cr_expect(strstr(text, want) != NULL, "%s", text);
-	cr_expect(strstr(text, "\nebprof_symbolizer_binaries 1\n") != NULL, "%s", text);
-	free(text);
-	agent_metrics_destroy(&m);
-	sym_free(sym);
-}
-
-Test(metrics, symbolization_by_binary)
-{
-	struct session_interval iv = { 0 };
-	struct agent_metrics m;
-	struct symreport r = { 0 };
-	char *text, *lines;
-	size_t a, b;
-
-	cr_assert_eq(symreport_row(&r, "/usr/lib/postgresql/15/bin/postgres", "dynsym", &a), 0);
-	cr_assert_eq(symreport_row(&r, "/tmp/evil\"\\\nna\xff\x01me\xc3\xa9", "none", &b), 0);
-	r.rows[a] = (struct symreport_row){ r.rows[a].binary, "dynsym", 100, 78, 40, 30 };
-	r.rows[b].samples = 5;
-	iv.symbols = &r;
-	agent_metrics_init(&m);
-	agent_metrics_interval(&m, &iv);
-	agent_metrics_interval(&m, &iv);
-	text = page(&m);
-	check_format(text);
-	lines = lines_with(text, "ebprof_symbol_samples_resolved_total{");
-	cr_expect_str_eq(lines,
-			 "ebprof_symbol_samples_resolved_total{binary=\"/usr/lib/postgresql/"
-			 "15/bin/postgres\",source=\"dynsym\"} 156\n"
-			 "ebprof_symbol_samples_resolved_total{binary=\"/tmp/evil\\\"\\\\\\nna??"
-			 "me\xc3\xa9\",source=\"none\"} 0\n");
-	free(lines);
-	lines = lines_with(text, "ebprof_symbol_leaf_samples_total{");
-	cr_expect(strstr(lines, "source=\"dynsym\"} 80\n"), "%s", lines);
-	free(lines);
-	free(text);
-	agent_metrics_destroy(&m);
-	symreport_clear(&r);
-}
-
-Test(metrics, the_memory_budget_and_what_it_degraded)
-{
-	struct agent_metrics m;
-	struct membudget b = { .budget = 20 << 20 };
-	char *text;
-
-	agent_metrics_init(&m);
-	membudget_decide(&b, 30 << 20);
-	membudget_after(&b, 24 << 20);
-	b.peak = 31 << 20;
-	agent_metrics_budget(&m, &b);
-	text = page(&m);
-	cr_expect(strstr(text, "\nebprof_memory_budget_bytes 20971520\n"), "%s", text);
-	cr_expect(strstr(text, "\nebprof_rss_bytes 25165824\n"));
-	cr_expect(strstr(text, "\nebprof_rss_peak_bytes 32505856\n"));
-	cr_expect(strstr(text, "\nebprof_degraded{what=\"symbol_cache\"} 1\n"));
-	cr_expect(strstr(text, "\nebprof_degraded_total{what=\"symbol_cache\"} 1\n"));
-	cr_expect(strstr(text, "\nebprof_memory_over_budget 1\n"));
-	check_format(text);
 	free(text);
 	agent_metrics_destroy(&m);
 }
