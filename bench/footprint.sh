@@ -108,7 +108,11 @@ run() {
 
 
 # nlines LOG: the interval lines an agent logged so far
-nlines() { grep -c 'interval from' "$1" 2>/dev/null || true; }
+nlines() {
+	local n
+	n=$(grep -c 'interval from' "$1" 2>/dev/null) || true
+	echo "${n:-0}"
+}
 
 # run_steady TYPES LOAD: both builds side by side (STEADY=N); appends a
 # line per build to $work/runs.txt as run() does, the CPU over N whole
