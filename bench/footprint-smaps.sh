@@ -3,8 +3,12 @@
 # under `pgbench -S [-C] -c 4`, after SECS seconds (one flush at least),
 # /proc/PID/smaps summed by mapping (anonymous, heap, each file: text,
 # data, debug files; BPF ring buffers), largest first, plus
-# smaps_rollup, VmHWM and the agent's own /metrics memory lines.
-# Run as root. LOAD=S|C (default S), SECS (default 70).
+# smaps_rollup, VmHWM and the agent's own /metrics memory lines; and the
+# resident memory at the first flush's steps (EBPROF_MEMTRACE: its start,
+# after the drain symbolized every sample, its end).
+# Run as root. LOAD=S|C (default S), SECS (default 70), AGENT_WRAP (a
+# command the agent runs under, e.g. "env LD_PRELOAD=...": an allocation
+# tracer).
 #   bench/footprint-smaps.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +26,7 @@ pgbench -n -S $churn -c "$CLIENTS" -j 2 -T $((SECS + 30)) \
 bench_pid=$!
 sleep 2
 log=$work/agent.log
-"$BUILD/ebprof" agent --config /dev/null --output-dir "$work/profiles" \
+EBPROF_MEMTRACE=1 ${AGENT_WRAP:-} "$BUILD/ebprof" agent --config /dev/null --output-dir "$work/profiles" \
 	--comm= --pid "$(head -1 "$pgdir/data/postmaster.pid")" \
 	--http-listen '' ${AGENT_OPTS:-} 2>"$log" &
 agent_pid=$!
@@ -77,6 +81,7 @@ for b in sorted(big, key=lambda b: -b[3]):
 print("copied-on-write pages of file mappings (KiB):", {p: v for p, v in anon.items() if v and p.startswith('/')})
 PY
 grep -i "memory budget" "$log" | head -3 || true
+echo "The first flush, step by step (EBPROF_MEMTRACE):"; grep -m 3 memtrace "$log" || true
 echo "RSS changes of 2 MiB and more:"; cat "$work/rss.log"
 kill -TERM "$agent_pid"; wait "$agent_pid" || true; agent_pid=""
 kill "$bench_pid" 2>/dev/null || true; wait "$bench_pid" 2>/dev/null || true

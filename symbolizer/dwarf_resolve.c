@@ -191,6 +191,31 @@ Dwfl_Module *symdw_module(struct sym_dwarf *dw, uint64_t *bias)
 	return dw ? dw->mod : NULL;
 }
 
+int symdw_file_ranges(struct sym_dwarf *dw, void **start, size_t *len)
+{
+	Elf *elfs[2] = { NULL, NULL };
+	Dwarf_Addr bias;
+	Dwarf *dwarf;
+	int n = 0;
+
+	if (!dw || !dw->mod)
+		return 0;
+	elfs[0] = dwfl_module_getelf(dw->mod, &bias);
+	dwarf = dwfl_module_getdwarf(dw->mod, &bias); /* loaded by symdw_open() */
+	if (dwarf && dwarf_getelf(dwarf) != elfs[0])
+		elfs[1] = dwarf_getelf(dwarf);
+	for (int i = 0; i < 2; i++) {
+		GElf_Ehdr eh;
+
+		/* libdwfl relocates an ET_REL file in its mapping: written */
+		if (!elfs[i] || !gelf_getehdr(elfs[i], &eh) || eh.e_type == ET_REL)
+			continue;
+		if ((start[n] = elf_rawfile(elfs[i], &len[n])) && len[n])
+			n++;
+	}
+	return n;
+}
+
 /* Name of a subprogram/inlined DIE as in the binary (linkage name first). */
 static const char *die_name(Dwarf_Die *die)
 {

@@ -38,6 +38,13 @@ bool symdw_has_lines(const struct sym_dwarf *dw);
  * address = ELF vaddr + bias. For elf_data.c. */
 struct Dwfl_Module *symdw_module(struct sym_dwarf *dw, uint64_t *bias);
 
+/* The whole-file mappings libdwfl reads the module and its debug file
+ * through (MAP_PRIVATE, never written to: an ET_REL file, which libdwfl
+ * relocates in place, is left out): up to 2 [start, start + len) ranges
+ * into start[] and len[], their count. Candidates only: an ELF libelf
+ * read into memory instead looks the same (file_pages.c checks). */
+int symdw_file_ranges(struct sym_dwarf *dw, void **start, size_t *len);
+
 /*
  * Resolve an ELF virtual address (as in the file's program headers).
  * Fills frames innermost first, the last one being the real (outermost)

@@ -292,6 +292,7 @@ static int entry_index(struct symbolizer *sym, struct sym_elf *e)
 		  e->build_id[0] ? e->build_id : "(no build-id)", fdex_count(e->fdes),
 		  fdex_source(e->fdes), fdex_bytes(e->fdes));
 	sym->stats.fde_index_bytes += fdex_bytes(e->fdes);
+	sym->stats.first_reads++;
 	symc_account(sym, e);
 	return 0;
 }

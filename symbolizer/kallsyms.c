@@ -35,6 +35,7 @@ struct kparse {
 	char **mods;
 	size_t nmods, capmods;
 	bool nonzero;
+	uint64_t skip_lo, skip_hi; /* lines in [skip_lo, skip_hi) left out */
 };
 
 static bool is_space(char c)
@@ -154,6 +155,8 @@ static int parse_line(struct kparse *kp, char *line)
 
 	if (r.addr)
 		kp->nonzero = true;
+	if (r.addr >= kp->skip_lo && r.addr < kp->skip_hi)
+		return 0;
 	r.text = type == 't' || type == 'T' || type == 'w' || type == 'W';
 	r.rank = type_rank(type);
 	/* Function padding (CONFIG_FUNCTION_PADDING, 6.2+): not a function,
@@ -342,7 +345,12 @@ static void kparse_release(struct kparse *kp)
 
 int ksyms_load(const char *path, struct ksyms **out)
 {
-	struct kparse kp = { 0 };
+	return ksyms_load_outside(path, 0, 0, out);
+}
+
+int ksyms_load_outside(const char *path, uint64_t lo, uint64_t hi, struct ksyms **out)
+{
+	struct kparse kp = { .skip_lo = lo, .skip_hi = hi };
 	struct ksyms *ks = NULL;
 	char *line = NULL;
 	size_t cap = 0;

@@ -26,6 +26,14 @@ struct ksyms;
  * opening/reading the file. Malformed lines are skipped.
  */
 int ksyms_load(const char *path, struct ksyms **out);
+/* The same without the symbols at addresses in [lo, hi) (those the core
+ * table kept for the boot answers): the parse holds the modules' few
+ * thousand lines, not the core kernel's 100 000 and more (some 10 MiB
+ * while it sorts them, 2.4 MiB kept, for a 6.x distribution kernel).
+ * Lookups outside [lo, hi) answer as ksyms_load()'s table does when no
+ * symbol of a region outside it lies inside it (the core kernel's text).
+ * -ENODATA when nothing is left. */
+int ksyms_load_outside(const char *path, uint64_t lo, uint64_t hi, struct ksyms **out);
 void ksyms_free(struct ksyms *ks);
 
 /* Number of distinct text symbol addresses kept. */
@@ -54,6 +62,8 @@ struct ksyms_core;
 int ksyms_core_write(const char *path, const struct ksyms *ks);
 int ksyms_core_read(const char *path, struct ksyms_core **out);
 bool ksyms_core_covers(const struct ksyms_core *c, uint64_t addr);
+/* [*lo, *hi): the addresses the core table covers. */
+void ksyms_core_range(const struct ksyms_core *c, uint64_t *lo, uint64_t *hi);
 const struct ksyms *ksyms_core_table(const struct ksyms_core *c);
 void ksyms_core_free(struct ksyms_core *c);
 

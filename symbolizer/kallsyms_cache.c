@@ -237,6 +237,12 @@ bool ksyms_core_covers(const struct ksyms_core *c, uint64_t addr)
 	return c && addr >= c->lo && addr < c->hi;
 }
 
+void ksyms_core_range(const struct ksyms_core *c, uint64_t *lo, uint64_t *hi)
+{
+	*lo = c ? c->lo : 0;
+	*hi = c ? c->hi : 0;
+}
+
 const struct ksyms *ksyms_core_table(const struct ksyms_core *c)
 {
 	return c ? c->ks : NULL;

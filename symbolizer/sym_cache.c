@@ -25,6 +25,7 @@ void symc_account(struct symbolizer *sym, struct sym_elf *e)
 
 	sym->stats.cache_bytes = sym->stats.cache_bytes - e->bytes + b;
 	e->bytes = b;
+	e->touched = true;
 }
 
 static void lru_unlink(struct symbolizer *sym, struct sym_elf *e)

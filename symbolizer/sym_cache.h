@@ -100,6 +100,11 @@ struct sym_elf {
 	 * the binary has code no symbol names; fdes_err: why there are none */
 	struct fde_index *fdes;
 	int fdes_err;
+	/* file_pages.c: read from since its file pages were last given back
+	 * (symc_account() sets it); its mappings seen to be files (1), not
+	 * (-1), or not looked at yet (0) */
+	bool touched;
+	signed char file_mapped;
 };
 
 /*

@@ -338,6 +338,7 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 		sym->stats.resolved++;
 		if (htab_elements(elf->memo) >= SYM_MEMO_MAX)
 			symc_memo_clear(elf);
+		sym->stats.first_reads += !elf->memo_bytes;
 		n = resolve_uncached(sym, elf, file_offset, local);
 		src = local;
 		r = malloc(sizeof(*r) + n * sizeof(*local));
@@ -364,8 +365,9 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 }
 
 /* The table that knows addr: the core kernel's from the boot's file
- * when it covers addr, else all of /proc/kallsyms (read once, and the
- * boot's file written from it). NULL with the error in sym->ksyms_err. */
+ * when it covers addr, else the rest of /proc/kallsyms (read once: all of
+ * it when there is no boot's file, which is written from it). NULL with
+ * the error in sym->ksyms_err, or 0 when nothing outside the core is. */
 static const struct ksyms *kernel_table(struct symbolizer *sym, uint64_t addr)
 {
 	int err;
@@ -379,8 +381,15 @@ static const struct ksyms *kernel_table(struct symbolizer *sym, uint64_t addr)
 	if (ksyms_core_covers(sym->kcore, addr))
 		return ksyms_core_table(sym->kcore);
 	if (!sym->ksyms_tried) {
-		sym->ksyms_err = ksyms_load(
-			sym->kallsyms_path ? sym->kallsyms_path : "/proc/kallsyms", &sym->ksyms);
+		uint64_t lo, hi;
+
+		/* with the core's table at hand, only what lies outside it */
+		ksyms_core_range(sym->kcore, &lo, &hi);
+		sym->ksyms_err = ksyms_load_outside(sym->kallsyms_path ? sym->kallsyms_path
+								       : "/proc/kallsyms",
+						    lo, hi, &sym->ksyms);
+		if (sym->kcore && sym->ksyms_err == -ENODATA)
+			sym->ksyms_err = 0; /* no module: nothing outside is covered */
 		/* retry later only after transient failures */
 		sym->ksyms_tried = sym->ksyms_err != -ENOMEM;
 		if (sym->ksyms_err)
@@ -401,6 +410,8 @@ int sym_kernel_resolve(struct symbolizer *sym, uint64_t addr, struct sym_frame *
 	if (!sym || !frame)
 		return -EINVAL;
 	ks = kernel_table(sym, addr);
+	sym->stats.resolve_calls += !ks && !sym->ksyms_err;
+	sym->stats.resolve_failures += !ks && !sym->ksyms_err;
 	if (!ks)
 		return sym->ksyms_err;
 	sym->stats.resolve_calls++;

@@ -90,14 +90,17 @@ struct sym_stats {
 	uint64_t cache_hits;	  /* sym_elf_get answered from the cache */
 	uint64_t evictions;
 	uint64_t released;	  /* dropped by sym_release_unpinned()/sym_release_cold() */
-	uint64_t released_cold;	  /* of those, not used in their last round: nothing kept */
+	uint64_t released_cold;	  /* of those, with no hot offset: nothing kept */
 	uint64_t resolved;	  /* offsets resolved from the binary (not memoised) */
-	uint64_t results_kept;	  /* memoised resolutions the last round's end kept */
+	uint64_t results_kept;	  /* memoised resolutions the last release kept */
 	uint64_t results_dropped; /* cold ones it dropped, over the symbolizer's life */
 	uint64_t results_adopted; /* kept ones given back to a binary opened again */
 	uint64_t cache_bytes;	  /* current estimate */
 	uint64_t resolve_calls;
 	uint64_t resolve_failures; /* addresses with no symbol at all */
+	/* binaries whose tables were read in full (their first lookup since
+	 * opened, their .eh_frame index): where file pages pile up */
+	uint64_t first_reads;
 	/* function ranges kept for sym_elf_function_start() (in cache_bytes) */
 	uint64_t fde_index_bytes;
 	/* debuginfod, when configured */
@@ -220,6 +223,17 @@ void sym_get_stats(const struct symbolizer *sym, struct sym_stats *out);
  * Returns how many binaries were dropped.
  */
 size_t sym_release_unpinned(struct symbolizer *sym);
+
+/*
+ * Give back the resident pages of the binaries and debug files the cached
+ * entries map (clean file pages: read again from the page cache when next
+ * touched) of the binaries read from since the last call. What is parsed
+ * from them stays; lookups resolve as before. Cheap (a madvise() per file
+ * read from; /proc/self/maps read when a binary was opened since): for
+ * the points where a caller has just resolved addresses. Returns how many
+ * file mappings were advised.
+ */
+size_t sym_drop_file_pages(struct symbolizer *sym);
 
 /*
  * The end of a round of use (the agent's interval), for the memory

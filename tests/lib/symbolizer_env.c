@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -51,4 +53,28 @@ void *read_all(const char *path, size_t *len)
 	close(fd);
 	*len = st.st_size;
 	return buf;
+}
+
+long dwfl_rss(const char *path)
+{
+	char real[PATH_MAX], line[1024];
+	FILE *f = fopen("/proc/self/smaps", "re");
+	long kb = -1, v;
+	bool in = false;
+
+	cr_assert_not_null(realpath(path, real));
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8], file[PATH_MAX] = "";
+		unsigned long off;
+
+		if (sscanf(line, "%*x-%*x %7s %lx %*s %*s %4095s", perms, &off, file) >= 2) {
+			in = !strcmp(perms, "rw-p") && !off && !strcmp(file, real);
+			continue;
+		}
+		if (in && sscanf(line, "Rss: %ld kB", &v) == 1)
+			kb = (kb < 0 ? 0 : kb) + v;
+	}
+	fclose(f);
+	return kb;
 }

@@ -24,5 +24,9 @@ struct symbolizer *new_sym(const char *debug_dirs, size_t max_bytes, bool no_dem
 struct sym_elf *get_path(struct symbolizer *sym, const char *path);
 /* The whole file at path (asserted), malloc'ed; its size in *len. */
 void *read_all(const char *path, size_t *len);
+/* KiB resident of libdwfl's mapping of the file at path in this process
+ * (the whole file, rw-p at offset 0, as it reads binaries and debug
+ * files), -1 when there is none. */
+long dwfl_rss(const char *path);
 
 #endif /* EBPROF_TEST_SYMBOLIZER_ENV_H */

@@ -177,6 +177,68 @@ Test(kallsyms, core_table_kept_for_the_boot)
 }
 
 /*
+ * With the core's table kept for the boot, the rest of /proc/kallsyms is
+ * read without the core's lines (what the parse holds is the modules'):
+ * every address outside the core's range is named as the full table names
+ * it, and none inside is left in it.
+ */
+Test(kallsyms, rest_without_the_core_names_as_the_full_table)
+{
+	static const uint64_t probe[] = { 0xffffffff80ffffffULL, 0xffffffff81000000ULL,
+					  0xffffffff81000250ULL, 0xffffffff81000501ULL,
+					  0xffffffffc0000000ULL, 0xffffffffc0000fffULL,
+					  0xffffffffc0001000ULL, 0xffffffffc0010010ULL,
+					  0xffffffffc001007fULL, 0xffffffffc0010080ULL,
+					  0xffffffffc0010090ULL, 0xffffffffffffffffULL };
+	char *path = write_kallsyms(fixture), cache[] = "/tmp/ebprof-kcore-XXXXXX";
+	struct ksyms *full = NULL, *rest = NULL;
+	struct ksyms_core *c = NULL;
+	uint64_t lo, hi;
+	int fd = mkstemp(cache);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(ksyms_load(path, &full), 0);
+	cr_assert_eq(ksyms_core_write(cache, full), 0);
+	cr_assert_eq(ksyms_core_read(cache, &c), 0);
+	ksyms_core_range(c, &lo, &hi);
+	cr_assert_lt(lo, hi);
+	cr_assert_eq(ksyms_load_outside(path, lo, hi, &rest), 0);
+	cr_expect_eq(ksyms_count(rest), ksyms_count(full) - 5, "the 5 core symbols left out");
+	for (size_t i = 0; i < sizeof(probe) / sizeof(probe[0]); i++) {
+		const char *want = NULL, *got = NULL, *wmod = NULL, *gmod = NULL;
+		uint64_t ws = 0, gs = 0, a = probe[i];
+		int wr = ksyms_lookup(full, a, &want, &wmod, &ws);
+		int gr = ksyms_lookup(rest, a, &got, &gmod, &gs);
+
+		if (ksyms_core_covers(c, a)) {
+			cr_expect_eq(gr, 0, "0x%" PRIx64 " (the core's) in the rest", a);
+			cr_expect_eq(wr, 1, "0x%" PRIx64 " not in the full table", a);
+			continue;
+		}
+		cr_expect_eq(gr, wr, "0x%" PRIx64, a);
+		if (!wr || !gr)
+			continue;
+		cr_expect_str_eq(got, want, "0x%" PRIx64, a);
+		cr_expect_eq(gs, ws, "0x%" PRIx64, a);
+		if (wmod)
+			cr_expect_str_eq(gmod ? gmod : "", wmod, "0x%" PRIx64, a);
+		else
+			cr_expect_null(gmod, "0x%" PRIx64, a);
+	}
+	/* nothing but the core: nothing left */
+	ksyms_free(rest);
+	rest = NULL;
+	cr_expect_eq(ksyms_load_outside(path, 0, UINT64_MAX, &rest), -ENODATA);
+	cr_expect_null(rest);
+	ksyms_core_free(c);
+	ksyms_free(full);
+	unlink(cache);
+	unlink(path);
+	free(path);
+}
+
+/*
  * 6.2+ kernels: each function has a __pfx_ padding symbol before it, not a
  * function of its own: the function before ends at it, and an address in
  * it (a call thunk) is the following function's. Interleaved modules keep

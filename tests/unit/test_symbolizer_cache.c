@@ -504,3 +504,33 @@ Test(symbolizer, release_cold_trims_a_pinned_binary)
 	sym_elf_put(sym, a);
 	sym_free(sym);
 }
+
+/*
+ * The file pages a lookup read are given back (sym_drop_file_pages()),
+ * only those of binaries read from since, and lookups resolve as before
+ * (the pages are read again where needed).
+ */
+Test(symbolizer, file_pages_given_back)
+{
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
+	const char *pb = fx("sym_prog_pie");
+	uint64_t work = sym_offset(pb, pb, "sym_prog_work");
+	uint64_t other = sym_offset(pb, pb, "sym_prog_other");
+	struct sym_frame f[MAXF];
+	struct sym_elf *e = get_path(sym, pb);
+
+	cr_assert_eq(sym_elf_resolve(sym, e, work, f, MAXF), 1);
+	cr_expect_str_eq(f[0].function, "sym_prog_work");
+	cr_assert_gt(dwfl_rss(pb), 0, "libdwfl's mapping has no page resident");
+	cr_expect_eq(sym_drop_file_pages(sym), 1);
+	cr_expect_eq(dwfl_rss(pb), 0);
+	cr_expect_eq(sym_drop_file_pages(sym), 0, "read from since: nothing");
+	/* a lookup after: read again, resolved as before */
+	cr_assert_geq(sym_elf_resolve(sym, e, other, f, MAXF), 1);
+	cr_expect_str_eq(f[0].function, "sym_prog_other");
+	cr_expect_gt(dwfl_rss(pb), 0);
+	cr_expect_eq(sym_drop_file_pages(sym), 1);
+	cr_expect_eq(dwfl_rss(pb), 0);
+	sym_elf_put(sym, e);
+	sym_free(sym);
+}

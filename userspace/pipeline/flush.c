@@ -120,11 +120,11 @@ const struct raw_sample *session_with_plpgsql(struct session *s, const struct ra
 	return with;
 }
 
-int session_add_sample(const struct raw_sample *rs, void *ctx)
+/* One raw sample to the builder of its process (or group) and type. */
+static int add_sample(struct session *s, const struct raw_sample *rs)
 {
 	enum ptype t = rs->type < PTYPE_N ? (enum ptype)rs->type : PTYPE_CPU;
 	struct raw_plpgsql pl[EBPROF_PLPGSQL_DEPTH];
-	struct session *s = ctx;
 	struct session_proc *sp;
 	struct raw_sample with;
 	struct builder *b;
@@ -145,6 +145,15 @@ int session_add_sample(const struct raw_sample *rs, void *ctx)
 			return err;
 	}
 	return builder_add(rs, sp->b[t]);
+}
+
+int session_add_sample(const struct raw_sample *rs, void *ctx)
+{
+	struct session *s = ctx;
+	int ret = add_sample(s, rs);
+
+	session_symbolized(s);
+	return ret;
 }
 
 /* GNU build-id of the process's main executable. */
@@ -538,8 +547,11 @@ int session_flush_from(struct session *s, bool final, int64_t end_ns, session_dr
 		if (ret < 0)
 			log_error("cannot drain the samples: %s", strerror(-ret));
 	} else {
+		session_memtrace("flush start");
 		drain_sampler(s, final, iv);
 	}
+	session_drop_file_pages(s);
+	session_memtrace("drained");
 
 	if (s->o.split == SESSION_ONE_PROFILE) {
 		for (int t = 0; t < PTYPE_N; t++) {
@@ -573,6 +585,7 @@ int session_flush_from(struct session *s, bool final, int64_t end_ns, session_dr
 		sampler_resend_queries(s->sampler);
 	if (s->queries)
 		query_table_stats(s->queries, &iv->queries);
+	session_memtrace("flush end");
 	iv->load = s->iv_load;
 	iv->flush_ms = (mono_ns() - t0) / 1e6;
 	s->interval_start_ns = end_ns;

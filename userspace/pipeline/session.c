@@ -323,8 +323,10 @@ int session_open(const struct session_opts *o, struct session **out, char *err, 
 	if (ret)
 		goto fail;
 	s->early_mono_ns = mono_ns() + EARLY_DRAIN_NS;
-	if (o->prewarm)
+	if (o->prewarm) {
 		session_prewarm(s);
+		session_drop_file_pages(s);
+	}
 	*out = s;
 	return 0;
 fail:

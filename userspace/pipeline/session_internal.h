@@ -6,6 +6,7 @@
  *   flush.c    an interval's end: drain, profiles, labels, sinks
  *   group.c    short-lived processes sharing a profile
  *   feed.c     a session fed by its caller instead of BPF (benchmarks)
+ *   footprint.c  the session's own memory while it symbolizes
  */
 #ifndef EBPROF_SESSION_INTERNAL_H
 #define EBPROF_SESSION_INTERNAL_H
@@ -68,6 +69,10 @@ struct session {
 	uint64_t flushes;
 	uint64_t flush_mono_ns; /* CLOCK_MONOTONIC of this flush's start */
 	struct session_stats total;
+	/* the symbolizer's file pages last given back: its cache_bytes and
+	 * first_reads then, samples that read something since */
+	uint64_t drop_bytes, drop_reads;
+	unsigned drop_samples;
 	struct symreport iv_symbols;	/* this interval's symbolization */
 	struct symreport total_symbols; /* since the start */
 	struct dbload *iv_load;		/* this interval's database load, NULL: none */
@@ -109,6 +114,18 @@ void session_drain_between(struct session *s);
  * (drain NULL: the sampler's); a fed session (feed.c) has no sampler. */
 int session_flush_from(struct session *s, bool final, int64_t end_ns, session_drain_fn drain,
 		       void *ctx, struct session_interval *iv);
+/* footprint.c: the symbolizer's file pages given back
+ * (sym_drop_file_pages()) now: after a drain and the prewarm. */
+void session_drop_file_pages(struct session *s);
+/* footprint.c: after a sample was symbolized: the file pages given back
+ * when it read a binary's tables in full (its first lookup: 6 MiB of
+ * libc's debug file), or the SESSION_DROP_PAGES_EVERYth sample that read
+ * something new: the pages lookups read never pile up over a drain. */
+#define SESSION_DROP_PAGES_EVERY 16
+void session_symbolized(struct session *s);
+/* footprint.c: with EBPROF_MEMTRACE set, the resident memory and malloc's
+ * figures at this step (a static phrase) in the log (a bench's hook). */
+void session_memtrace(const char *step);
 /* flush.c: one raw sample to the builder of its process (or group) and
  * type; a raw_sample_fn with the session as ctx. */
 int session_add_sample(const struct raw_sample *rs, void *session);

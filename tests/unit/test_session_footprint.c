@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The session's own memory while it symbolizes (pipeline/footprint.c): a
+ * flush gives back the file pages its drain read through the symbolizer,
+ * and names the frames as before. A session fed by the test (feed.c), its
+ * samples in this very program, symbolized through its own symbolizer.
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "pipeline/session.h"
+#include "symbolizer_env.h"
+
+__attribute__((noinline)) int footprint_work(int n)
+{
+	volatile int x = n;
+
+	for (int i = 0; i < n; i++)
+		x += i;
+	return x;
+}
+
+__attribute__((noinline)) int footprint_caller(int n)
+{
+	return footprint_work(n) + 1;
+}
+
+/* samples of this process in footprint_work called from footprint_caller */
+static int drain(raw_sample_fn add, void *add_ctx, void *ctx)
+{
+	uint64_t user[2] = { (uint64_t)(uintptr_t)footprint_work + 4,
+			     (uint64_t)(uintptr_t)footprint_caller + 8 };
+	struct raw_sample rs = { 0 };
+
+	(void)ctx;
+	rs.pid = rs.tid = (uint32_t)getpid();
+	snprintf(rs.comm, sizeof(rs.comm), "footprint");
+	rs.count = 3;
+	rs.nuser = 2;
+	rs.user = user;
+	return add(&rs, add_ctx);
+}
+
+Test(session_footprint, flush_gives_back_the_file_pages_it_read)
+{
+	struct session_opts so = { 0 };
+	struct session_interval iv;
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
+	struct sym_stats st;
+	struct session *s;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	cr_assert_gt(n, 0);
+	exe[n] = '\0';
+	so.split = SESSION_PER_PROCESS;
+	so.frequency = 19;
+	so.interval_s = 60;
+	so.user = true;
+	so.sym = sym;
+	cr_assert_eq(session_open_fed(&so, &s), 0);
+	cr_assert_eq(session_fed_process(s, (uint32_t)getpid(), 0), 0);
+	cr_assert_eq(session_flush_fed(s, 1, drain, NULL, &iv), 0);
+	/* the frames were read from this program's file, and named */
+	cr_expect_eq(iv.built.samples, 3);
+	cr_expect_eq(iv.built.user_frames_resolved, iv.built.user_frames);
+	cr_expect_eq(iv.built.user_frames, 2);
+	sym_get_stats(sym, &st);
+	cr_expect_geq(st.first_reads, 1);
+	/* what it read was given back: the mapping stays, its pages not */
+	cr_expect_eq(dwfl_rss(exe), 0, "libdwfl's mapping of %s keeps pages", exe);
+	session_close(s);
+	sym_free(sym);
+}
