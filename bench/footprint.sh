@@ -12,6 +12,13 @@
 # builds. Writes bench/results/footprint-<date>.md. Run as root.
 #   BEFORE=DIR bench/footprint.sh   (DIR: a build directory; without it,
 #   BEFORE_REV, default main, is built in a temporary directory)
+# STEADY=N: the steady state instead: both builds run side by side on the
+# same cluster and load (each with its own BPF programs), and the CPU is
+# taken over N whole intervals after the first SKIP (default 2: the first
+# one is cut short at a minute's boundary, the next one holds most of the
+# first-time symbolization), from the end of each agent's SKIPth interval
+# line to the end of its (SKIP+N)th; RSS, peak and maps at that moment.
+# Each round then lasts about 60 s * (N + SKIP) + 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -21,6 +28,8 @@ CLIENTS=${CLIENTS:-4}
 SCALE=${SCALE:-10}
 TYPES=${TYPES:-"cpu cpu,offcpu,faults"}
 LOADS=${LOADS:-"S C"}
+STEADY=${STEADY:-0}
+SKIP=${SKIP:-2}
 
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 command -v bpftool >/dev/null || { echo "bench: bpftool is missing" >&2; exit 1; }
@@ -97,10 +106,76 @@ run() {
 	wait "$bench_pid" || true
 }
 
+
+# nlines LOG: the interval lines an agent logged so far
+nlines() {
+	local n
+	n=$(grep -c 'interval from' "$1" 2>/dev/null) || true
+	echo "${n:-0}"
+}
+
+# run_steady TYPES LOAD: both builds side by side (STEADY=N); appends a
+# line per build to $work/runs.txt as run() does, the CPU over N whole
+# intervals after the first.
+run_steady() {
+	local types=$1 load=$2 churn="" name build log i
+	local -A pid c0 t0 done=()
+	[ "$load" = C ] && churn=-C
+	pgbench -n -S $churn -c "$CLIENTS" -j 2 -T $((60 * (STEADY + SKIP + 1) + 60)) \
+		-h "$pgdir" -p "$port" -U postgres postgres >/dev/null 2>&1 &
+	local bench_pid=$!
+	sleep 2
+	for name in before after; do
+		if [ "$name" = before ]; then build=$BEFORE; else build=$BUILD; fi
+		log="$work/agent-$name-$types-$load.log"
+		"$build/ebprof" agent --config /dev/null --profile-types "$types" \
+			--comm= --pid "$(head -1 "$pgdir/data/postmaster.pid")" \
+			--output-dir "$work/profiles-$name" --http-listen '' 2>"$log" &
+		pid[$name]=$!
+		agent_pid="${pid[before]:-} ${pid[after]:-}"
+	done
+	# the end of the SKIPth interval (its line is logged after the
+	# flush), then N more
+	while [ ${#done[@]} -lt 2 ]; do
+		for name in before after; do
+			[ -n "${done[$name]:-}" ] && continue
+			log="$work/agent-$name-$types-$load.log"
+			kill -0 "${pid[$name]}" 2>/dev/null || { cat "$log" >&2; exit 1; }
+			i=$(nlines "$log")
+			if [ -z "${c0[$name]:-}" ] && [ "$i" -ge "$SKIP" ]; then
+				c0[$name]=$(cpu_ticks "${pid[$name]}")
+				t0[$name]=$(date +%s.%N)
+			elif [ -n "${c0[$name]:-}" ] && [ "$i" -ge $((STEADY + SKIP)) ]; then
+				local c1 t1 mem
+				c1=$(cpu_ticks "${pid[$name]}")
+				t1=$(date +%s.%N)
+				mem=$(bpf_memlock "${pid[$name]}")
+				echo "$name $types $load $(kb "/proc/${pid[$name]}/status" VmHWM)" \
+					"$(kb "/proc/${pid[$name]}/status" VmRSS)" \
+					"$(echo "($c1 - ${c0[$name]}) / $hz / ($t1 - ${t0[$name]}) * 100" | bc -l | xargs printf '%.3f')" \
+					"$mem $i $(grep 'interval from' "$log" | grep -vc 'nothing lost')" \
+					>>"$work/runs.txt"
+				done[$name]=1
+			fi
+		done
+		sleep 0.2
+	done
+	kill -TERM ${pid[before]} ${pid[after]}
+	wait ${pid[before]} ${pid[after]} || true
+	agent_pid=""
+	kill "$bench_pid" 2>/dev/null || true
+	wait "$bench_pid" || true
+}
+
 : >"$work/runs.txt"
 for r in $(seq 1 "$ROUNDS"); do
 	for types in $TYPES; do
 		for load in $LOADS; do
+			if [ "$STEADY" != 0 ]; then
+				echo "round $r: both builds side by side, --profile-types $types, pgbench $(lbl "$load"), $STEADY intervals after the first $SKIP" >&2
+				run_steady "$types" "$load"
+				continue
+			fi
 			if [ $((r % 2)) = 1 ]; then order="before after"; else order="after before"; fi
 			for name in $order; do
 				if [ "$name" = before ]; then b=$BEFORE; else b=$BUILD; fi
@@ -118,11 +193,15 @@ out="bench/results/footprint-$(date +%Y%m%d-%H%M).md"
 {
 	echo "# ebprof agent footprint — $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo
-	echo "Command: \`ROUNDS=$ROUNDS SECS=$SECS CLIENTS=$CLIENTS make bench-footprint\` (bench/footprint.sh)"
+	if [ "$STEADY" != 0 ]; then
+		echo "Command: \`STEADY=$STEADY SKIP=$SKIP ROUNDS=$ROUNDS CLIENTS=$CLIENTS TYPES='$TYPES' LOADS='$LOADS' make bench-footprint\` (bench/footprint.sh)"
+	else
+		echo "Command: \`ROUNDS=$ROUNDS SECS=$SECS CLIENTS=$CLIENTS make bench-footprint\` (bench/footprint.sh)"
+	fi
 	echo
-	echo "- machine: $(nproc) CPUs, $(free -m | awk '/Mem:/{print $2}') MiB; kernel $(uname -r)"
+	echo "- machine: $(nproc) CPUs, $(free -m | awk '/Mem:/{print $2}') MiB; kernel $(uname -r); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "- before: $before_name; after: $after_name"
-	echo "- agent on its defaults (19 Hz, interval 60 s, memory-budget of the build) but --profile-types and its targets (--comm= --pid: the bench's cluster only, not other PostgreSQL on the host); $SECS s of sampling a run (a flush at least), rounds alternate the builds"
+	echo "- agent on its defaults (19 Hz, interval 60 s, memory-budget of the build) but --profile-types and its targets (--comm= --pid: the bench's cluster only, not other PostgreSQL on the host); $(if [ "$STEADY" != 0 ]; then echo "steady state: both builds side by side on the same load, CPU over $STEADY whole intervals after the first $SKIP"; else echo "$SECS s of sampling a run (a flush at least), rounds alternate the builds"; fi)"
 	echo "- workload: PostgreSQL $(pgbench --version | awk '{print $3}'), \`pgbench -S [-C] -c $CLIENTS -j 2\`, scale $SCALE"
 	echo "- debug packages: $(dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package}\n' '*-dbg' '*-dbgsym' 2>/dev/null | awk '$1 == "ii" {printf "%s ", $2}' | grep . || echo none)"
 	echo
@@ -155,6 +234,14 @@ out="bench/results/footprint-$(date +%Y%m%d-%H%M).md"
 	echo "Interval lines with losses, if any:"
 	echo '```'
 	grep -h 'interval from' "$work"/agent-*.log | grep -v 'nothing lost' || true
+	echo '```'
+	echo
+	echo "Processes and samples per interval (the last run of each build and load; the first interval cut short):"
+	echo '```'
+	for log in "$work"/agent-*.log; do
+		echo "$(basename "$log" .log): $(grep 'interval from' "$log" |
+			sed 's/.*(\([0-9]*\) s): \([0-9]*\) processes, \([0-9]*\) samples.*/\1s:\2p:\3s/' | tr '\n' ' ')"
+	done
 	echo '```'
 } >"$out"
 cat "$out"

@@ -126,14 +126,41 @@ uint64_t symc_hash_u64(uint64_t v)
 	return v ^ (v >> 31);
 }
 
+void symc_table_free_all(htab_t t)
+{
+	if (!t)
+		return;
+	htab_traverse_noresize(t, free_elem, NULL);
+	htab_empty(t);
+}
+
 void symc_memo_clear(struct sym_elf *e)
 {
-	htab_traverse_noresize(e->memo, free_elem, NULL);
-	htab_traverse_noresize(e->strs, free_elem, NULL);
-	htab_empty(e->memo);
-	htab_empty(e->strs);
+	symc_table_free_all(e->memo);
+	symc_table_free_all(e->strs);
 	e->memo_bytes = 0;
 	e->str_bytes = 0;
+}
+
+const char *symc_intern(htab_t strs, size_t *bytes, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	uint64_t h = symc_hash_bytes(s, len - 1);
+	struct istr *is = htab_find_with_hash(strs, s, (hashval_t)h);
+
+	if (is)
+		return is->s;
+	is = malloc(sizeof(*is) + len);
+	if (!is)
+		return NULL;
+	is->hash = h;
+	memcpy(is->s, s, len);
+	if (symc_table_insert(strs, is, is->s, h)) {
+		free(is);
+		return NULL;
+	}
+	*bytes += sizeof(*is) + len;
+	return is->s;
 }
 
 /* --- aliases ------------------------------------------------------------ */
@@ -265,8 +292,10 @@ void symc_entry_destroy(struct symbolizer *sym, struct sym_elf *e)
 static void entry_free(struct symbolizer *sym, struct sym_elf *e)
 {
 	symc_memo_clear(e);
-	htab_delete(e->memo);
-	htab_delete(e->strs);
+	if (e->memo) /* NULL: parked (sym_park.c) */
+		htab_delete(e->memo);
+	if (e->strs)
+		htab_delete(e->strs);
 	sym->stats.fde_index_bytes -= fdex_bytes(e->fdes);
 	fdex_free(e->fdes); /* before the ELF it reads */
 	symdw_close(e->dw);
@@ -422,6 +451,7 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 	lru_push_front(sym, e);
 	sym->stats.binaries_cached++;
 	sym->stats.binaries_opened++;
+	symc_park_adopt(sym, e);
 	symc_account(sym, e);
 	*out = e;
 	return 0;

@@ -46,6 +46,7 @@
 struct memo_rec {
 	uint64_t hash;
 	uint64_t offset;
+	uint32_t used; /* the round it was last asked for in */
 	int n;
 	struct sym_frame frames[];
 };
@@ -106,6 +107,20 @@ struct sym_elf {
 	signed char file_mapped;
 };
 
+/*
+ * The resolutions of a binary the memory budget dropped (sym_park.c):
+ * the memo of its hot offsets, with its strings copied, handed back to
+ * the entry when the binary is opened again; trimmed of the offsets that
+ * turn cold meanwhile, and dropped once none is left.
+ */
+struct sym_parked {
+	uint64_t hash; /* in symbolizer.parked, by key */
+	unsigned char key[KEY_MAX];
+	size_t key_len;
+	htab_t memo, strs;
+	size_t memo_bytes, str_bytes;
+};
+
 struct symbolizer {
 	size_t max_bytes;
 	bool no_demangle;
@@ -132,6 +147,8 @@ struct symbolizer {
 	struct sym_elf *stale;
 	size_t nstale;
 	time_t di_recheck_s; /* next recheck (CLOCK_MONOTONIC seconds) */
+	uint32_t round;	     /* rounds of use ended so far (sym_release_cold()) */
+	htab_t parked;	     /* struct sym_parked, by key; NULL until the first */
 };
 
 /* Keys of the tables: the bytes of an entry key. */
@@ -161,6 +178,16 @@ void symc_refresh(struct symbolizer *sym);
 void symc_account(struct symbolizer *sym, struct sym_elf *e);
 /* Forget e's memoised offsets and strings. */
 void symc_memo_clear(struct sym_elf *e);
+/* Intern s (its text) in strs, *bytes grown by what it took; NULL on
+ * allocation failure. */
+const char *symc_intern(htab_t strs, size_t *bytes, const char *s);
+/* Free every element of a memo or string table and empty it. */
+void symc_table_free_all(htab_t t);
+
+/* sym_park.c: give e the resolutions parked under its key, if any. */
+void symc_park_adopt(struct symbolizer *sym, struct sym_elf *e);
+/* Free every parked resolution (sym_free()). */
+void symc_park_free(struct symbolizer *sym);
 
 /* Aliases: (device, inode) -> entry, or a remembered failure (elf NULL). */
 struct sym_alias *symc_alias_find(struct symbolizer *sym, uint64_t dev, uint64_t ino);

@@ -87,6 +87,7 @@ void sym_free(struct symbolizer *sym)
 	while (sym->stale)
 		symc_entry_destroy(sym, sym->stale);
 	symc_negatives_clear(sym);
+	symc_park_free(sym);
 	htab_delete(sym->by_key);
 	htab_delete(sym->aliases);
 	ksyms_free(sym->ksyms);
@@ -281,23 +282,7 @@ static struct memo_rec *memo_find(struct sym_elf *e, uint64_t offset)
 /* Intern s in the entry; NULL on allocation failure. */
 static const char *intern(struct sym_elf *e, const char *s)
 {
-	size_t len = strlen(s) + 1;
-	uint64_t h = symc_hash_bytes(s, len - 1);
-	struct istr *is = htab_find_with_hash(e->strs, s, (hashval_t)h);
-
-	if (is)
-		return is->s;
-	is = malloc(sizeof(*is) + len);
-	if (!is)
-		return NULL;
-	is->hash = h;
-	memcpy(is->s, s, len);
-	if (symc_table_insert(e->strs, is, is->s, h)) {
-		free(is);
-		return NULL;
-	}
-	e->str_bytes += sizeof(*is) + len;
-	return is->s;
+	return symc_intern(e->strs, &e->str_bytes, s);
 }
 
 static int resolve_uncached(struct symbolizer *sym, struct sym_elf *e, uint64_t offset,
@@ -346,9 +331,11 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 	sym->stats.resolve_calls++;
 	r = memo_find(elf, file_offset);
 	if (r) {
+		r->used = sym->round;
 		n = r->n;
 		src = r->frames;
 	} else {
+		sym->stats.resolved++;
 		if (htab_elements(elf->memo) >= SYM_MEMO_MAX)
 			symc_memo_clear(elf);
 		sym->stats.first_reads += !elf->memo_bytes;
@@ -358,6 +345,7 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 		if (r) {
 			r->hash = symc_hash_u64(file_offset);
 			r->offset = file_offset;
+			r->used = sym->round;
 			r->n = n;
 			memcpy(r->frames, local, n * sizeof(*local));
 			if (symc_table_insert(elf->memo, r, &file_offset, r->hash)) {

@@ -89,8 +89,13 @@ struct sym_stats {
 	uint64_t binaries_cached; /* entries in the cache now */
 	uint64_t cache_hits;	  /* sym_elf_get answered from the cache */
 	uint64_t evictions;
-	uint64_t released;    /* dropped by sym_release_unpinned() */
-	uint64_t cache_bytes; /* current estimate */
+	uint64_t released;	  /* dropped by sym_release_unpinned()/sym_release_cold() */
+	uint64_t released_cold;	  /* of those, with no hot offset: nothing kept */
+	uint64_t resolved;	  /* offsets resolved from the binary (not memoised) */
+	uint64_t results_kept;	  /* memoised resolutions the last release kept */
+	uint64_t results_dropped; /* cold ones it dropped, over the symbolizer's life */
+	uint64_t results_adopted; /* kept ones given back to a binary opened again */
+	uint64_t cache_bytes;	  /* current estimate */
 	uint64_t resolve_calls;
 	uint64_t resolve_failures; /* addresses with no symbol at all */
 	/* binaries whose tables were read in full (their first lookup since
@@ -229,6 +234,24 @@ size_t sym_release_unpinned(struct symbolizer *sym);
  * file mappings were advised.
  */
 size_t sym_drop_file_pages(struct symbolizer *sym);
+
+/*
+ * The end of a round of use (the agent's interval), for the memory
+ * budget: an offset not asked for in the last SYM_KEEP_ROUNDS rounds is
+ * cold. sym_release_cold() drops what no one pins and keeps the hot
+ * results:
+ *  - a binary no one pins: dropped (its DWARF, debug file, symbol
+ *    tables), but the resolutions of its hot offsets kept (their strings
+ *    copied) and given back when the binary is opened again: those
+ *    offsets do not resolve anew, however many rounds end over budget;
+ *    a binary with no hot offset is dropped whole;
+ *  - a pinned binary: kept, but the resolutions of its cold offsets.
+ * Strings returned earlier become invalid. Returns how many binaries
+ * were dropped. sym_next_round() only ends the round (no release).
+ */
+#define SYM_KEEP_ROUNDS 4
+size_t sym_release_cold(struct symbolizer *sym);
+void sym_next_round(struct symbolizer *sym);
 
 /*
  * Logging. The library writes nothing itself: it hands each message (one

@@ -9,7 +9,8 @@
  * line, and write its profiles, each read back by go tool pprof and
  * holding every sample the interval lines counted; /metrics shows its
  * memory budget (the default 20M) and resident memory within the cgroup's
- * limit, and what the budget degraded.
+ * limit, and what the budget degraded: it drops only what is cold, the
+ * resolutions of the last interval's addresses stay.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -74,7 +75,7 @@ static int intervals(const char *log, int *clean)
 Test(agent_memory, in_a_48m_cgroup_under_connection_churn, .timeout = 240, .fini = fini)
 {
 	char *dir = tl_tmpdir("agentmem"), out[512], listen[32], load[64], cmd[600], *log;
-	int64_t counted, written, failed, in_profiles = 0, rss, budget, degraded, peak;
+	int64_t counted, written, failed, in_profiles = 0, rss, budget, degraded, peak, kept;
 	struct ag_stored st;
 	int n, clean, status;
 	pid_t bench;
@@ -104,6 +105,7 @@ Test(agent_memory, in_a_48m_cgroup_under_connection_churn, .timeout = 240, .fini
 	rss = ag_metric(listen, "ebprof_rss_bytes");
 	budget = ag_metric(listen, "ebprof_memory_budget_bytes");
 	degraded = ag_metric(listen, "ebprof_degraded_total{what=\"symbol_cache\"}");
+	kept = ag_metric(listen, "ebprof_symbolizer_results_kept");
 	cr_assert_eq(kill(ag.p.pid, 0), 0, "the agent is gone");
 	cr_assert_eq(ag_stop_agent(&ag), 0, "the agent did not exit 0 on SIGTERM");
 	ag.p.pid = 0;
@@ -131,11 +133,15 @@ Test(agent_memory, in_a_48m_cgroup_under_connection_churn, .timeout = 240, .fini
 	cr_expect_gt(rss, 0);
 	cr_expect_lt(rss, LIMIT_BYTES, "ebprof_rss_bytes %lld", (long long)rss);
 	cr_expect_geq(degraded, 0, "ebprof_degraded_total is missing");
+	/* the budget drops what is cold: the resolutions of the addresses an
+	 * interval used stay for the next one */
+	if (degraded > 0)
+		cr_expect_gt(kept, 0, "the budget kept no resolution of the last interval");
 	cr_log_info("%d intervals, %zu profiles, %lld samples; rss at the last interval's end "
 		    "%.1f MiB, cgroup peak %.1f MiB (page cache included), %lld interval ends "
-		    "degraded",
+		    "degraded, %lld resolutions kept by the last",
 		    n, st.n, (long long)counted, rss / 1048576.0, peak / 1048576.0,
-		    (long long)degraded);
+		    (long long)degraded, (long long)kept);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	tl_sh(cmd, NULL);
 	ag_free_store(&st);

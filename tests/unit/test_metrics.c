@@ -260,7 +260,23 @@ Test(metrics, a_fresh_agent)
 		"budget "
 		"dropped.\n"
 		"# TYPE ebprof_symbolizer_released_total counter\n"
-		"ebprof_symbolizer_released_total 0\n");
+		"ebprof_symbolizer_released_total 0\n"
+		"# HELP ebprof_symbolizer_released_cold_total Of those, binaries with no address "
+		"used in the last 4 intervals: none kept.\n"
+		"# TYPE ebprof_symbolizer_released_cold_total counter\n"
+		"ebprof_symbolizer_released_cold_total 0\n"
+		"# HELP ebprof_symbolizer_results_kept Resolved addresses used in the last 4 "
+		"intervals the last release kept.\n"
+		"# TYPE ebprof_symbolizer_results_kept gauge\n"
+		"ebprof_symbolizer_results_kept 0\n"
+		"# HELP ebprof_symbolizer_results_dropped_total Resolved addresses the memory "
+		"budget dropped: unused for 4 intervals.\n"
+		"# TYPE ebprof_symbolizer_results_dropped_total counter\n"
+		"ebprof_symbolizer_results_dropped_total 0\n"
+		"# HELP ebprof_symbolizer_resolved_total Addresses resolved from the binaries (not "
+		"from the symbolizer's memo).\n"
+		"# TYPE ebprof_symbolizer_resolved_total counter\n"
+		"ebprof_symbolizer_resolved_total 0\n");
 	cr_expect_str_eq(text, want);
 	metrics_check_format(text);
 	free(text);

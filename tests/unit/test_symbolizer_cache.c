@@ -377,6 +377,134 @@ Test(symbolizer, release_unpinned_keeps_pinned_and_resolves_the_same)
 	sym_free(sym);
 }
 
+/* Resolve off in elf; the function's name copied into fn. */
+static int resolve_name(struct symbolizer *sym, struct sym_elf *elf, uint64_t off, char *fn,
+			size_t len)
+{
+	struct sym_frame f[MAXF];
+	int n = sym_elf_resolve(sym, elf, off, f, MAXF);
+
+	cr_assert_gt(n, 0);
+	snprintf(fn, len, "%s", f[n - 1].function ? f[n - 1].function : "");
+	return f[n - 1].line;
+}
+
+/* How many offsets the symbolizer resolved from the binaries so far. */
+static uint64_t resolved(struct symbolizer *sym)
+{
+	struct sym_stats st;
+
+	sym_get_stats(sym, &st);
+	return st.resolved;
+}
+
+/* The budget's release by rounds: a binary no one pins loses its DWARF
+ * but keeps the resolutions of its hot offsets (asked for in the last
+ * SYM_KEEP_ROUNDS rounds), so the next rounds resolve nothing anew
+ * however many are over budget; an offset (or a binary) not asked for
+ * that long is cold and goes. */
+Test(symbolizer, release_cold_keeps_the_results_of_hot_offsets)
+{
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
+	const char *pb = fx("sym_prog_pie");
+	uint64_t work = sym_offset(pb, pb, "sym_prog_work");
+	uint64_t other = sym_offset(pb, pb, "sym_prog_other");
+	char fn[256], fn2[256];
+	struct sym_elf *b;
+	struct sym_stats st;
+	int line, line2, round;
+
+	/* round 0: both offsets resolved from the binary */
+	b = get_path(sym, pb);
+	line = resolve_name(sym, b, work, fn, sizeof(fn));
+	resolve_name(sym, b, other, fn2, sizeof(fn2));
+	cr_assert_str_eq(fn, "sym_prog_work");
+	cr_assert_eq(resolved(sym), 2);
+	sym_elf_put(sym, b);
+	cr_expect_eq(sym_release_cold(sym), 1);
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.binaries_cached, 0, "its DWARF dropped");
+	cr_expect_eq(st.results_kept, 2);
+	cr_expect_eq(st.released_cold, 0);
+
+	/* over budget round after round: opened again, nothing resolved
+	 * anew, the same names and lines; from round 3 on, only one offset
+	 * is asked for */
+	for (round = 1; round < 3 + SYM_KEEP_ROUNDS; round++) {
+		b = get_path(sym, pb);
+		line2 = resolve_name(sym, b, work, fn2, sizeof(fn2));
+		cr_expect_str_eq(fn2, fn);
+		cr_expect_eq(line2, line);
+		if (round < 3)
+			resolve_name(sym, b, other, fn2, sizeof(fn2));
+		sym_elf_put(sym, b);
+		cr_expect_eq(resolved(sym), 2, "round %d resolved nothing anew", round);
+		cr_expect_eq(sym_release_cold(sym), 1);
+	}
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.binaries_opened, (uint64_t)round);
+	cr_expect_eq(st.results_kept, 1, "the offset not asked for in %d rounds is cold",
+		     SYM_KEEP_ROUNDS);
+	cr_expect_eq(st.results_dropped, 1);
+
+	/* the cold offset resolves anew, the hot one does not */
+	b = get_path(sym, pb);
+	resolve_name(sym, b, other, fn2, sizeof(fn2));
+	cr_expect_str_eq(fn2, "sym_prog_other");
+	resolve_name(sym, b, work, fn2, sizeof(fn2));
+	cr_expect_eq(resolved(sym), 3);
+	sym_elf_put(sym, b);
+	sym_next_round(sym); /* within budget: nothing dropped */
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.binaries_cached, 1);
+
+	/* rounds that do not use the binary: a cold binary, its results go */
+	for (int i = 0; i < SYM_KEEP_ROUNDS; i++)
+		sym_release_cold(sym);
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.results_kept, 0);
+	cr_expect_eq(st.results_dropped, 3);
+	b = get_path(sym, pb);
+	resolve_name(sym, b, work, fn2, sizeof(fn2));
+	cr_expect_eq(resolved(sym), 4, "a cold binary resolves anew");
+	sym_elf_put(sym, b);
+	cr_expect_eq(sym_release_cold(sym), 1);
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.released_cold, 0);
+	sym_free(sym);
+}
+
+/* A pinned binary keeps its DWARF over the release, and the resolutions
+ * of its hot offsets only. */
+Test(symbolizer, release_cold_trims_a_pinned_binary)
+{
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
+	const char *pb = fx("sym_prog_pie");
+	uint64_t work = sym_offset(pb, pb, "sym_prog_work");
+	uint64_t other = sym_offset(pb, pb, "sym_prog_other");
+	struct sym_elf *a = get_path(sym, pb);
+	struct sym_stats st;
+	char fn[256];
+
+	resolve_name(sym, a, work, fn, sizeof(fn));
+	resolve_name(sym, a, other, fn, sizeof(fn));
+	for (int i = 0; i < SYM_KEEP_ROUNDS; i++) {
+		cr_expect_eq(sym_release_cold(sym), 0);
+		resolve_name(sym, a, work, fn, sizeof(fn));
+	}
+	cr_expect_eq(sym_release_cold(sym), 0);
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.binaries_cached, 1);
+	cr_expect_eq(st.results_kept, 1);
+	cr_expect_eq(st.results_dropped, 1);
+	cr_expect_eq(resolved(sym), 2);
+	resolve_name(sym, a, other, fn, sizeof(fn));
+	cr_expect_str_eq(fn, "sym_prog_other");
+	cr_expect_eq(resolved(sym), 3, "the cold offset resolved anew");
+	sym_elf_put(sym, a);
+	sym_free(sym);
+}
+
 /*
  * The file pages a lookup read are given back (sym_drop_file_pages()),
  * only those of binaries read from since, and lookups resolve as before

@@ -64,7 +64,9 @@ static void on_reload(int sig)
 }
 
 /* The memory budget at an interval's end (agent/membudget.h): over it,
- * the symbolizer drops what no process pins. */
+ * the symbolizer drops what no process pins, keeping the resolutions of
+ * the addresses of this interval (sym_release_cold()); within it, the
+ * interval only ends the symbolizer's round of use. */
 static void keep_budget(struct agent *a)
 {
 	struct membudget *b = &a->budget;
@@ -73,26 +75,32 @@ static void keep_budget(struct agent *a)
 	unsigned todo;
 
 	b->budget = (uint64_t)a->cfg.memory_budget;
-	if (membudget_read_status("/proc/self/status", &rss, &peak))
+	if (membudget_read_status("/proc/self/status", &rss, &peak)) {
+		sym_next_round(a->sym);
 		return;
+	}
 	b->peak = peak;
 	before = rss;
 	todo = membudget_decide(b, rss);
 	if (todo & MB_RELEASE_SYMBOLS) {
-		size_t n = sym_release_unpinned(a->sym);
+		size_t n = sym_release_cold(a->sym);
 
 		malloc_trim(0);
 		if (!membudget_read_status("/proc/self/status", &rss, &peak))
 			membudget_after(b, rss);
 		if (!was)
 			log_warn("memory budget: %.1f MiB resident, over memory-budget %.1f MiB: "
-				 "symbol data of %zu binaries dropped, read again when needed "
-				 "(%.1f MiB now%s)",
+				 "symbol data of %zu binaries dropped, read again when needed, "
+				 "the resolutions of this interval's addresses kept (%.1f MiB "
+				 "now%s)",
 				 (double)before / 1048576.0, (double)b->budget / 1048576.0, n,
 				 (double)rss / 1048576.0, b->over_budget ? ", still over" : "");
-	} else if (was) {
-		log_info("memory budget: %.1f MiB resident, within memory-budget %.1f MiB again",
-			 (double)rss / 1048576.0, (double)b->budget / 1048576.0);
+	} else {
+		sym_next_round(a->sym);
+		if (was)
+			log_info("memory budget: %.1f MiB resident, within memory-budget %.1f MiB "
+				 "again",
+				 (double)rss / 1048576.0, (double)b->budget / 1048576.0);
 	}
 	agent_metrics_budget(&a->metrics, b);
 }

@@ -4,9 +4,12 @@
  * agent compares its resident memory with the budget and, over it,
  * degrades in steps it shows on /metrics rather than losing samples:
  *   1. symbol caches: the symbolizer drops every binary no process pins
- *      (DWARF, the debug files libdw maps and decompresses, memoised
- *      resolutions); they are read again when next needed, so stacks
- *      stay as true, at the cost of CPU at the next flush.
+ *      (DWARF, the debug files libdw maps and decompresses, symbol
+ *      tables) and the resolutions of addresses the interval did not
+ *      use; those it used are kept (sym_release_cold()), so the next
+ *      flush opens its binaries again but resolves only new addresses:
+ *      stacks stay as true, and an agent persistently over its budget
+ *      does not resolve everything again every interval.
  * Still over after that, the agent says so (over_budget) and carries on:
  * the rest is what sampling needs. The decisions are pure functions of
  * the figures given, for the tests; the caller measures and acts.

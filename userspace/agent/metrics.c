@@ -327,6 +327,18 @@ static void budget_metrics(FILE *out, const struct agent_metrics *m)
 	       "1 when the agent stayed over its memory budget after degrading.", b->over_budget);
 	metric(out, "ebprof_symbolizer_released_total", "counter",
 	       "Binaries whose symbol data the memory budget dropped.", m->sym.released);
+	metric(out, "ebprof_symbolizer_released_cold_total", "counter",
+	       "Of those, binaries with no address used in the last 4 intervals: none kept.",
+	       m->sym.released_cold);
+	metric(out, "ebprof_symbolizer_results_kept", "gauge",
+	       "Resolved addresses used in the last 4 intervals the last release kept.",
+	       m->sym.results_kept);
+	metric(out, "ebprof_symbolizer_results_dropped_total", "counter",
+	       "Resolved addresses the memory budget dropped: unused for 4 intervals.",
+	       m->sym.results_dropped);
+	metric(out, "ebprof_symbolizer_resolved_total", "counter",
+	       "Addresses resolved from the binaries (not from the symbolizer's memo).",
+	       m->sym.resolved);
 }
 
 int agent_metrics_write(FILE *out, void *ctx)

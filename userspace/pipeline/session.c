@@ -17,7 +17,6 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
-#define POLL_MS 100
 #define PROGRESS_NS (NSEC_PER_SEC / 4)
 /* A recording's samples are drained and symbolized as they come, every
  * second, so that little is left to do when it ends. */
@@ -425,11 +424,11 @@ int session_run(struct session *s, const struct session_run_opts *r, enum sessio
 	int ret;
 
 	for (;;) {
-		int64_t now = mono_ns();
+		int64_t now = mono_ns(), poll_ns = sampler_poll_ms(s->sampler) * 1000000LL;
 		int64_t left =
 			r->duration_s > 0
 				? s->start_mono_ns + (int64_t)(r->duration_s * NSEC_PER_SEC) - now
-				: POLL_MS * 1000000LL;
+				: poll_ns;
 
 		if (stop_set(r)) {
 			why = SESSION_STOPPED;
@@ -447,8 +446,13 @@ int session_run(struct session *s, const struct session_run_opts *r, enum sessio
 		tap_ms = session_taps_tick(s);
 		if (tap_ms >= 0 && tap_ms * 1000000LL < left)
 			left = tap_ms * 1000000LL;
-		ret = sampler_poll(s->sampler,
-				   left > POLL_MS * 1000000LL ? POLL_MS : (int)(left / 1000000));
+		/* a quiet host is polled seldom (sampler_poll_ms()), but the
+		 * interval still ends on its boundary */
+		if (s->boundary_mono_ns && s->boundary_mono_ns - now < left)
+			left = s->boundary_mono_ns - now > 1000000 ? s->boundary_mono_ns - now
+								   : 1000000;
+		ret = sampler_poll(s->sampler, left > poll_ns ? (int)(poll_ns / 1000000)
+							      : (int)(left / 1000000));
 		if (ret < 0 && ret != -EINTR) {
 			snprintf(err, errlen, "cannot read process events: %s", strerror(-ret));
 			return ret;

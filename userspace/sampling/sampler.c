@@ -64,6 +64,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
 
+	s->poll_bytes += size;
+	s->poll_records++;
 	if (size < sizeof(struct ebprof_event))
 		return 0;
 	if (((struct ebprof_event *)data)->type == EVENT_TITLE &&
@@ -445,20 +447,54 @@ void sampler_stop(struct sampler *s)
 	s->nattached = 0;
 }
 
+/*
+ * The next wait: every wake-up costs the agent more than what little a
+ * quiet host sends, so the wait doubles (up to SAMPLER_POLL_MAX_MS) while
+ * a poll takes under a 32nd of the smallest ring, and falls back to
+ * SAMPLER_POLL_MIN_MS once one takes more than an 8th: at a steady rate
+ * the rings stay under a quarter full. Records of the rings other files
+ * add (sampler_add_ringbuf()) count as the largest event each. Events
+ * that cannot wait wake userspace at once (EVENT_F_UNREADY).
+ */
+static void adapt_poll(struct sampler *s, uint64_t records)
+{
+	uint64_t ring = bpf_map__max_entries(s->skel->maps.events), bytes = s->poll_bytes;
+	int ms = sampler_poll_ms(s);
+
+	if (s->urb && bpf_map__max_entries(s->skel->maps.ustacks) < ring)
+		ring = bpf_map__max_entries(s->skel->maps.ustacks);
+	if (records > s->poll_records)
+		bytes += (records - s->poll_records) * sizeof(struct ebprof_query);
+	if (bytes > ring / 8)
+		ms = SAMPLER_POLL_MIN_MS;
+	else if (bytes < ring / 32 && ms < SAMPLER_POLL_MAX_MS)
+		ms = ms * 2 > SAMPLER_POLL_MAX_MS ? SAMPLER_POLL_MAX_MS : ms * 2;
+	s->poll_ms = ms;
+}
+
 int sampler_poll(struct sampler *s, int timeout_ms)
 {
-	int ret = 0;
+	int ret = 0, waited = 0;
 
 	/* The program submits without waking us (BPF_RB_NO_WAKEUP): wait
 	 * the timeout out (a signal ends it early), then take what came. */
+	s->poll_bytes = s->poll_records = 0;
 	if (timeout_ms > 0)
 		ret = ring_buffer__poll(s->rb, timeout_ms);
 	if (ret < 0 && ret != -EINTR)
 		return ret;
+	waited = ret > 0 ? ret : 0;
 	ret = ring_buffer__consume(s->rb);
 	if (ret >= 0 && s->urb)
 		ring_buffer__consume(s->urb);
+	if (ret >= 0)
+		adapt_poll(s, (uint64_t)waited + (uint64_t)ret);
 	return ret;
+}
+
+int sampler_poll_ms(const struct sampler *s)
+{
+	return s->poll_ms ? s->poll_ms : SAMPLER_POLL_MIN_MS;
 }
 
 int sampler_add_ringbuf(struct sampler *s, int map_fd, sampler_ring_fn fn, void *ctx)

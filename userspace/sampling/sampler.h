@@ -153,6 +153,14 @@ void sampler_stop(struct sampler *s);
  * events that came: the BPF program does not wake us per event. Returns
  * the number of events, or a negative errno. */
 int sampler_poll(struct sampler *s, int timeout_ms);
+/* How long the next sampler_poll() may wait (ms), from what the last
+ * ones took: SAMPLER_POLL_MIN_MS on a busy host, up to
+ * SAMPLER_POLL_MAX_MS on a quiet one. Not longer: a library an old
+ * process loads (its EVENT_MAPS does not wake us) is unwound by frame
+ * pointers until the next poll gives it its table. */
+#define SAMPLER_POLL_MIN_MS 100
+#define SAMPLER_POLL_MAX_MS 500
+int sampler_poll_ms(const struct sampler *s);
 
 /* Records of another BPF object's ring buffer (map_fd), handed to
  * fn(ctx, data, size) at every sampler_poll(). 0 or a negative errno. */

@@ -27,6 +27,10 @@ struct sampler {
 	struct bpf_link **links;
 	struct ring_buffer *rb;	 /* process events */
 	struct ring_buffer *urb; /* unwound user stacks; NULL with frame pointers */
+	/* The wait sampler_poll_ms() suggests (ms), and the bytes the rings
+	 * handed over since the last poll: a quiet host is polled seldom. */
+	int poll_ms;
+	uint64_t poll_bytes, poll_records; /* records: of the event ring */
 	struct stack_source *stacks;
 	struct unwind_tables *tables;	/* NULL with frame pointers */
 	struct maps_prefetch *prefetch; /* NULL with frame pointers */

@@ -53,6 +53,7 @@ static int handle_ustack(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
 
+	s->poll_bytes += size;
 	if (stack_source_dwarf_add(s->stacks, data, size) == -EINVAL)
 		log_debug("malformed unwound stack record (%zu bytes) ignored", size);
 	return 0;
