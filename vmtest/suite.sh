@@ -56,6 +56,10 @@ export BUILD
 #    not (5.10): a 3:1 split of time away from the CPU; and PostgreSQL's
 #    wait events read from the resumed backends: a row lock wait
 #    (Lock/transactionid under the UPDATE) and an idle client.
+#  - offcpu_paths/*: the off-CPU path each kernel takes, said in the log
+#    (the wait sampler's task iterator from 5.18, the switch hooks on
+#    5.10), and the threads an iterator visit looks at (the host's before
+#    6.7 or without the targets' visit in the build, the targets' alone).
 #  - offcpu_pgproc/*: a PostgreSQL 13 backend's wait event, read from its
 #    PGPROC at an offset (the fixture stands in for the version).
 #  - faults/*: page faults sampled by a PERF_COUNT_SW_PAGE_FAULTS event
@@ -111,6 +115,8 @@ test_stacks:stacks/signal_at_a_functions_first_byte_names_that_function
 test_stacks:stacks/plt_call_into_a_library_without_frame_pointers
 test_offcpu:offcpu/time_away_splits_3_to_1_under_complete_stacks
 test_offcpu:offcpu/postgres_lock_wait_and_idle_client
+test_offcpu_paths:offcpu_paths/kernel_takes_its_path
+test_offcpu_paths:offcpu_paths/iterator_visits_the_targets_threads_alone
 test_offcpu_pgproc:offcpu_pgproc/postgres_13_wait_event_read_from_pgproc
 test_faults:faults/bytes_split_3_to_1_under_complete_stacks
 test_memory:memory/hostile_trees_end_within_their_bounds

@@ -10,7 +10,8 @@ DEB_PACKAGES += qemu-system-x86 busybox-static kmod xz-utils zstd cpio coreutils
 VMTEST_BINS := $(BUILD)/ebprof $(BUILD)/tests/integration/test_record \
 	$(BUILD)/tests/integration/test_agent $(BUILD)/tests/integration/test_http_pprof \
 	$(BUILD)/tests/integration/test_postgres $(BUILD)/tests/integration/test_stacks \
-	$(BUILD)/tests/integration/test_offcpu $(BUILD)/tests/integration/test_offcpu_pgproc \
+	$(BUILD)/tests/integration/test_offcpu $(BUILD)/tests/integration/test_offcpu_paths \
+	$(BUILD)/tests/integration/test_offcpu_pgproc \
 	$(BUILD)/tests/integration/test_memory $(BUILD)/tests/integration/test_first_second \
 	$(BUILD)/tests/integration/test_faults $(BUILD)/tests/integration/test_plpgsql
 # The workload fixtures the selected tests use (not all of FIXTURES: the
