@@ -463,32 +463,35 @@ static void forget_exited(struct session *s)
 			forget_later(s, pi->pid);
 }
 
-/* The sampler's counters of this interval. */
-static void interval_stats(struct session *s, struct session_interval *iv)
+/* The sampler's counters of this interval (st: read before its drain). */
+static void interval_stats(struct session *s, const struct sampler_stats *st,
+			   struct session_interval *iv)
 {
-	struct sampler_stats st;
-	uint64_t thinned;
-
-	sampler_read_stats(s->sampler, &st);
 	for (int i = 0; i < STAT_MAX; i++)
-		iv->lost[i] = st.v[i] - s->last_stats.v[i];
-	/* taken at an ad hoc profile's raised rate, not the continuous one's */
-	thinned = session_taps_thinned(s);
-	iv->lost[STAT_SAMPLES] -=
-		thinned < iv->lost[STAT_SAMPLES] ? thinned : iv->lost[STAT_SAMPLES];
+		iv->lost[i] = st->v[i] - s->last_stats.v[i];
+	/* taken at an ad hoc profile's raised rate, not the continuous one's
+	 * (what this interval did not count waits for the next) */
+	iv->lost[STAT_SAMPLES] -= session_taps_thinned(s, iv->lost[STAT_SAMPLES]);
 	iv->samples = session_samples(s, iv->lost);
 	sampler_loss_text(iv->lost, iv->lost_text, sizeof(iv->lost_text));
 	sampler_unwind_info(s->sampler, &iv->unwind);
 	sampler_offcpu_info(s->sampler, &iv->offcpu);
-	s->last_stats = st;
+	s->last_stats = *st;
 }
 
 /* What BPF counted this interval into the builders, with its figures. */
 static void drain_sampler(struct session *s, bool final, struct session_interval *iv)
 {
+	struct sampler_stats st;
 	int ret;
 
 	sampler_poll(s->sampler, 0); /* exits before the drain: into groups */
+	/* BPF's counters before the drain: a sample counted after them is
+	 * drained now and counted with the next interval. Read after it, a
+	 * sample counted now and drained (thinned, at an ad hoc profile's
+	 * raised rate) in the next interval left that one more thinned than
+	 * counted, and the continuous profile's total short of BPF's. */
+	sampler_read_stats(s->sampler, &st);
 	ret = sampler_drain(s->sampler, final, session_tap_add, s);
 	if (ret < 0)
 		log_error("cannot drain the samples: %s", strerror(-ret));
@@ -501,7 +504,7 @@ static void drain_sampler(struct session *s, bool final, struct session_interval
 			log_debug("freed %d stack slots", freed);
 	}
 	sampler_poll(s->sampler, 0); /* events still queued: snapshots first */
-	interval_stats(s, iv);
+	interval_stats(s, &st, iv);
 }
 
 void session_drain_between(struct session *s)

@@ -208,8 +208,9 @@ int64_t session_taps_tick(struct session *s);
  * to the session's builders, and to the running tap's. */
 int session_tap_add(const struct raw_sample *rs, void *session);
 /* tap.c: CPU samples the continuous profiles left out since the last
- * call (counted at a tap's raised rate). */
-uint64_t session_taps_thinned(struct session *s);
+ * call (counted at a tap's raised rate), at most `most`: the rest is
+ * kept for the next call. */
+uint64_t session_taps_thinned(struct session *s, uint64_t most);
 /* tap.c: flip and drain what was counted into the builders now, within
  * the interval (a recording's samples symbolized as they come, a tap's
  * window). */

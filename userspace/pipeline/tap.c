@@ -318,12 +318,14 @@ int session_tap_add(const struct raw_sample *rs, void *ctx)
 	return builder_add(session_with_plpgsql(s, &c, &with, pl), t->b);
 }
 
-uint64_t session_taps_thinned(struct session *s)
+uint64_t session_taps_thinned(struct session *s, uint64_t most)
 {
 	uint64_t n = s->taps ? s->taps->thinned : 0;
 
+	if (n > most)
+		n = most;
 	if (s->taps)
-		s->taps->thinned = 0;
+		s->taps->thinned -= n;
 	return n;
 }
 
