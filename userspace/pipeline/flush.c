@@ -486,11 +486,8 @@ static void drain_sampler(struct session *s, bool final, struct session_interval
 	int ret;
 
 	sampler_poll(s->sampler, 0); /* exits before the drain: into groups */
-	/* BPF's counters before the drain: a sample counted after them is
-	 * drained now and counted with the next interval. Read after it, a
-	 * sample counted now and drained (thinned, at an ad hoc profile's
-	 * raised rate) in the next interval left that one more thinned than
-	 * counted, and the continuous profile's total short of BPF's. */
+	/* counters before the drain: read after it, a sample thinned in the
+	 * next interval could leave that one more thinned than counted */
 	sampler_read_stats(s->sampler, &st);
 	ret = sampler_drain(s->sampler, final, session_tap_add, s);
 	if (ret < 0)
