@@ -150,6 +150,21 @@ static __always_inline bool waits_user_regs(struct task_struct *task, struct uw_
 #endif
 }
 
+/* The user pc and sp the thread entered the kernel with (0, 0: none, or
+ * not x86), where the stacks of an idle visit were taken. */
+static __always_inline void waits_user_pcsp(struct task_struct *task, __u64 *pc, __u64 *sp)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	*pc = regs ? regs->ip : 0;
+	*sp = regs ? regs->sp : 0;
+#else
+	*pc = 0;
+	*sp = 0;
+#endif
+}
+
 struct waits_loop {
 	struct task_struct *task;
 	struct uw_state *st;
@@ -242,64 +257,110 @@ static __always_inline bool waits_preempted_here(struct task_struct *task)
 
 	if (!bpf_core_field_exists(t->cpu))
 		return false;
-	return BPF_CORE_READ(t, cpu) == bpf_get_smp_processor_id();
+	return t->cpu == bpf_get_smp_processor_id();
+}
+
+/* The thread's state, as offcpu_task_state() but a plain load: the task
+ * is the iterator's or a reference taken (no bpf_probe_read_kernel()
+ * call per field, which a visit of an unchanged thread paid). */
+static __always_inline long waits_task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return t->__state;
+	return ((struct task_struct___pre514 *)t)->state;
+}
+
+/*
+ * What a visit of a thread needs no more than its entry in waits_threads
+ * for: a thread on a CPU or exiting (nothing to count), or one that has not
+ * run since its last visit (its switch count unchanged), counted again
+ * under its last key (statement, wait event, PL/pgSQL functions and
+ * stacks), its state read anew. True when that was all; false: the
+ * thread ran since, or is new, and takes a whole visit. It does not
+ * sleep: the targets' walk runs it under RCU, so that most threads cost
+ * no reference taken and no turn of the visit's loop.
+ */
+static __always_inline bool waits_quick(struct task_struct *task, __u32 tid)
+{
+	struct waits_thread *th;
+	struct waits_scratch *sc;
+	struct offcpu_taken *o;
+	__u32 zero = 0;
+	long state;
+
+	if (task->exit_state)
+		return true;
+	if (task->on_cpu) {
+		stat_inc(STAT_WAITS_ONCPU);
+		return true;
+	}
+	state = waits_task_state(task);
+	if (state & TASK_DEAD_BIT)
+		return true;
+	if (state == 0 && waits_preempted_here(task)) {
+		stat_inc(STAT_WAITS_ONCPU);
+		return true;
+	}
+	th = bpf_map_lookup_elem(&waits_threads, &tid);
+	if (!th || th->start != task->start_time || th->nsw != task->nvcsw + task->nivcsw ||
+	    th->gen != query_gen || th->pl_epoch != plpgsql_epoch)
+		return false;
+	sc = bpf_map_lookup_elem(&waits_scratch, &zero);
+	if (!sc)
+		return true;
+	stat_inc(STAT_WAITS_VISITS);
+	/* not run since: where it was, as it was, only woken perhaps */
+	o = &sc->o;
+	o->ns = waits_ns;
+	o->key = th->key;
+	o->key.state = offcpu_state_of(state, false);
+	offcpu_count(o);
+	stat_inc(STAT_WAITS_SAME);
+	return true;
 }
 
 /*
  * One thread looked at: a thread of a target off the CPU is counted as a
  * wait of one period. Both ways of visiting (waits_visit,
- * waits_visit_targets) run it.
+ * waits_visit_targets) run it; listed: a thread of a process found in
+ * `targets` by the walk that listed it, counted there as looked at (no
+ * second lookup).
  */
-static __always_inline void waits_visit_task(struct task_struct *task)
+static __always_inline void waits_visit_task(struct task_struct *task, bool listed)
 {
 	struct waits_thread *th;
 	struct waits_scratch *sc;
 	struct offcpu_taken *o;
 	struct seen_state *seen;
 	__u32 tgid, tid, zero = 0, gen = query_gen, pl_epoch = plpgsql_epoch;
-	__u64 nsw, start;
+	__u64 nsw, start, pc = 0, sp = 0;
 	bool idle, lost;
 	long state;
 
 	tgid = task->tgid;
 	tid = task->pid;
-	stat_inc(STAT_WAITS_SEEN);
-	if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid)) {
-		stat_inc(STAT_WAITS_OTHERS);
-		return;
+	if (!listed) {
+		stat_inc(STAT_WAITS_SEEN);
+		if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid)) {
+			stat_inc(STAT_WAITS_OTHERS);
+			return;
+		}
 	}
-	if (task->exit_state)
+	if (waits_quick(task, tid))
 		return;
-	if (BPF_CORE_READ(task, on_cpu)) {
-		stat_inc(STAT_WAITS_ONCPU);
-		return;
-	}
-	state = offcpu_task_state(task);
-	if (state & TASK_DEAD_BIT)
-		return;
-	if (state == 0 && waits_preempted_here(task)) {
-		stat_inc(STAT_WAITS_ONCPU);
-		return;
-	}
+	/* it ran since its last visit, or is new: all read anew */
 	sc = bpf_map_lookup_elem(&waits_scratch, &zero);
 	if (!sc)
 		return;
 	stat_inc(STAT_WAITS_VISITS);
 	o = &sc->o;
 	o->ns = waits_ns;
+	state = waits_task_state(task);
 	nsw = task->nvcsw + task->nivcsw;
 	start = task->start_time;
 	th = bpf_map_lookup_elem(&waits_threads, &tid);
 	if (th && th->start != start)
 		th = NULL; /* another thread of this tid */
-	if (th && th->nsw == nsw && th->gen == gen && th->pl_epoch == pl_epoch) {
-		/* not run since: where it was, as it was, only woken perhaps */
-		o->key = th->key;
-		o->key.state = offcpu_state_of(state, false);
-		offcpu_count(o);
-		stat_inc(STAT_WAITS_SAME);
-		return;
-	}
 
 	__builtin_memset(&o->key, 0, sizeof(o->key));
 	o->key.state = offcpu_state_of(state, false);
@@ -314,7 +375,13 @@ static __always_inline void waits_visit_task(struct task_struct *task)
 	}
 	idle = o->key.has_wait && o->key.wait_event == WAITS_CLIENT_READ && !o->key.s.query &&
 	       !(o->key.s.flags & SAMPLE_QUERY_GAP) && o->key.state == OFFCPU_SLEEPING;
-	if (idle && th && (th->idle_kstack || th->idle_ustack)) {
+	/* its last idle stacks where it waits as it waited then: the same
+	 * user pc and sp (another way to wait for the client, such as the
+	 * password exchange before the first statement, is not the same) */
+	if (idle)
+		waits_user_pcsp(task, &pc, &sp);
+	if (idle && th && (th->idle_kstack || th->idle_ustack) && th->idle_pc == pc &&
+	    th->idle_sp == sp) {
 		o->key.s.kstack = th->idle_kstack;
 		o->key.s.ustack = th->idle_ustack;
 		o->key.s.flags |= th->idle_flags;
@@ -342,6 +409,8 @@ static __always_inline void waits_visit_task(struct task_struct *task)
 		th->idle_kstack = o->key.s.kstack;
 		th->idle_ustack = o->key.s.ustack;
 		th->idle_flags = o->key.s.flags & WAITS_STACK_FLAGS;
+		th->idle_pc = pc;
+		th->idle_sp = sp;
 	}
 	if (th == &sc->t && bpf_map_update_elem(&waits_threads, &tid, th, BPF_ANY))
 		stat_inc(STAT_OFFCPU_FULL);
@@ -357,7 +426,7 @@ int waits_visit(struct bpf_iter__task *ctx)
 	struct task_struct *task = ctx->task; /* read once: checked for NULL */
 
 	if (task)
-		waits_visit_task(task);
+		waits_visit_task(task, false);
 	return 0;
 }
 
@@ -368,9 +437,11 @@ int waits_visit(struct bpf_iter__task *ctx)
  * (userspace's main thread: the tid filter of 6.1+), so that a read runs
  * this once; that run finds the targets' threads itself:
  *  - the processes of the host whose tgid is in `targets`, walked under
- *    RCU (bpf_iter_task, a few ns a process, no program run per thread);
- *  - their threads (bpf_iter_task over the process's threads, under RCU
- *    too), listed by tid in `waits_list` after the tgids;
+ *    RCU (bpf_iter_task, a few ns a process, no program run per thread):
+ *    one with a single thread, its leader alive (a PostgreSQL backend),
+ *    is listed by tid at once; another by tgid, marked WAITS_LIST_TGID;
+ *  - the threads of those marked (bpf_iter_task over the process's
+ *    threads, under RCU too), listed by tid after them;
  *  - each thread then taken (bpf_task_from_pid) and visited outside RCU,
  *    as the visit sleeps (bpf_copy_from_user_task()).
  * A thread that exits between the list and its visit is not found.
@@ -387,7 +458,8 @@ extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym 
 extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym __weak;
 extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym __weak;
 
-/* The targets' tgids, then their threads' tids: sized by userspace from
+/* The targets' single threads' tids and the other targets' tgids
+ * (WAITS_LIST_TGID), then those's threads' tids: sized by userspace from
  * waits_threads (the threads a session keeps), 1 when unused. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -412,6 +484,16 @@ static __always_inline void waits_list_add(__u32 v)
 	waits_n = i + 1;
 }
 
+/* A thread of a target, under RCU: done with (waits_quick()), or listed
+ * for a whole visit. A function of its own: its stack is not added to
+ * that of the calls the visit makes (512 bytes for them all). */
+static __noinline void waits_look(struct task_struct *t)
+{
+	stat_inc(STAT_WAITS_SEEN);
+	if (!waits_quick(t, t->pid))
+		waits_list_add(t->pid);
+}
+
 /* The threads of the process tgid into waits_list. (libbpf 1.1 has no
  * bpf_for_each(): its iterators are called by hand.) */
 static __always_inline void waits_list_threads(__u32 tgid)
@@ -424,26 +506,32 @@ static __always_inline void waits_list_threads(__u32 tgid)
 	bpf_rcu_read_lock();
 	bpf_iter_task_new(&it, p, BPF_TASK_ITER_PROC_THREADS);
 	while ((t = bpf_iter_task_next(&it)))
-		waits_list_add(t->pid);
+		waits_look(t);
 	bpf_iter_task_destroy(&it);
 	bpf_rcu_read_unlock();
 	bpf_task_release(p);
 }
 
-/* The thread at *first + i of waits_list, visited (a bpf_loop()
- * callback: the verifier checks the visit once, not once per way
- * through an open-coded loop, which it cannot follow that far). */
-static long waits_visit_one(__u64 i, __u32 *first)
+/* An entry of waits_list that is a process's tgid, its threads to list
+ * (pids are below 2^22, PID_MAX_LIMIT) */
+#define WAITS_LIST_TGID 0x80000000u
+
+/* The thread at i of waits_list, visited (a bpf_loop() callback: the
+ * verifier checks the visit once, not once per way through an
+ * open-coded loop, which it cannot follow that far). */
+static long waits_visit_one(__u64 i, void *unused)
 {
-	__u32 k = *first + (__u32)i, *v = bpf_map_lookup_elem(&waits_list, &k);
+	__u32 k = (__u32)i, *v = bpf_map_lookup_elem(&waits_list, &k);
 	struct task_struct *t;
 
 	if (!v)
 		return 1;
+	if (*v & WAITS_LIST_TGID)
+		return 0;
 	t = bpf_task_from_pid(*v);
 	if (!t)
 		return 0;
-	waits_visit_task(t);
+	waits_visit_task(t, true);
 	bpf_task_release(t);
 	return 0;
 }
@@ -454,7 +542,7 @@ int waits_visit_targets(struct bpf_iter__task *ctx)
 	struct task_struct *p;
 	struct bpf_iter_task procs;
 	struct bpf_iter_num it;
-	__u32 ntg, n, k, *v;
+	__u32 ntg, k, *v;
 	int *i;
 
 	if (!ctx->task)
@@ -464,8 +552,13 @@ int waits_visit_targets(struct bpf_iter__task *ctx)
 	bpf_iter_task_new(&procs, NULL, BPF_TASK_ITER_ALL_PROCS);
 	while ((p = bpf_iter_task_next(&procs))) {
 		k = p->tgid;
-		if (bpf_map_lookup_elem(&targets, &k))
-			waits_list_add(k);
+		if (!bpf_map_lookup_elem(&targets, &k))
+			continue;
+		/* its one thread, the leader: no walk of its threads later */
+		if (p->signal->nr_threads == 1 && !p->exit_state)
+			waits_look(p);
+		else
+			waits_list_add(k | WAITS_LIST_TGID);
 	}
 	bpf_iter_task_destroy(&procs);
 	bpf_rcu_read_unlock();
@@ -475,14 +568,12 @@ int waits_visit_targets(struct bpf_iter__task *ctx)
 	while ((i = bpf_iter_num_next(&it))) {
 		k = (__u32)*i;
 		v = bpf_map_lookup_elem(&waits_list, &k);
-		if (v)
-			waits_list_threads(*v);
+		if (v && (*v & WAITS_LIST_TGID))
+			waits_list_threads(*v & ~WAITS_LIST_TGID);
 	}
 	bpf_iter_num_destroy(&it);
 
-	n = waits_n;
-	if (n > ntg)
-		bpf_loop(n - ntg, waits_visit_one, &ntg, 0);
+	bpf_loop(waits_n, waits_visit_one, NULL, 0);
 	return 0;
 }
 
