@@ -22,7 +22,12 @@
  *    not run: its last key again (statement, wait event, PL/pgSQL
  *    functions and stacks), its state read anew;
  *  - a backend idle for its client (no statement, Client/ClientRead)
- *    takes the stacks of its last idle visit (it waits where it waited).
+ *    takes the stacks of its last idle visit when it waits where it
+ *    waited then (the same user pc and sp: the password exchange of a new
+ *    connection carries the same labels elsewhere).
+ * The targets' walk does the first check under RCU as it finds a thread
+ * (waits_quick()), so that a thread that has not run costs two hash
+ * lookups (its entry, its count) and no more.
  * The program sleeps (a page of the target faulting in), so it keeps its
  * scratch to itself: the perf_event and switch programs run meanwhile on
  * its CPU and use theirs.
@@ -439,11 +444,14 @@ int waits_visit(struct bpf_iter__task *ctx)
  *  - the processes of the host whose tgid is in `targets`, walked under
  *    RCU (bpf_iter_task, a few ns a process, no program run per thread):
  *    one with a single thread, its leader alive (a PostgreSQL backend),
- *    is listed by tid at once; another by tgid, marked WAITS_LIST_TGID;
+ *    is looked at there (waits_look()); another is listed by tgid,
+ *    marked WAITS_LIST_TGID;
  *  - the threads of those marked (bpf_iter_task over the process's
- *    threads, under RCU too), listed by tid after them;
- *  - each thread then taken (bpf_task_from_pid) and visited outside RCU,
- *    as the visit sleeps (bpf_copy_from_user_task()).
+ *    threads, under RCU too), looked at as they come;
+ *  - a thread looked at is done with there when it has not run since its
+ *    last visit (waits_quick(): most of them), else listed by tid;
+ *  - each thread listed then taken (bpf_task_from_pid) and visited
+ *    outside RCU, as the visit sleeps (bpf_copy_from_user_task()).
  * A thread that exits between the list and its visit is not found.
  */
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
