@@ -17,7 +17,11 @@
 # from WARM s (default 3) after its start is done; for pg_wait_sampling its collector's
 # CPU. Then medians. IDLE=N adds N idle connections (waiting for their
 # client) to every phase (max_connections raised to fit).
-#   bench/waits-cost.sh [ROUNDS [PHASE]]     (default 3 rounds of 15 s)
+# Per ebprof phase also the recorder's CPU per read (its CPU over RATE
+# reads a second) and per thread a read looked at. BASE=DIR adds the same
+# phases with DIR's build (main's, say) in every round, after $BUILD's;
+# HOST=0 leaves the host walk out.
+#   [BASE=build-main] [HOST=0] bench/waits-cost.sh [ROUNDS [PHASE]]     (default 3 rounds of 15 s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -77,13 +81,29 @@ rec_phase() {
 			100 * (c2 - c1) / 1e9 / w, per }'
 }
 
-echo "| round | none TPS | targets: TPS (ratio) | threads per read | BPF % of a core | recorder % of a core | host walk: TPS (ratio) | threads per read | BPF % | recorder % | pg_wait_sampling TPS (ratio) | collector % of a core |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+# the phases of a round: "targets" and "host" with $BUILD, then (BASE=DIR:
+# another build, e.g. main's, alternating with this one in every round)
+# the same with $BASE; HOST=0 leaves the host walk out
+phases="targets"
+[ "${HOST:-1}" = 0 ] || phases="$phases host"
+builds="$BUILD"
+[ -z "${BASE:-}" ] || builds="$BUILD $BASE"
+echo "| round | phase | TPS | TPS / none | threads per read | BPF % of a core | recorder % of a core | recorder us per read | ns per thread looked at |"
+echo "|---|---|---|---|---|---|---|---|---|"
 : >"$work/rows"
 for r in $(seq 1 "$ROUNDS"); do
 	none=$(tps_of)
-	read -r ton tbpf trec tper < <(rec_phase targets)
-	read -r hon hbpf hrec hper < <(rec_phase host)
+	printf "%s none %.0f 1 - - - - -\n" "$r" "$none" >>"$work/rows"
+	for b in $builds; do
+		for ph in $phases; do
+			read -r on bpf rec per < <(BUILD=$b rec_phase "$ph")
+			awk -v r="$r" -v ph="$b:$ph" -v on="$on" -v none="$none" -v bpf="$bpf" \
+				-v rec="$rec" -v per="$per" -v rate="$RATE" 'BEGIN {
+				us = rec / 100 * 1e6 / rate # CPU per s / reads per s
+				printf "%s %s %.0f %.3f %s %s %s %.1f %.0f\n", r, ph, on, on / none,
+					per, bpf, rec, us, (per > 0 ? us * 1000 / per : 0) }' >>"$work/rows"
+		done
+	done
 	idle_stop
 	pg_restart pg_wait_sampling
 	idle_start "$IDLE"
@@ -97,15 +117,15 @@ for r in $(seq 1 "$ROUNDS"); do
 	idle_stop
 	pg_restart ""
 	idle_start "$IDLE"
-	row=$(awk -v none="$none" -v ton="$ton" -v hon="$hon" -v pw="$pw" -v k1="$k1" -v k2="$k2" \
-		-v u1="$u1" -v u2="$u2" -v tb="$tbpf" -v tr="$trec" -v tp="$tper" \
-		-v hb="$hbpf" -v hr="$hrec" -v hp="$hper" 'BEGIN {
-			printf "%.0f %.0f %.3f %s %s %s %.0f %.3f %s %s %s %.0f %.3f %.3f", none,
-				ton, ton / none, tp, tb, tr, hon, hon / none, hp, hb, hr,
-				pw, pw / none, 100 * (k2 - k1) / 1e9 / (u2 - u1) }')
-	echo "$row" >>"$work/rows"
-	set -- $row
-	echo "| $r | $1 | $2 ($3) | $4 | $5 | $6 | $7 ($8) | $9 | ${10} | ${11} | ${12} (${13}) | ${14} |"
+	awk -v r="$r" -v pw="$pw" -v none="$none" -v k1="$k1" -v k2="$k2" -v u1="$u1" -v u2="$u2" \
+		'BEGIN { printf "%s pg_wait_sampling %.0f %.3f - - %.3f - -\n", r, pw, pw / none,
+			100 * (k2 - k1) / 1e9 / (u2 - u1) }' >>"$work/rows"
+	grep "^$r " "$work/rows" | while read -r -a f; do
+		echo "| ${f[0]} | ${f[1]} | ${f[2]} | ${f[3]} | ${f[4]} | ${f[5]} | ${f[6]} | ${f[7]} | ${f[8]} |"
+	done
 done
-col() { cut -d' ' -f"$1" "$work/rows" | median; }
-echo "| **median** | $(col 1) | $(col 2) ($(col 3)) | $(col 4) | $(col 5) | $(col 6) | $(col 7) ($(col 8)) | $(col 9) | $(col 10) | $(col 11) | $(col 12) ($(col 13)) | $(col 14) |"
+# medians per phase, in the order the phases ran
+for ph in $(awk '$1 == 1 { print $2 }' "$work/rows"); do
+	col() { awk -v ph="$ph" -v c="$1" '$2 == ph { print $c }' "$work/rows" | grep -v '^-$' | median; }
+	echo "| **median** | $ph | $(col 3) | $(col 4) | $(col 5) | $(col 6) | $(col 7) | $(col 8) | $(col 9) |"
+done

@@ -350,17 +350,26 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 			stat_inc(STAT_WAITS_OTHERS);
 			return;
 		}
+		if (waits_quick(task, tid))
+			return;
 	}
-	if (waits_quick(task, tid))
+	/* it ran since its last visit, or is new (listed: so it was when
+	 * listed, moments ago): all read anew, unless it is on a CPU now */
+	if (task->exit_state)
 		return;
-	/* it ran since its last visit, or is new: all read anew */
+	state = waits_task_state(task);
+	if (state & TASK_DEAD_BIT)
+		return;
+	if (task->on_cpu || (state == 0 && waits_preempted_here(task))) {
+		stat_inc(STAT_WAITS_ONCPU);
+		return;
+	}
 	sc = bpf_map_lookup_elem(&waits_scratch, &zero);
 	if (!sc)
 		return;
 	stat_inc(STAT_WAITS_VISITS);
 	o = &sc->o;
 	o->ns = waits_ns;
-	state = waits_task_state(task);
 	nsw = task->nvcsw + task->nivcsw;
 	start = task->start_time;
 	th = bpf_map_lookup_elem(&waits_threads, &tid);
