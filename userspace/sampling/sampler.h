@@ -80,6 +80,9 @@ struct sampler_opts {
 				    * tests' way to fill the maps on purpose) */
 	uint32_t stack_entries;	   /* 0 = from CPUs, frequency, interval */
 	const char *btf_path;	   /* external vmlinux BTF, NULL = the kernel's */
+	const char *btf_cache_dir; /* the kernel BTF's part the program uses
+				    * (btf_cache.h): NULL = /var/cache/ebprof/btf,
+				    * "" = none (the whole BTF read) */
 	enum sampler_unwind unwind;
 	uint64_t unwind_budget;	      /* bytes of unwind tables; 0 = 64 MiB */
 	const char *unwind_cache_dir; /* NULL = /var/cache/ebprof/unwind, "" = none */
