@@ -232,6 +232,7 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 		oopts.btf_custom_path = NULL;
 		ret = open_and_load(s, opts, &oopts, false, err, errlen);
 	}
+	s->btf_cached = !ret && oopts.btf_custom_path && min.fd >= 0;
 	btf_cache_close(&min);
 	if (ret)
 		goto fail;
@@ -265,6 +266,11 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 fail:
 	sampler_close(s);
 	return ret;
+}
+
+bool sampler_btf_cached(const struct sampler *s)
+{
+	return s->btf_cached;
 }
 
 int sampler_add_target(struct sampler *s, uint32_t tgid)

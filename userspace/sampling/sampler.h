@@ -253,6 +253,10 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *out);
 /* Online CPUs the perf event is attached to. */
 int sampler_ncpus(const struct sampler *s);
 
+/* Was the program loaded with the cached part of the kernel's BTF
+ * (btf_cache.h), not the whole of it? */
+bool sampler_btf_cached(const struct sampler *s);
+
 void sampler_close(struct sampler *s);
 
 /* Names of the stats for messages ("stacks lost (stack map full)", ...). */
