@@ -171,3 +171,24 @@ serve_start() {
 	base="http://127.0.0.1:$port_s"
 }
 serve_stop() { kill "$serve_pid"; wait "$serve_pid" || true; serve_pid=""; }
+
+# waits_counters PID: "SEEN VISITS SAME IDLE", the wait sampler's BPF
+# counters (bpf_shared.h's enum ebprof_stat) of the recorder PID: threads
+# looked at, found off the CPU, of them not run since their last visit, and
+# idle with their last idle stacks
+waits_counters() {
+	local ids id names
+	names=$(sed -n '/^enum ebprof_stat {/,/^};/p' include/ebprof/bpf_shared.h |
+		grep -oE '^\s+STAT_[A-Z_0-9]+' | grep -v STAT_LOSS_END | tr '\n' ' ')
+	ids=$(grep -h '^map_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u | tr '\n' ' ')
+	id=$(bpftool -j map show | python3 -c '
+import json, sys
+ids = set(sys.argv[1].split())
+print(" ".join(str(m["id"]) for m in json.load(sys.stdin) if m.get("name") == "stats" and str(m["id"]) in ids))' "$ids")
+	bpftool -j map dump id "$id" | python3 -c '
+import json, sys
+names = sys.argv[1].split()
+v = {names[e["formatted"]["key"]]: sum(x["value"] for x in e["formatted"]["values"])
+     for e in json.load(sys.stdin) if e["formatted"]["key"] < len(names)}
+print(v["STAT_WAITS_SEEN"], v["STAT_WAITS_VISITS"], v["STAT_WAITS_SAME"], v["STAT_WAITS_IDLE"])' "$names"
+}

@@ -39,23 +39,6 @@ runuser -u postgres -- "$bin/pg_ctl" -D "$pgdir/data" -l "$pgdir/server.log" -w 
 	-c max_connections=$((IDLE + 50))" restart >/dev/null
 idle_start "$IDLE"
 pm=$(head -1 "$pgdir/data/postmaster.pid")
-names=$(sed -n '/^enum ebprof_stat {/,/^};/p' include/ebprof/bpf_shared.h |
-	grep -oE '^\s+STAT_[A-Z_0-9]+' | grep -v STAT_LOSS_END | tr '\n' ' ')
-# stats PID: "SEEN VISITS SAME IDLE" of the recorder PID's BPF counters
-stats() {
-	local ids id
-	ids=$(grep -h '^map_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u | tr '\n' ' ')
-	id=$(bpftool -j map show | python3 -c '
-import json, sys
-ids = set(sys.argv[1].split())
-print(" ".join(str(m["id"]) for m in json.load(sys.stdin) if m.get("name") == "stats" and str(m["id"]) in ids))' "$ids")
-	bpftool -j map dump id "$id" | python3 -c '
-import json, sys
-names = sys.argv[1].split()
-v = {names[e["formatted"]["key"]]: sum(x["value"] for x in e["formatted"]["values"])
-     for e in json.load(sys.stdin) if e["formatted"]["key"] < len(names)}
-print(v["STAT_WAITS_SEEN"], v["STAT_WAITS_VISITS"], v["STAT_WAITS_SAME"], v["STAT_WAITS_IDLE"])' "$names"
-}
 echo "| round | build | recorder % of a core | us per read | ns per thread looked at | reads per s | threads per read | found off the CPU | not run since | idle, last idle stacks | stacks taken anew per read |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 : >"$work/rows"
@@ -78,11 +61,11 @@ for r in $(seq 1 "$ROUNDS"); do
 	set -- $pids
 	declare -A c1 s1
 	t1=$(date +%s.%N)
-	for p in "$@"; do c1[$p]=$(cpu_ns "$p"); s1[$p]=$(stats "$p"); done
+	for p in "$@"; do c1[$p]=$(cpu_ns "$p"); s1[$p]=$(waits_counters "$p"); done
 	sleep "$SECS"
 	t2=$(date +%s.%N)
 	declare -A c2 s2
-	for p in "$@"; do c2[$p]=$(cpu_ns "$p"); s2[$p]=$(stats "$p"); done
+	for p in "$@"; do c2[$p]=$(cpu_ns "$p"); s2[$p]=$(waits_counters "$p"); done
 	kill -INT $pids 2>/dev/null || true
 	wait $pids 2>/dev/null || true
 	# the reads in the window: threads looked at there over threads per

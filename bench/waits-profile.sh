@@ -48,24 +48,8 @@ c1=$(cpu_ns "$agent_pid")
 perf record -a -g -F 2999 -o "$OUT/perf.data" -- sleep "$SECS" 2>"$OUT/perf.err" >/dev/null
 read -r ns2 cnt2 < <(waits_iter_stats)
 c2=$(cpu_ns "$agent_pid")
-# the wait sampler's counters (bpf_shared.h's enum ebprof_stat, by name)
-names=$(sed -n '/^enum ebprof_stat {/,/^};/p' include/ebprof/bpf_shared.h | grep -oE '^\s+STAT_[A-Z_0-9]+' | grep -v STAT_LOSS_END |
-	tr '\n' ' ')
-ids=$(grep -h '^map_id:' /proc/"$rec_pid"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u | tr '\n' ' ')
-for id in $(bpftool -j map show | python3 -c '
-import json, sys
-ids = set(sys.argv[1].split())
-print(" ".join(str(m["id"]) for m in json.load(sys.stdin) if m.get("name") == "stats" and str(m["id"]) in ids))' "$ids"); do
-	bpftool -j map dump id "$id" | python3 -c '
-import json, sys
-names = sys.argv[1].split()
-d = json.load(sys.stdin)
-for e in (d if isinstance(d, list) else []):
-    k = e["formatted"]["key"]
-    tot = sum(v["value"] for v in e["formatted"]["values"])
-    if k < len(names) and ("WAITS" in names[k] or names[k] == "STAT_QUERY_READS"):
-        print(names[k], tot)' "$names" >"$OUT/stats.txt" || true
-done
+echo "threads looked at, found off the CPU, not run since, idle with their last idle stacks:" \
+	"$(waits_counters "$rec_pid")" >"$OUT/stats.txt"
 offcpu_record_stop
 cat "$OUT/stats.txt" 2>/dev/null || true
 echo "uptime: $(uptime)"
