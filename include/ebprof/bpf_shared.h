@@ -153,8 +153,8 @@ struct waits_thread {
 	__u32 gen;	       /* query_gen of key's statement */
 	__u32 pl_epoch;	       /* plpgsql_epoch of key's PL/pgSQL chain */
 	__u32 pad;
-	__u64 idle_pc;	       /* the user pc and sp the idle stacks were */
-	__u64 idle_sp;	       /* taken at: reused only where they match */
+	__u64 idle_pc; /* the user pc and sp the idle stacks were */
+	__u64 idle_sp; /* taken at: reused only where they match */
 };
 
 /* Value of the `stacks` map, keyed by a 64-bit hash of its frames:
