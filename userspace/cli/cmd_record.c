@@ -182,6 +182,12 @@ static void waits_summary(const struct session_stats *st)
 		(unsigned long long)st->bpf.v[STAT_WAITS_SEEN],
 		(unsigned long long)st->bpf.v[STAT_WAITS_OTHERS],
 		(unsigned long long)st->bpf.v[STAT_WAITS_VISITS]);
+	if (o->links_max) /* a link per target process */
+		fprintf(stderr,
+			"ebprof: wait sampler links: %llu made, %llu closed, at most %llu; %llu "
+			"visits of the host instead (more target processes than that)\n",
+			(unsigned long long)o->links_made, (unsigned long long)o->links_closed,
+			(unsigned long long)o->links_max, (unsigned long long)o->links_over);
 }
 
 /* The summary line on a terminal or with -v. */
