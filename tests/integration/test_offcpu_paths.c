@@ -222,7 +222,7 @@ static void cue(const char *dir, const char *name)
 
 /* Threads of the test's own process (not a target), asleep until the
  * end (the pipe's write end closed). */
-#define NONTARGET_THREADS 32
+#define NONTARGET_THREADS 64
 static int sleepers[2];
 
 static void *sleeper(void *arg)
@@ -244,7 +244,8 @@ static void *sleeper(void *arg)
  * (a file descriptor) for each; at the next cue the sleeps are killed and
  * their links closed (the count back where it was: none leaks). Meanwhile
  * NONTARGET_THREADS threads of this process, no target, are never looked
- * at (the -v line's threads of processes not targeted). With
+ * at (the -v line's threads of processes not targeted: the children's
+ * exits alone). With
  * EBPROF_WAITS_LINKS_MAX below the children, the recorder visits the host
  * while they live, says so, and its own targets alone again after.
  */
@@ -325,8 +326,12 @@ static void links_follow(size_t max)
 		cr_expect_str_eq(w.whose, "processes");
 		cr_expect_geq(made, 1 + CHILDREN, "%llu links made", made);
 		cr_expect_eq(over, 0);
-		cr_expect_eq(w.others, 0, "%llu threads of processes not targeted looked at",
-			     w.others);
+		/* a killed child, its target entry gone at its exit, may be
+		 * looked at until its parent reaps it (6.1 under TCG: 2-7 of
+		 * them); a visit of anything else would look at this
+		 * process's NONTARGET_THREADS at once */
+		cr_expect_lt(w.others, NONTARGET_THREADS,
+			     "%llu threads of processes not targeted looked at", w.others);
 	} else {
 		cr_expect_eq(most, max);
 		cr_expect_gt(over, 0, "no visit of the host with %d targets over %zu links",

@@ -248,6 +248,7 @@ static void *tick(void *arg)
 	int64_t next = mono_ns(), last = next, now;
 	struct timespec cpu, at;
 
+	pthread_setname_np(pthread_self(), "ebprof-waits"); /* its CPU told apart (bench/) */
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
 		next += w->period_ns;
