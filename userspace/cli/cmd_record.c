@@ -185,7 +185,9 @@ static void waits_summary(const struct session_stats *st)
 	if (o->links_max) /* a link per target process */
 		fprintf(stderr,
 			"ebprof: wait sampler links: %llu made, %llu closed, at most %llu; %llu "
-			"visits of the host instead (more target processes than that)\n",
+			"visits of the host instead (target processes past that, or more than "
+			"links are "
+			"worth)\n",
 			(unsigned long long)o->links_made, (unsigned long long)o->links_closed,
 			(unsigned long long)o->links_max, (unsigned long long)o->links_over);
 }

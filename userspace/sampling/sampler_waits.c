@@ -43,6 +43,7 @@ struct waits {
 	struct waits_links *links; /* ... the links per process */
 	int host_fd;		   /* ... the host's link, past their limit (-1: none yet) */
 	size_t links_max;
+	bool links_forced; /* ... EBPROF_WAITS_LINKS_MAX: no cost limit */
 	_Atomic bool over; /* ... visiting the host's now */
 	int64_t period_ns;
 	_Atomic uint64_t ticks, late, cpu_ns;
@@ -199,18 +200,28 @@ static void visit(int link_fd)
 }
 
 /* One visit of the targets' threads, a link per process: the links made
- * and closed as the targets came and went; past their limit, the host's
- * threads instead (said once each way). */
+ * and closed as the targets came and went. Where links cost more than the
+ * host walk (waits_links_worth(): the targets many against the host's
+ * threads), or past their limit, the host's threads instead (said once
+ * each way; back to links under four fifths of the limit). */
 static void visit_procs(struct waits *w)
 {
-	int ret = waits_links_sync(w->links);
+	size_t limit = w->links_forced ? SIZE_MAX : waits_links_worth(), nt = 0;
 	uint64_t made, closed;
+	int ret;
 
+	if (w->over && limit != SIZE_MAX)
+		limit = limit / 5 * 4;
+	ret = waits_links_sync(w->links, limit, &nt);
 	if (ret == -E2BIG) {
 		if (!w->over)
-			log_info("wait sampler: more target processes than %zu links (half "
-				 "RLIMIT_NOFILE): visiting every thread of the host instead",
-				 w->links_max);
+			log_info("wait sampler: %zu target processes, more than %s %zu: "
+				 "visiting every thread of the host instead",
+				 nt,
+				 nt > w->links_max ? "the links it may hold (half RLIMIT_NOFILE)"
+						   : "a seventh of the host's threads, where links "
+						     "cost more than the host walk:",
+				 nt > w->links_max ? w->links_max : limit);
 		w->over = true;
 		if (w->host_fd < 0) {
 			w->host_fd = bpf_link_create(bpf_program__fd(w->skel->progs.waits_visit), 0,
@@ -226,9 +237,9 @@ static void visit_procs(struct waits *w)
 		if (ret)
 			log_debug("wait sampler: cannot read the targets: %s", strerror(-ret));
 		if (w->over && !ret)
-			log_info("wait sampler: target processes within %zu links again: "
-				 "visiting theirs alone",
-				 w->links_max);
+			log_info("wait sampler: %zu target processes: visiting theirs alone again, "
+				 "a link each",
+				 nt);
 		w->over = w->over && ret;
 		waits_links_visit(w->links);
 	}
@@ -295,7 +306,7 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 		return -ENOMEM;
 	w->link_fd = w->host_fd = -1;
 	if (s->waits_visit == WAITS_VISIT_PROCS) {
-		w->links_max = waits_links_max();
+		w->links_max = waits_links_max(&w->links_forced);
 		ret = waits_links_new(bpf_program__fd(s->skel->progs.waits_visit),
 				      bpf_map__fd(s->skel->maps.targets), w->links_max, &w->links);
 		if (ret) {
@@ -369,6 +380,7 @@ void waits_detach(struct sampler *s)
 		s->waits_cpu_ns = atomic_load(&w->cpu_ns);
 		s->waits_over = atomic_load(&w->nover);
 		s->waits_max = w->links_max;
+		s->waits_host_end = w->over;
 		waits_links_totals(w->links, &s->waits_made, &s->waits_closed);
 		s->waits_closed += waits_links_count(w->links); /* closed now */
 		waits_links_free(w->links);
@@ -431,9 +443,10 @@ void sampler_offcpu_info(const struct sampler *s, struct sampler_offcpu_info *ou
 	out->path = s->offcpu_path == SAMPLER_OFFCPU_ITER ? "iterator" : "switch";
 	if (s->offcpu_path != SAMPLER_OFFCPU_ITER)
 		return;
-	out->visits = s->waits_visit == WAITS_VISIT_TARGETS		       ? "targets"
-		      : s->waits_visit == WAITS_VISIT_PROCS && !(w && w->over) ? "processes"
-									       : "host";
+	out->visits = s->waits_visit == WAITS_VISIT_TARGETS ? "targets"
+		      : s->waits_visit == WAITS_VISIT_PROCS && !(w ? w->over : s->waits_host_end)
+			      ? "processes"
+			      : "host";
 	out->rate = s->offcpu_rate;
 	out->ticks = w ? atomic_load(&w->ticks) : s->waits_ticks;
 	out->late = w ? atomic_load(&w->late) : s->waits_late;

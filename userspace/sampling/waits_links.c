@@ -123,7 +123,7 @@ static int link_for(struct waits_links *l, uint32_t tgid)
 	return bpf_link_create(l->prog_fd, 0, BPF_TRACE_ITER, &o);
 }
 
-int waits_links_sync(struct waits_links *l)
+int waits_links_sync(struct waits_links *l, size_t limit, size_t *ntargets)
 {
 	long nt = read_targets(l);
 	size_t i = 0, j = 0, k = 0;
@@ -132,7 +132,8 @@ int waits_links_sync(struct waits_links *l)
 
 	if (nt < 0)
 		return (int)nt;
-	if ((size_t)nt > l->max) {
+	*ntargets = (size_t)nt;
+	if ((size_t)nt > l->max || (size_t)nt > limit) {
 		close_all(l);
 		return -E2BIG;
 	}
@@ -199,12 +200,13 @@ void waits_links_totals(const struct waits_links *l, uint64_t *made, uint64_t *c
 	*closed = l ? l->closed : 0;
 }
 
-size_t waits_links_max(void)
+size_t waits_links_max(bool *forced)
 {
 	const char *e = getenv("EBPROF_WAITS_LINKS_MAX");
 	struct rlimit r;
 
-	if (e && *e)
+	*forced = e && *e;
+	if (*forced)
 		return strtoul(e, NULL, 10);
 	if (getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur == RLIM_INFINITY)
 		return 4096;
@@ -227,4 +229,21 @@ bool waits_links_usable(void)
 		}
 	fclose(f);
 	return !nested;
+}
+
+/* A link against a thread of another process walked (waits_links.h). */
+#define LINK_THREADS 7
+
+size_t waits_links_worth(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	unsigned long threads = 0;
+	int n;
+
+	if (!f)
+		return SIZE_MAX;
+	/* "0.50 0.40 0.30 2/212 4321": runnable/all scheduling entities */
+	n = fscanf(f, "%*s %*s %*s %*u/%lu", &threads);
+	fclose(f);
+	return n == 1 && threads ? threads / LINK_THREADS : SIZE_MAX;
 }

@@ -28,10 +28,11 @@ int waits_links_new(int prog_fd, int targets_fd, size_t max, struct waits_links 
 void waits_links_free(struct waits_links *l);
 
 /* The links made for the targets now in the map, those of processes that
- * left it closed. 0; -E2BIG when the targets are more than max (every
- * link then closed: the caller visits the host); another negative errno
- * when the map cannot be read (the links kept as they were). */
-int waits_links_sync(struct waits_links *l);
+ * left it closed. 0; -E2BIG when the targets are more than max or than
+ * limit (every link then closed: the caller visits the host); another
+ * negative errno when the map cannot be read (the links kept as they
+ * were). *ntargets: the targets read. */
+int waits_links_sync(struct waits_links *l, size_t limit, size_t *ntargets);
 
 /* One visit: each link's iterator created, read to its end, closed. The
  * links read. */
@@ -42,8 +43,19 @@ size_t waits_links_count(const struct waits_links *l);
 void waits_links_totals(const struct waits_links *l, uint64_t *made, uint64_t *closed);
 
 /* The most links a session holds: half the file descriptors it may open
- * (RLIMIT_NOFILE), or EBPROF_WAITS_LINKS_MAX when set (tests). */
-size_t waits_links_max(void);
+ * (RLIMIT_NOFILE), or EBPROF_WAITS_LINKS_MAX when set (tests, bench;
+ * *forced then true: no waits_links_worth() limit). */
+size_t waits_links_max(bool *forced);
+
+/*
+ * The most target processes for which links cost less than walking the
+ * host, from the host's threads now (/proc/loadavg): a link costs ~4 us a
+ * process a read (its iterator made, read and closed), the host walk
+ * ~0.6 us a thread of another process (bench/results/waits-61-*.md), so
+ * links while the targets are under a seventh of the host's threads.
+ * SIZE_MAX when the host's threads cannot be read.
+ */
+size_t waits_links_worth(void);
 
 /* Can a link be made for a process this sampler names? No when it runs
  * in a child PID namespace (a link's pid is read in the caller's; the
