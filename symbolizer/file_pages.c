@@ -10,6 +10,8 @@
  * file: MADV_DONTNEED unmaps them, and a later read faults them back from
  * the page cache (a minor fault) or the disk.
  *
+ * The core kernel's symbol table (kallsyms_cache.c) is such a mapping too.
+ *
  * Only the entries read from since the last call (struct sym_elf.touched),
  * and only ranges that /proc/self/maps shows inside one private file
  * mapping (looked at once per entry): an ELF that libelf read into the
@@ -25,6 +27,7 @@
 #include <unistd.h>
 
 #include "dwarf_resolve.h"
+#include "kallsyms.h"
 #include "sym_cache.h"
 
 struct fmap {
@@ -103,6 +106,11 @@ size_t sym_drop_file_pages(struct symbolizer *sym)
 
 	if (!sym)
 		return 0;
+	if (sym->kcore_touched) { /* the core kernel's table, a file mapping */
+		sym->kcore_touched = false;
+		ksyms_core_drop_pages(sym->kcore);
+		done++;
+	}
 	for (struct sym_elf *e = sym->lru_head; e; e = e->lru_next) {
 		void *start[2];
 		size_t len[2];

@@ -139,6 +139,7 @@ struct symbolizer {
 	bool ksyms_tried;
 	struct ksyms_core *kcore; /* the core kernel's, from the boot's file */
 	bool kcore_tried;
+	bool kcore_touched; /* looked up since sym_drop_file_pages() */
 	char *kname;	  /* last demangled kernel name */
 	struct symdi *di; /* debuginfod client; NULL = none */
 	bool di_wait;	  /* ask debuginfod synchronously */

@@ -378,8 +378,10 @@ static const struct ksyms *kernel_table(struct symbolizer *sym, uint64_t addr)
 		if (err && err != -ENOENT)
 			sym_debug("symbolizer: %s: %s", KALLSYMS_CORE_FILE, strerror(-err));
 	}
-	if (ksyms_core_covers(sym->kcore, addr))
+	if (ksyms_core_covers(sym->kcore, addr)) {
+		sym->kcore_touched = true;
 		return ksyms_core_table(sym->kcore);
+	}
 	if (!sym->ksyms_tried) {
 		uint64_t lo, hi;
 

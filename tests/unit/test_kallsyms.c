@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +172,80 @@ Test(kallsyms, core_table_kept_for_the_boot)
 	cr_expect_neq(ksyms_core_read(cache, &c), 0);
 	cr_expect_null(c);
 	cr_expect_eq(ksyms_core_read("/nonexistent/kallsyms", &c), -ENOENT);
+	ksyms_free(ks);
+	unlink(cache);
+	unlink(path);
+	free(path);
+}
+
+/* Does [p, p + len) lie in a mapping of path (/proc/self/maps)? */
+static bool in_mapping_of(const void *p, size_t len, const char *path)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	bool in = false;
+
+	cr_assert_not_null(f);
+	while (!in && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		int at = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) == 2 && at &&
+		    !strcmp(line + at, path))
+			in = lo <= (uintptr_t)p && (uintptr_t)p + len <= hi;
+	}
+	fclose(f);
+	return in;
+}
+
+/*
+ * The boot's table is used where it lies, in the file's mapping (not
+ * copied to the heap, some 2.4 MiB kept for the agent's life): its symbols
+ * and names are the file's pages, lookups answer the same after those
+ * pages are given back, and a file longer than its header says is not
+ * used.
+ */
+Test(kallsyms, core_table_read_in_place)
+{
+	static const uint64_t core[] = { 0xffffffff81000000ULL, 0xffffffff81000250ULL,
+					 0xffffffff81000500ULL };
+	char *path = write_kallsyms(fixture), cache[] = "/tmp/ebprof-kcore-XXXXXX";
+	struct ksyms_core *c = NULL;
+	struct ksyms *ks = NULL;
+	const char *name = NULL;
+	int fd = mkstemp(cache);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(ksyms_load(path, &ks), 0);
+	cr_assert_eq(ksyms_core_write(cache, ks), 0);
+	cr_assert_eq(ksyms_core_read(cache, &c), 0);
+	cr_assert_eq(ksyms_lookup(ksyms_core_table(c), core[0], &name, NULL, NULL), 1);
+	cr_expect(in_mapping_of(name, strlen(name) + 1, cache),
+		  "the names are the file's mapping, not a copy");
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++) {
+			const char *want = NULL, *got = NULL;
+			uint64_t ws = 0, gs = 1;
+
+			cr_assert_eq(ksyms_lookup(ks, core[i], &want, NULL, &ws), 1);
+			cr_assert_eq(ksyms_lookup(ksyms_core_table(c), core[i], &got, NULL, &gs), 1,
+				     "0x%" PRIx64 " round %d", core[i], round);
+			cr_expect_str_eq(got, want, "0x%" PRIx64 " round %d", core[i], round);
+			cr_expect_eq(gs, ws);
+		}
+		ksyms_core_drop_pages(c); /* the next round refaults them */
+	}
+	ksyms_core_free(c);
+	/* a byte more than written */
+	fd = open(cache, O_WRONLY | O_APPEND);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "", 1), 1);
+	close(fd);
+	c = NULL;
+	cr_expect_eq(ksyms_core_read(cache, &c), -ESTALE);
+	cr_expect_null(c);
 	ksyms_free(ks);
 	unlink(cache);
 	unlink(path);
