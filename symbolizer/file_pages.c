@@ -98,6 +98,38 @@ static bool file_mapped(struct sym_elf *e, void **start, size_t *len, int n, uin
 	return e->file_mapped > 0;
 }
 
+/* Give back e's file pages; how many mappings were advised. maps: read
+ * when first needed, freed by the caller. */
+static size_t drop_entry(struct sym_elf *e, uintptr_t page, struct fmap **maps, size_t *nmaps)
+{
+	size_t done = 0;
+	void *start[2];
+	size_t len[2];
+	int n;
+
+	e->touched = false;
+	n = symdw_file_ranges(e->dw, start, len);
+	if (!n || !file_mapped(e, start, len, n, page, maps, nmaps))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		uintptr_t lo = (uintptr_t)start[i] & ~(page - 1);
+		uintptr_t hi = ((uintptr_t)start[i] + len[i] + page - 1) & ~(page - 1);
+
+		if (!madvise((void *)lo, hi - lo, MADV_DONTNEED))
+			done++;
+	}
+	return done;
+}
+
+void symc_drop_entry_pages(void *entry)
+{
+	struct fmap *maps = NULL;
+	size_t nmaps = 0;
+
+	drop_entry(entry, (uintptr_t)sysconf(_SC_PAGESIZE), &maps, &nmaps);
+	free(maps);
+}
+
 size_t sym_drop_file_pages(struct symbolizer *sym)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
@@ -111,25 +143,9 @@ size_t sym_drop_file_pages(struct symbolizer *sym)
 		ksyms_core_drop_pages(sym->kcore);
 		done++;
 	}
-	for (struct sym_elf *e = sym->lru_head; e; e = e->lru_next) {
-		void *start[2];
-		size_t len[2];
-		int n;
-
-		if (!e->touched)
-			continue;
-		e->touched = false;
-		n = symdw_file_ranges(e->dw, start, len);
-		if (!n || !file_mapped(e, start, len, n, page, &maps, &nmaps))
-			continue;
-		for (int i = 0; i < n; i++) {
-			uintptr_t lo = (uintptr_t)start[i] & ~(page - 1);
-			uintptr_t hi = ((uintptr_t)start[i] + len[i] + page - 1) & ~(page - 1);
-
-			if (!madvise((void *)lo, hi - lo, MADV_DONTNEED))
-				done++;
-		}
-	}
+	for (struct sym_elf *e = sym->lru_head; e; e = e->lru_next)
+		if (e->touched)
+			done += drop_entry(e, page, &maps, &nmaps);
 	free(maps);
 	return done;
 }

@@ -294,6 +294,7 @@ static int resolve_uncached(struct symbolizer *sym, struct sym_elf *e, uint64_t 
 
 	if (elfbin_vaddr(&e->id, offset, &vaddr))
 		return 0;
+	symdw_intern_units(e->dw, SYMDW_UNIT_WINDOW, symc_drop_entry_pages, e);
 	n = symdw_resolve(e->dw, vaddr, raw, SYM_MAX_FRAMES);
 	for (int i = 0; i < n; i++) {
 		struct sym_frame *f = &frames[i];
