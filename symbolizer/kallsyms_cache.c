@@ -80,18 +80,27 @@ static int write_all_fd(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* Is the table of h, mapped at base (len bytes), what was written? */
+/* Is the table of h, mapped at base (len bytes), what was written? The
+ * pages read are given back every KCACHE_CHECK_WINDOW symbols (256 KiB):
+ * the check does not hold the whole table resident. */
+#define KCACHE_CHECK_WINDOW 16384
 static bool core_valid(const struct kcache_hdr *h, const char *id, const char *base, size_t len)
 {
 	const struct ksym *syms = (const struct ksym *)(base + sizeof(*h));
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 
 	if (memcmp(h->magic, KCACHE_MAGIC, 8) || strncmp(h->boot_id, id, sizeof(h->boot_id)) ||
 	    !h->n || h->n > KCACHE_MAX_SYMS || h->names_len > KCACHE_MAX_NAMES || h->lo >= h->hi ||
 	    len != sizeof(*h) + h->n * sizeof(*syms) + h->names_len)
 		return false;
-	for (size_t i = 0; i < h->n; i++)
+	for (size_t i = 0; i < h->n; i++) {
 		if (syms[i].name_off >= h->names_len || (i && syms[i].addr <= syms[i - 1].addr))
 			return false;
+		if (i && i % KCACHE_CHECK_WINDOW == 0) /* whole pages before syms[i - 1] */
+			madvise((void *)base,
+				((uintptr_t)&syms[i - 1] - (uintptr_t)base) & ~(page - 1),
+				MADV_DONTNEED);
+	}
 	return !h->names_len || !base[len - 1]; /* the names end in a '\0' */
 }
 
