@@ -107,7 +107,6 @@ static size_t drop_entry(struct sym_elf *e, uintptr_t page, struct fmap **maps, 
 	size_t len[2];
 	int n;
 
-	e->touched = false;
 	n = symdw_file_ranges(e->dw, start, len);
 	if (!n || !file_mapped(e, start, len, n, page, maps, nmaps))
 		return 0;
@@ -143,9 +142,12 @@ size_t sym_drop_file_pages(struct symbolizer *sym)
 		ksyms_core_drop_pages(sym->kcore);
 		done++;
 	}
-	for (struct sym_elf *e = sym->lru_head; e; e = e->lru_next)
-		if (e->touched)
-			done += drop_entry(e, page, &maps, &nmaps);
+	for (struct sym_elf *e = sym->lru_head; e; e = e->lru_next) {
+		if (!e->touched)
+			continue;
+		e->touched = false;
+		done += drop_entry(e, page, &maps, &nmaps);
+	}
 	free(maps);
 	return done;
 }

@@ -186,7 +186,8 @@ const char *symc_intern(htab_t strs, size_t *bytes, const char *s);
 void symc_table_free_all(htab_t t);
 
 /* file_pages.c: give back the file pages of entry (a struct sym_elf; void
- * for symdw_intern_units()'s callback). */
+ * for symdw_intern_units()'s callback) at once, after it read a binary's
+ * tables whole; sym_drop_file_pages() still counts it as read from. */
 void symc_drop_entry_pages(void *entry);
 
 /* sym_park.c: give e the resolutions parked under its key, if any. */

@@ -325,6 +325,7 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 	struct sym_frame local[SYM_MAX_FRAMES];
 	const struct sym_frame *src;
 	struct memo_rec *r;
+	bool first;
 	int n, skip;
 
 	if (!sym || !elf || !frames || max <= 0)
@@ -339,7 +340,8 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 		sym->stats.resolved++;
 		if (htab_elements(elf->memo) >= SYM_MEMO_MAX)
 			symc_memo_clear(elf);
-		sym->stats.first_reads += !elf->memo_bytes;
+		first = !elf->memo_bytes;
+		sym->stats.first_reads += first;
 		n = resolve_uncached(sym, elf, file_offset, local);
 		src = local;
 		r = malloc(sizeof(*r) + n * sizeof(*local));
@@ -357,6 +359,10 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 			}
 		}
 		symc_account(sym, elf);
+		/* the first lookup read the binary's tables whole: those pages
+		 * go now, not after every binary of the stack was read too */
+		if (first)
+			symc_drop_entry_pages(elf);
 	}
 	if (!n)
 		sym->stats.resolve_failures++;
