@@ -427,6 +427,13 @@ static void build_funcs(struct sym_dwarf *dw)
 		if (!out || dw->funcs[out - 1].addr != dw->funcs[i].addr)
 			dw->funcs[out++] = dw->funcs[i];
 	dw->nfuncs = out;
+	/* sized for every symbol: the functions' size is what stays */
+	if (out && out < (size_t)n) {
+		struct func_sym *f = realloc(dw->funcs, out * sizeof(*dw->funcs));
+
+		if (f)
+			dw->funcs = f;
+	}
 }
 
 /* Nearest function symbol (.symtab, else .dynsym) covering addr: the last
