@@ -153,3 +153,21 @@ idle_stop() {
 	idle_pids=""
 	sleep 1
 }
+
+# serve_start [BIN [ARGS...]]: a collector (serve) on $store ($bin's by
+# default), its log in $work/serve.log; sets serve_pid and base. serve_stop
+# stops it.
+serve_start() {
+	local b=${1:-$bin} port_s=""
+	[ $# -gt 0 ] && shift
+	"$b" serve --listen 127.0.0.1:0 --store "$store" --retention off "$@" 2>"$work/serve.log" &
+	serve_pid=$!
+	for _ in $(seq 600); do
+		port_s=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log")
+		[ -n "$port_s" ] && break
+		sleep 0.1
+	done
+	[ -n "$port_s" ] || { echo "serve did not start:" >&2; cat "$work/serve.log" >&2; exit 1; }
+	base="http://127.0.0.1:$port_s"
+}
+serve_stop() { kill "$serve_pid"; wait "$serve_pid" || true; serve_pid=""; }

@@ -39,20 +39,7 @@ agent_pid=""
 mapfile -t src < <(find "$work/agent" -name '*.pb.gz' | sort | awk -F/ '{print}' )
 [ "${#src[@]}" -gt 0 ] || { echo "no agent profiles" >&2; exit 1; }
 store=$work/store
-start_serve() {
-	"$bin" serve --listen 127.0.0.1:0 --store "$store" --retention off 2>"$work/serve.log" &
-	serve_pid=$!
-	port_s=""
-	for _ in $(seq 600); do
-		port_s=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log")
-		[ -n "$port_s" ] && break
-		sleep 0.1
-	done
-	[ -n "$port_s" ] || { echo "serve did not start" >&2; exit 1; }
-	base="http://127.0.0.1:$port_s"
-}
-stop_serve() { kill "$serve_pid"; wait "$serve_pid" || true; serve_pid=""; }
-start_serve
+serve_start
 # one interval's profiles (the agent's first full one) pushed once a minute
 python3 - "$base" "$MINUTES" "${src[@]}" <<'PY'
 import http.client, sys, urllib.parse, datetime, re, collections
@@ -78,10 +65,10 @@ for m in range(minutes):
 print(f"{len(one)} profiles an interval", file=sys.stderr)
 PY
 nprof=$(sqlite3 "$store/catalog.sqlite" "SELECT count(*) FROM profiles")
-stop_serve
+serve_stop
 to=$(date -u -d "@$((1767225600 + 60 * MINUTES))" +%Y-%m-%dT%H:%M:%S)
 q="service=pghost&from=2026-01-01T00:00:00&to=$to"
-start_serve
+serve_start
 for r in $(seq 0 "$RUNS"); do
 	NODE_PATH=$build/browser/node_modules node bench/ui_paint.js "$base/?$q&mode=load" >>"$work/paint-load.txt"
 	NODE_PATH=$build/browser/node_modules node bench/ui_paint.js "$base/?$q&type=cpu" >>"$work/paint-flame.txt"
@@ -91,7 +78,7 @@ t0=$(date +%s.%N)
 for _ in $(seq "$RUNS"); do curl -sf -o /dev/null "$base/api/ui/load?$q"; done
 t1=$(date +%s.%N)
 rss=$(awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$serve_pid/status")
-stop_serve
+serve_stop
 out=bench/results/load-ui-$(date +%Y%m%d-%H%M).md
 lmed=$(tail -n +2 "$work/paint-load.txt" | awk '{print $1}' | median)
 fmed=$(tail -n +2 "$work/paint-flame.txt" | awk '{print $1}' | median)

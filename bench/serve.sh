@@ -44,24 +44,7 @@ agent_pid=""
 mapfile -t src < <(find "$work/agent" -name '*.pb.gz' -size +2k | sort)
 [ "${#src[@]}" -gt 0 ] || { echo "no agent profiles" >&2; exit 1; }
 
-# start_serve [BIN [ARGS...]]: a collector on the store ($bin's by default)
-start_serve() {
-	local b=${1:-$bin}
-	[ $# -gt 0 ] && shift
-	"$b" serve --listen 127.0.0.1:0 --store "$store" --retention off "$@" 2>"$work/serve.log" &
-	serve_pid=$!
-	port_s=""
-	for _ in $(seq 600); do
-		port_s=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$work/serve.log")
-		[ -n "$port_s" ] && break
-		sleep 0.1
-	done
-	[ -n "$port_s" ] || { echo "serve did not start:" >&2; cat "$work/serve.log" >&2; exit 1; }
-	base="http://127.0.0.1:$port_s"
-}
-stop_serve() { kill "$serve_pid"; wait "$serve_pid" || true; serve_pid=""; }
-
-start_serve
+serve_start
 # push N profiles, 6 s apart from 2026-01-01T00:00:00, the sources in turn
 python3 - "$base" "$N" "${src[@]}" <<'EOF'
 import http.client, sys, time, urllib.parse, datetime
@@ -79,7 +62,7 @@ for i in range(n):
     if r.status != 200:
         sys.exit(f'push {i}: {r.status}')
 EOF
-stop_serve
+serve_stop
 # the first MERGE_N pushed, as the catalog has them
 first=$(date -u -d "@$((1767225600 + 6 * (MERGE_N - 1)))" +%Y-%m-%dT%H:%M:%S)
 mapfile -t stored < <(sqlite3 "$store/catalog.sqlite" \
@@ -102,12 +85,12 @@ all="from=2025-12-31T00:00:00&to=2026-01-02T00:00:00"
 	echo "| --- | --- | --- | --- | --- |"
 } >"$out"
 for r in $(seq 1 "$RUNS"); do
-	start_serve
+	serve_start
 	t0=$(date +%s.%N)
 	curl -sf -o "$work/serve-merge.pb.gz" "$base/api/0/profiles/merge?service=pghost&type=cpu&$sel"
 	t1=$(date +%s.%N)
 	s_rss=$(awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$serve_pid/status")
-	stop_serve
+	serve_stop
 	/usr/bin/time -f '%e %M' -o "$work/go.time" go tool pprof -proto "${stored[@]}" \
 		>"$work/go-merge.pb.gz" 2>"$work/go.err"
 	read -r g_s g_kb <"$work/go.time"
@@ -136,7 +119,7 @@ day="service=pghost&type=cpu&from=2026-01-01T00:00:00&to=$dayto"
 paint() {
 	local label=$1 b=$2
 	shift 2
-	start_serve "$b" "$@"
+	serve_start "$b" "$@"
 	for v in hour day; do
 		url="$base/?${!v}"
 		for r in $(seq 0 "$RUNS"); do
@@ -145,7 +128,7 @@ paint() {
 		curl -sf -o "$work/data-$v.json" "$base/api/ui/data?${!v}"
 	done
 	rss=$(awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$serve_pid/status")
-	stop_serve
+	serve_stop
 	printf '| %s | %s | %s | %s | %s | %s |\n' "$label" \
 		"$(head -1 "$work/paint-hour.txt" | cut -d' ' -f1)" \
 		"$(tail -n +2 "$work/paint-hour.txt" | awk '{print $1}' | median)" \
@@ -178,9 +161,9 @@ paint "this one" "$bin"
 	echo '```'
 } >>"$out"
 # 2. list queries over ROWS rows: the pushed ones and copies of their rows
-start_serve
+serve_start
 have=$(sqlite3 "$store/catalog.sqlite" 'SELECT COUNT(*) FROM profiles')
-stop_serve
+serve_stop
 sqlite3 "$store/catalog.sqlite" <<EOF
 WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < $ROWS - $have)
 INSERT INTO profiles SELECT printf('%032x', i), 'pghost', 'cpu',
@@ -188,7 +171,7 @@ INSERT INTO profiles SELECT printf('%032x', i), 'pghost', 'cpu',
 INSERT INTO labels SELECT id, 'pid', CAST(1000 + (rowid % 100) AS TEXT) FROM profiles
   WHERE path = 'profiles/pghost/missing.pb.gz';
 EOF
-start_serve
+serve_start
 rows=$(sqlite3 "$store/catalog.sqlite" 'SELECT COUNT(*) FROM profiles')
 {
 	echo
@@ -207,6 +190,6 @@ for q in "limit=100&$all" "labels=pid=1042&$all" \
 	done | awk '{print $1 * 1000}' >"$work/list.ms"
 	echo "| \`$q\` | $n | $(median <"$work/list.ms") | $(sort -n "$work/list.ms" | head -1) | $(sort -n "$work/list.ms" | tail -1) |" >>"$out"
 done
-stop_serve
+serve_stop
 
 cat "$out"
