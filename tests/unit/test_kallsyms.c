@@ -120,6 +120,19 @@ Test(kallsyms, parse_and_lookup)
 	free(path);
 }
 
+/* The kallsyms file at path loaded into *ks, its core written to cache (a
+ * mkstemp() template, filled in) and read back into *c. */
+static void core_cached(const char *path, char *cache, struct ksyms **ks, struct ksyms_core **c)
+{
+	int fd = mkstemp(cache);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(ksyms_load(path, ks), 0);
+	cr_assert_eq(ksyms_core_write(cache, *ks), 0);
+	cr_assert_eq(ksyms_core_read(cache, c), 0);
+}
+
 /*
  * The core kernel's symbols kept for the boot (kallsyms_cache.c): read
  * back, they name every core address as the full table does, cover no
@@ -135,13 +148,9 @@ Test(kallsyms, core_table_kept_for_the_boot)
 	char *path = write_kallsyms(fixture), cache[] = "/tmp/ebprof-kcore-XXXXXX";
 	struct ksyms_core *c = NULL;
 	struct ksyms *ks = NULL;
-	int fd = mkstemp(cache);
+	int fd;
 
-	cr_assert_geq(fd, 0);
-	close(fd);
-	cr_assert_eq(ksyms_load(path, &ks), 0);
-	cr_assert_eq(ksyms_core_write(cache, ks), 0);
-	cr_assert_eq(ksyms_core_read(cache, &c), 0);
+	core_cached(path, cache, &ks, &c);
 	cr_expect_eq(ksyms_count(ksyms_core_table(c)), 5, "the 5 core symbols, no module's");
 	for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++) {
 		const char *want = NULL, *got = NULL, *mod = "?";
@@ -214,13 +223,9 @@ Test(kallsyms, core_table_read_in_place)
 	struct ksyms_core *c = NULL;
 	struct ksyms *ks = NULL;
 	const char *name = NULL;
-	int fd = mkstemp(cache);
+	int fd;
 
-	cr_assert_geq(fd, 0);
-	close(fd);
-	cr_assert_eq(ksyms_load(path, &ks), 0);
-	cr_assert_eq(ksyms_core_write(cache, ks), 0);
-	cr_assert_eq(ksyms_core_read(cache, &c), 0);
+	core_cached(path, cache, &ks, &c);
 	cr_assert_eq(ksyms_lookup(ksyms_core_table(c), core[0], &name, NULL, NULL), 1);
 	cr_expect(in_mapping_of(name, strlen(name) + 1, cache),
 		  "the names are the file's mapping, not a copy");
@@ -270,13 +275,8 @@ Test(kallsyms, rest_without_the_core_names_as_the_full_table)
 	struct ksyms *full = NULL, *rest = NULL;
 	struct ksyms_core *c = NULL;
 	uint64_t lo, hi;
-	int fd = mkstemp(cache);
 
-	cr_assert_geq(fd, 0);
-	close(fd);
-	cr_assert_eq(ksyms_load(path, &full), 0);
-	cr_assert_eq(ksyms_core_write(cache, full), 0);
-	cr_assert_eq(ksyms_core_read(cache, &c), 0);
+	core_cached(path, cache, &full, &c);
 	ksyms_core_range(c, &lo, &hi);
 	cr_assert_lt(lo, hi);
 	cr_assert_eq(ksyms_load_outside(path, lo, hi, &rest), 0);
