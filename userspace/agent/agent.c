@@ -25,6 +25,7 @@
 #include "sinks.h"
 #include "util/args.h"
 #include "util/log.h"
+#include "util/own_pages.h"
 #include "util/version.h"
 
 #define REMOTE_DRAIN_S 5.0
@@ -105,6 +106,22 @@ static void keep_budget(struct agent *a)
 	agent_metrics_budget(&a->metrics, b);
 }
 
+/* The clean pages of the agent's own code and read-only data given back
+ * (util/own_pages.h): after the start, what only the start used (the
+ * loader's relocation of each library, the embedded BPF object, the TLS
+ * libraries libmicrohttpd initializes); after a flush, what only the
+ * flush used. What the agent uses again faults back in (minor faults:
+ * bench/results/fp-start-*.md measured how much). */
+static void give_back_pages(const char *when)
+{
+	struct own_pages_stats st;
+
+	if (!own_pages_drop(&st))
+		log_debug("%s: %.1f MiB of clean file pages of %zu mappings given back (%zu "
+			  "with copied-on-write pages kept)",
+			  when, st.kib / 1024.0, st.mappings, st.skipped);
+}
+
 /* One line per interval, and the metrics. */
 static void on_interval(const struct session_interval *iv, void *ctx)
 {
@@ -119,6 +136,7 @@ static void on_interval(const struct session_interval *iv, void *ctx)
 	 * return from the top, and a backend per connection frees a lot. */
 	malloc_trim(0);
 	keep_budget(a);
+	give_back_pages("interval's end");
 	agent_metrics_snapshot(&a->metrics, a->s ? session_nprocs(a->s) : 0, a->sinks, a->nsinks,
 			       a->sym, iv->end_ns);
 	for (size_t i = 0; i < a->nsinks && off < sizeof(sinks); i++) {
@@ -218,6 +236,7 @@ static int start(struct agent *a)
 	agent_metrics_snapshot(&a->metrics, session_nprocs(a->s), a->sinks, a->nsinks, a->sym, 0);
 	if (start_http(a))
 		return EXIT_RUNTIME;
+	give_back_pages("started");
 	agent_sinks_describe(&a->cfg, where, sizeof(where));
 	log_info("sampling at %d Hz on %d CPUs, a profile per process every %d s into %s",
 		 a->cfg.frequency, session_ncpus(a->s), a->cfg.interval, where);

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf_features.h"
+#include "btf_cache.h"
 #include "map_sizes.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -145,6 +146,7 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 		 struct sampler **out, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oopts);
+	struct btf_cache min = { .fd = -1 };
 	struct sampler *s;
 	bool fentry;
 	int ret;
@@ -163,8 +165,6 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	ret = features_require(opts->btf_path, err, errlen);
 	if (ret)
 		return ret;
-	if (opts->btf_path)
-		oopts.btf_custom_path = opts->btf_path;
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -196,10 +196,22 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	for (int i = 0; i < s->ncpus; i++)
 		s->pfds[i] = -1;
 
+	if (opts->btf_path) {
+		oopts.btf_custom_path = opts->btf_path;
+	} else {
+		/* The part of the kernel's BTF the program relocates with, not
+		 * all of it (a 12 MiB peak); without fentry, which would read
+		 * all of it again to attach (the kprobe takes its place). */
+		size_t len;
+		const void *obj = profile_bpf__elf_bytes(&len);
+
+		if (!btf_cache_get(opts->btf_cache_dir, obj, len, &min))
+			oopts.btf_custom_path = min.path;
+	}
 	/* With the trampoline for titles at exit when the kernel's own BTF
 	 * is there; should that program not load, once more without it, and
 	 * without it from then on (features_fentry_refused()). */
-	fentry = !opts->btf_path && !features_fentry_refused();
+	fentry = !oopts.btf_custom_path && !features_fentry_refused();
 	libbpf_optional = fentry;
 	ret = open_and_load(s, opts, &oopts, fentry, err, errlen);
 	libbpf_optional = false;
@@ -211,6 +223,17 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 		if (!ret) /* fentry was what the kernel refused */
 			features_fentry_refuse();
 	}
+	if (ret && min.fd >= 0) { /* the kernel's whole BTF, as without the cache */
+		log_warn("cannot load the BPF program with the cached part of the kernel's BTF "
+			 "(%s): loading it with the whole BTF",
+			 err);
+		profile_bpf__destroy(s->skel);
+		s->skel = NULL;
+		oopts.btf_custom_path = NULL;
+		ret = open_and_load(s, opts, &oopts, false, err, errlen);
+	}
+	s->btf_cached = !ret && oopts.btf_custom_path && min.fd >= 0;
+	btf_cache_close(&min);
 	if (ret)
 		goto fail;
 	log_info("BPF maps for %d CPUs at %d Hz every %d s: %u counts, %u stacks, %u processes, "
@@ -243,6 +266,11 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 fail:
 	sampler_close(s);
 	return ret;
+}
+
+bool sampler_btf_cached(const struct sampler *s)
+{
+	return s->btf_cached;
 }
 
 int sampler_add_target(struct sampler *s, uint32_t tgid)

@@ -80,6 +80,9 @@ struct sampler_opts {
 				    * tests' way to fill the maps on purpose) */
 	uint32_t stack_entries;	   /* 0 = from CPUs, frequency, interval */
 	const char *btf_path;	   /* external vmlinux BTF, NULL = the kernel's */
+	const char *btf_cache_dir; /* the kernel BTF's part the program uses
+				    * (btf_cache.h): NULL = /var/cache/ebprof/btf,
+				    * "" = none (the whole BTF read) */
 	enum sampler_unwind unwind;
 	uint64_t unwind_budget;	      /* bytes of unwind tables; 0 = 64 MiB */
 	const char *unwind_cache_dir; /* NULL = /var/cache/ebprof/unwind, "" = none */
@@ -249,6 +252,10 @@ int sampler_read_stats(struct sampler *s, struct sampler_stats *out);
 
 /* Online CPUs the perf event is attached to. */
 int sampler_ncpus(const struct sampler *s);
+
+/* Was the program loaded with the cached part of the kernel's BTF
+ * (btf_cache.h), not the whole of it? */
+bool sampler_btf_cached(const struct sampler *s);
 
 void sampler_close(struct sampler *s);
 

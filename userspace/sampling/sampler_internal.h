@@ -22,6 +22,7 @@ struct sampler {
 	uint64_t map_bytes;	/* estimate of the load-sized maps (map_sizes.h) */
 	struct map_sizes sizes; /* ... their sizes */
 	bool prealloc;		/* hash maps preallocated (no BPF_F_NO_PREALLOC) */
+	bool btf_cached;	/* relocated with btf_cache.h's part of the BTF */
 	int nattached;		/* online CPUs with an event */
 	int *pfds;
 	struct bpf_link **links;
