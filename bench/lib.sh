@@ -72,22 +72,34 @@ waits_iter_stats() {
 }
 
 # waits_record_start VISITS OPTS SECS OUT LOG: offcpu_record_start with
-# OPTS, visiting the targets' threads alone or walking the host (VISITS
-# "host": EBPROF_WAITS_HOST=1), back WARM s (default 3) after it logged
-# "sampling at" (its start, seconds with 200 backends, is not its cost).
+# OPTS, the wait sampler's visit forced (EBPROF_WAITS_VISIT) by VISITS:
+# "host" (every thread of the host), "processes" (the targets' threads, a
+# link per process, 6.1+), "kfunc" (the targets' threads in one run, 6.7+,
+# a WAITS_TARGETS=1 build); anything else ("targets") leaves the session's
+# own choice. Back WARM s (default 3) after it logged "sampling at" (its
+# start, seconds with 200 backends, is not its cost).
 waits_record_start() {
-	local host=0
-	[ "$1" = host ] && host=1
-	EBPROF_WAITS_HOST=$host OFFCPU_OPTS="$2" WARM=0 offcpu_record_start "$3" "$4" "$5"
+	local v=""
+	case "$1" in
+	host | processes) v=$1 ;;
+	kfunc) v=targets ;;
+	esac
+	EBPROF_WAITS_VISIT=$v OFFCPU_OPTS="$2" WARM=0 offcpu_record_start "$3" "$4" "$5"
 	until grep -qs "sampling at" "$5"; do sleep 0.2; done
 	sleep "${WARM:-3}"
 }
 
 # waits_per_read VISITS LOG: the threads a read of the wait sampler looked
 # at, from record -v's wait sampler line in LOG; exit 1 unless it visited
-# VISITS ("targets" or "host")
+# as VISITS says (waits_record_start's; "targets": the targets' threads,
+# either way)
 waits_per_read() {
-	grep -q "wait sampler ($1)" "$2" || { echo "bench: not the $1 visit" >&2; exit 1; }
+	local re=$1
+	case "$1" in
+	kfunc) re=targets ;;
+	targets) re="\(targets\|processes\)" ;;
+	esac
+	grep -q "wait sampler ($re)" "$2" || { echo "bench: not the $1 visit" >&2; exit 1; }
 	sed -n 's/.*wait sampler ([a-z]*): \([0-9]*\) visits.*, \([0-9]*\) threads looked at.*/\1 \2/p' \
 		"$2" | awk '{ printf "%.1f", $1 ? $2 / $1 : 0 }'
 }

@@ -4,8 +4,9 @@
  * iterator, 5.18+), included by profile.bpf.c after offcpu.bpf.h. Nothing
  * runs at a switch: userspace reads the iterator `waits_visit` at a fixed
  * rate (sampling/sampler_waits.c), and each read visits the targets'
- * threads once (waits_visit_targets, 6.7+, where built in), or every
- * thread of the host (waits_visit: older kernels, -a). A thread of a
+ * threads once (waits_visit_targets, 6.7+, where built in; waits_visit
+ * over a link per target process, 6.1+), or every thread of the host
+ * (waits_visit: older kernels, -a). A thread of a
  * target found off the CPU counts as a wait of one period (waits_ns)
  * under the same key as a wait the switch
  * path takes (struct offcpu_key: its state, kernel and user stacks,
@@ -431,8 +432,9 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 }
 
 /*
- * Every thread of the host, once per read of the iterator (kernels
- * without what waits_visit_targets needs, and -a).
+ * The threads of the task iterator's link, once per read: of one target
+ * process (a link per process, 6.1+: userspace keeps one for each), or
+ * every thread of the host (5.18-6.0, -a, past the links' limit).
  */
 SEC("iter.s/task")
 int waits_visit(struct bpf_iter__task *ctx)

@@ -31,6 +31,7 @@ struct sym_dwarf {
 	char *debug_path; /* the debug file's name, for libdwfl's messages */
 	int debug_fd;	  /* open until libdwfl takes it (-1: none, or taken) */
 	bool has_lines;
+	bool units_interned; /* symdw_intern_units() done */
 	/* Function symbols sorted by address, built on first use:
 	 * dwfl_module_addrinfo scans every symbol for each lookup, which
 	 * dominates symbolization of binaries without DWARF. */
@@ -216,6 +217,34 @@ int symdw_file_ranges(struct sym_dwarf *dw, void **start, size_t *len)
 	return n;
 }
 
+void symdw_intern_units(struct sym_dwarf *dw, size_t window, void (*between)(void *arg), void *arg)
+{
+	Dwarf_Off off = 0, next, mark = 0;
+	Dwarf_Addr dbias;
+	Dwarf *dwarf;
+	size_t hsize;
+
+	if (!dw || dw->units_interned)
+		return;
+	dw->units_interned = true;
+	if (!dw->has_lines || !(dwarf = dwfl_module_getdwarf(dw->mod, &dbias)))
+		return;
+	while (!dwarf_next_unit(dwarf, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL)) {
+		Dwarf_Die die;
+
+		/* a unit libdw cannot read: its own walk stops there too */
+		if (!dwarf_offdie(dwarf, off + hsize, &die))
+			break;
+		if (next - mark >= window) {
+			between(arg);
+			mark = next;
+		}
+		off = next;
+	}
+	if (mark)
+		between(arg);
+}
+
 /* Name of a subprogram/inlined DIE as in the binary (linkage name first). */
 static const char *die_name(Dwarf_Die *die)
 {
@@ -398,6 +427,13 @@ static void build_funcs(struct sym_dwarf *dw)
 		if (!out || dw->funcs[out - 1].addr != dw->funcs[i].addr)
 			dw->funcs[out++] = dw->funcs[i];
 	dw->nfuncs = out;
+	/* sized for every symbol: the functions' size is what stays */
+	if (out && out < (size_t)n) {
+		struct func_sym *f = realloc(dw->funcs, out * sizeof(*dw->funcs));
+
+		if (f)
+			dw->funcs = f;
+	}
 }
 
 /* Nearest function symbol (.symtab, else .dynsym) covering addr: the last

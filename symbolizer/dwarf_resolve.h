@@ -46,6 +46,18 @@ struct Dwfl_Module *symdw_module(struct sym_dwarf *dw, uint64_t *bias);
 int symdw_file_ranges(struct sym_dwarf *dw, void **start, size_t *len);
 
 /*
+ * Read the compile units of the module's DWARF into libdw, once, before
+ * its first lookup, calling between(arg) after each window bytes of
+ * .debug_info: libdw's first lookup (dwarf_getaranges()) reads the header
+ * and first DIE of every unit, some 6 MiB of libc6-dbg's libc resident at
+ * once; read here in windows, with the pages given back between them, it
+ * finds every unit already read and touches no more of the file. The
+ * units and lookups are the same as libdw's own.
+ */
+#define SYMDW_UNIT_WINDOW (256u << 10)
+void symdw_intern_units(struct sym_dwarf *dw, size_t window, void (*between)(void *arg), void *arg);
+
+/*
  * Resolve an ELF virtual address (as in the file's program headers).
  * Fills frames innermost first, the last one being the real (outermost)
  * function; when the chain is longer than max, the innermost frames are

@@ -294,6 +294,7 @@ static int entry_index(struct symbolizer *sym, struct sym_elf *e)
 	sym->stats.fde_index_bytes += fdex_bytes(e->fdes);
 	sym->stats.first_reads++;
 	symc_account(sym, e);
+	symc_drop_entry_pages(e); /* .eh_frame read whole: its pages go now */
 	return 0;
 }
 

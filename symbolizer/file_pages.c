@@ -10,6 +10,8 @@
  * file: MADV_DONTNEED unmaps them, and a later read faults them back from
  * the page cache (a minor fault) or the disk.
  *
+ * The core kernel's symbol table (kallsyms_cache.c) is such a mapping too.
+ *
  * Only the entries read from since the last call (struct sym_elf.touched),
  * and only ranges that /proc/self/maps shows inside one private file
  * mapping (looked at once per entry): an ELF that libelf read into the
@@ -25,6 +27,7 @@
 #include <unistd.h>
 
 #include "dwarf_resolve.h"
+#include "kallsyms.h"
 #include "sym_cache.h"
 
 struct fmap {
@@ -95,6 +98,37 @@ static bool file_mapped(struct sym_elf *e, void **start, size_t *len, int n, uin
 	return e->file_mapped > 0;
 }
 
+/* Give back e's file pages; how many mappings were advised. maps: read
+ * when first needed, freed by the caller. */
+static size_t drop_entry(struct sym_elf *e, uintptr_t page, struct fmap **maps, size_t *nmaps)
+{
+	size_t done = 0;
+	void *start[2];
+	size_t len[2];
+	int n;
+
+	n = symdw_file_ranges(e->dw, start, len);
+	if (!n || !file_mapped(e, start, len, n, page, maps, nmaps))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		uintptr_t lo = (uintptr_t)start[i] & ~(page - 1);
+		uintptr_t hi = ((uintptr_t)start[i] + len[i] + page - 1) & ~(page - 1);
+
+		if (!madvise((void *)lo, hi - lo, MADV_DONTNEED))
+			done++;
+	}
+	return done;
+}
+
+void symc_drop_entry_pages(void *entry)
+{
+	struct fmap *maps = NULL;
+	size_t nmaps = 0;
+
+	drop_entry(entry, (uintptr_t)sysconf(_SC_PAGESIZE), &maps, &nmaps);
+	free(maps);
+}
+
 size_t sym_drop_file_pages(struct symbolizer *sym)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
@@ -103,24 +137,16 @@ size_t sym_drop_file_pages(struct symbolizer *sym)
 
 	if (!sym)
 		return 0;
+	if (sym->kcore_touched) { /* the core kernel's table, a file mapping */
+		sym->kcore_touched = false;
+		ksyms_core_drop_pages(sym->kcore);
+		done++;
+	}
 	for (struct sym_elf *e = sym->lru_head; e; e = e->lru_next) {
-		void *start[2];
-		size_t len[2];
-		int n;
-
 		if (!e->touched)
 			continue;
 		e->touched = false;
-		n = symdw_file_ranges(e->dw, start, len);
-		if (!n || !file_mapped(e, start, len, n, page, &maps, &nmaps))
-			continue;
-		for (int i = 0; i < n; i++) {
-			uintptr_t lo = (uintptr_t)start[i] & ~(page - 1);
-			uintptr_t hi = ((uintptr_t)start[i] + len[i] + page - 1) & ~(page - 1);
-
-			if (!madvise((void *)lo, hi - lo, MADV_DONTNEED))
-				done++;
-		}
+		done += drop_entry(e, page, &maps, &nmaps);
 	}
 	free(maps);
 	return done;

@@ -64,7 +64,10 @@ int ksyms_core_read(const char *path, struct ksyms_core **out);
 bool ksyms_core_covers(const struct ksyms_core *c, uint64_t addr);
 /* [*lo, *hi): the addresses the core table covers. */
 void ksyms_core_range(const struct ksyms_core *c, uint64_t *lo, uint64_t *hi);
+/* The table, valid until ksyms_core_free(): it lies in the file's mapping. */
 const struct ksyms *ksyms_core_table(const struct ksyms_core *c);
+/* Give back the mapping's pages that lookups read (clean file pages). */
+void ksyms_core_drop_pages(struct ksyms_core *c);
 void ksyms_core_free(struct ksyms_core *c);
 
 #endif /* EBPROF_SYM_KALLSYMS_H */

@@ -12,12 +12,21 @@
  * then the symbols and their names as struct ksyms holds them. One of
  * another boot, or that does not read back whole, is not used (and is
  * replaced by the next full read).
+ *
+ * The table is used where it lies: the file is mapped (read only, private)
+ * rather than copied to the heap, some 2.4 MiB the agent kept resident
+ * for as long as it ran. A lookup touches the few pages its bisection
+ * reads; ksyms_core_drop_pages() gives them back (clean file pages,
+ * refaulted from the page cache when needed). The file is only ever
+ * replaced by rename(), never rewritten in place, so the mapping's inode
+ * keeps its content.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,8 +47,10 @@ struct kcache_hdr {
 };
 
 struct ksyms_core {
-	struct ksyms *ks;
+	struct ksyms *ks; /* its syms and names point into map */
 	uint64_t lo, hi;
+	void *map; /* the file, mapped whole */
+	size_t map_len;
 };
 
 /* This boot's id, "" when unknown. */
@@ -53,20 +64,6 @@ static void boot_id(char *buf, size_t size)
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		n--;
 	buf[n > 0 ? n : 0] = '\0';
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	for (size_t off = 0; off < len;) {
-		ssize_t n = read(fd, (char *)buf + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		off += (size_t)n;
-	}
-	return 0;
 }
 
 static int write_all_fd(int fd, const void *buf, size_t len)
@@ -83,24 +80,38 @@ static int write_all_fd(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static struct ksyms_core *core_new(struct ksyms *ks, uint64_t lo, uint64_t hi)
+/* Is the table of h, mapped at base (len bytes), what was written? The
+ * pages read are given back every KCACHE_CHECK_WINDOW symbols (256 KiB):
+ * the check does not hold the whole table resident. */
+#define KCACHE_CHECK_WINDOW 16384
+static bool core_valid(const struct kcache_hdr *h, const char *id, const char *base, size_t len)
 {
-	struct ksyms_core *c = calloc(1, sizeof(*c));
+	const struct ksym *syms = (const struct ksym *)(base + sizeof(*h));
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 
-	if (!c)
-		return NULL;
-	c->ks = ks;
-	c->lo = lo;
-	c->hi = hi;
-	return c;
+	if (memcmp(h->magic, KCACHE_MAGIC, 8) || strncmp(h->boot_id, id, sizeof(h->boot_id)) ||
+	    !h->n || h->n > KCACHE_MAX_SYMS || h->names_len > KCACHE_MAX_NAMES || h->lo >= h->hi ||
+	    len != sizeof(*h) + h->n * sizeof(*syms) + h->names_len)
+		return false;
+	for (size_t i = 0; i < h->n; i++) {
+		if (syms[i].name_off >= h->names_len || (i && syms[i].addr <= syms[i - 1].addr))
+			return false;
+		if (i && i % KCACHE_CHECK_WINDOW == 0) /* whole pages before syms[i - 1] */
+			madvise((void *)base,
+				((uintptr_t)&syms[i - 1] - (uintptr_t)base) & ~(page - 1),
+				MADV_DONTNEED);
+	}
+	return !h->names_len || !base[len - 1]; /* the names end in a '\0' */
 }
 
 int ksyms_core_read(const char *path, struct ksyms_core **out)
 {
 	struct kcache_hdr h;
-	struct ksyms *ks = NULL;
+	struct ksyms_core *c = NULL;
+	struct stat st;
+	void *map = MAP_FAILED;
 	char id[64];
-	int fd, ret;
+	int fd, ret = 0;
 
 	*out = NULL;
 	boot_id(id, sizeof(id));
@@ -109,37 +120,41 @@ int ksyms_core_read(const char *path, struct ksyms_core **out)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ret = read_all(fd, &h, sizeof(h));
-	if (!ret &&
-	    (memcmp(h.magic, KCACHE_MAGIC, 8) || strncmp(h.boot_id, id, sizeof(h.boot_id)) ||
-	     !h.n || h.n > KCACHE_MAX_SYMS || h.names_len > KCACHE_MAX_NAMES || h.lo >= h.hi))
+	if (fstat(fd, &st))
+		ret = -errno;
+	else if (st.st_size < (off_t)sizeof(h))
 		ret = -ESTALE;
-	if (!ret && !(ks = calloc(1, sizeof(*ks))))
-		ret = -ENOMEM;
-	if (!ret) {
-		ks->n = h.n;
-		ks->nruns = 1;
-		ks->syms = malloc(h.n * sizeof(*ks->syms));
-		ks->names = malloc(h.names_len ? h.names_len : 1);
-		ks->runs = calloc(1, sizeof(*ks->runs)); /* one run: the core kernel */
-		ret = ks->syms && ks->names && ks->runs ? 0 : -ENOMEM;
-	}
-	if (!ret)
-		ret = read_all(fd, ks->syms, h.n * sizeof(*ks->syms));
-	if (!ret)
-		ret = read_all(fd, ks->names, h.names_len);
-	for (size_t i = 0; !ret && i < ks->n; i++)
-		if (ks->syms[i].name_off >= h.names_len ||
-		    (i && ks->syms[i].addr <= ks->syms[i - 1].addr))
-			ret = -ESTALE; /* not what was written */
-	if (!ret && h.names_len && ks->names[h.names_len - 1])
-		ret = -ESTALE;
+	else if ((map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) ==
+		 MAP_FAILED)
+		ret = -errno;
 	close(fd);
-	if (!ret && !(*out = core_new(ks, h.lo, h.hi)))
-		ret = -ENOMEM;
 	if (ret)
-		ksyms_free(ks);
-	return ret;
+		return ret;
+	memcpy(&h, map, sizeof(h));
+	if (!core_valid(&h, id, map, (size_t)st.st_size))
+		ret = -ESTALE;
+	/* the check read every page: none is needed until a lookup */
+	madvise(map, (size_t)st.st_size, MADV_DONTNEED);
+	if (!ret && (!(c = calloc(1, sizeof(*c))) || !(c->ks = calloc(1, sizeof(*c->ks))) ||
+		     !(c->ks->runs = calloc(1, sizeof(*c->ks->runs))))) /* one run: the core */
+		ret = -ENOMEM;
+	if (ret) {
+		if (c)
+			free(c->ks);
+		free(c);
+		munmap(map, (size_t)st.st_size);
+		return ret;
+	}
+	c->ks->n = h.n;
+	c->ks->nruns = 1;
+	c->ks->syms = (struct ksym *)((char *)map + sizeof(h));
+	c->ks->names = (char *)(c->ks->syms + h.n);
+	c->lo = h.lo;
+	c->hi = h.hi;
+	c->map = map;
+	c->map_len = (size_t)st.st_size;
+	*out = c;
+	return 0;
 }
 
 /* The core kernel's symbols of ks, the names they use, and their range. */
@@ -248,10 +263,19 @@ const struct ksyms *ksyms_core_table(const struct ksyms_core *c)
 	return c ? c->ks : NULL;
 }
 
+void ksyms_core_drop_pages(struct ksyms_core *c)
+{
+	if (c)
+		madvise(c->map, c->map_len, MADV_DONTNEED);
+}
+
 void ksyms_core_free(struct ksyms_core *c)
 {
 	if (!c)
 		return;
-	ksyms_free(c->ks);
+	/* syms and names are the mapping's, not the heap's */
+	free(c->ks->runs);
+	free(c->ks);
+	munmap(c->map, c->map_len);
 	free(c);
 }

@@ -139,9 +139,10 @@ struct symbolizer {
 	bool ksyms_tried;
 	struct ksyms_core *kcore; /* the core kernel's, from the boot's file */
 	bool kcore_tried;
-	char *kname;	  /* last demangled kernel name */
-	struct symdi *di; /* debuginfod client; NULL = none */
-	bool di_wait;	  /* ask debuginfod synchronously */
+	bool kcore_touched; /* looked up since sym_drop_file_pages() */
+	char *kname;	    /* last demangled kernel name */
+	struct symdi *di;   /* debuginfod client; NULL = none */
+	bool di_wait;	    /* ask debuginfod synchronously */
 	/* Entries whose debug file arrived while pinned: out of the tables,
 	 * freed by symc_refresh() once unpinned (linked by lru_next). */
 	struct sym_elf *stale;
@@ -183,6 +184,11 @@ void symc_memo_clear(struct sym_elf *e);
 const char *symc_intern(htab_t strs, size_t *bytes, const char *s);
 /* Free every element of a memo or string table and empty it. */
 void symc_table_free_all(htab_t t);
+
+/* file_pages.c: give back the file pages of entry (a struct sym_elf; void
+ * for symdw_intern_units()'s callback) at once, after it read a binary's
+ * tables whole; sym_drop_file_pages() still counts it as read from. */
+void symc_drop_entry_pages(void *entry);
 
 /* sym_park.c: give e the resolutions parked under its key, if any. */
 void symc_park_adopt(struct symbolizer *sym, struct sym_elf *e);

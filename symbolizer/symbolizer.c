@@ -294,6 +294,7 @@ static int resolve_uncached(struct symbolizer *sym, struct sym_elf *e, uint64_t 
 
 	if (elfbin_vaddr(&e->id, offset, &vaddr))
 		return 0;
+	symdw_intern_units(e->dw, SYMDW_UNIT_WINDOW, symc_drop_entry_pages, e);
 	n = symdw_resolve(e->dw, vaddr, raw, SYM_MAX_FRAMES);
 	for (int i = 0; i < n; i++) {
 		struct sym_frame *f = &frames[i];
@@ -324,6 +325,7 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 	struct sym_frame local[SYM_MAX_FRAMES];
 	const struct sym_frame *src;
 	struct memo_rec *r;
+	bool first;
 	int n, skip;
 
 	if (!sym || !elf || !frames || max <= 0)
@@ -338,7 +340,8 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 		sym->stats.resolved++;
 		if (htab_elements(elf->memo) >= SYM_MEMO_MAX)
 			symc_memo_clear(elf);
-		sym->stats.first_reads += !elf->memo_bytes;
+		first = !elf->memo_bytes;
+		sym->stats.first_reads += first;
 		n = resolve_uncached(sym, elf, file_offset, local);
 		src = local;
 		r = malloc(sizeof(*r) + n * sizeof(*local));
@@ -356,6 +359,10 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 			}
 		}
 		symc_account(sym, elf);
+		/* the first lookup read the binary's tables whole: those pages
+		 * go now, not after every binary of the stack was read too */
+		if (first)
+			symc_drop_entry_pages(elf);
 	}
 	if (!n)
 		sym->stats.resolve_failures++;
@@ -378,8 +385,10 @@ static const struct ksyms *kernel_table(struct symbolizer *sym, uint64_t addr)
 		if (err && err != -ENOENT)
 			sym_debug("symbolizer: %s: %s", KALLSYMS_CORE_FILE, strerror(-err));
 	}
-	if (ksyms_core_covers(sym->kcore, addr))
+	if (ksyms_core_covers(sym->kcore, addr)) {
+		sym->kcore_touched = true;
 		return ksyms_core_table(sym->kcore);
+	}
 	if (!sym->ksyms_tried) {
 		uint64_t lo, hi;
 

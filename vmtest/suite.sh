@@ -58,8 +58,10 @@ export BUILD
 #    (Lock/transactionid under the UPDATE) and an idle client.
 #  - offcpu_paths/*: the off-CPU path each kernel takes, said in the log
 #    (the wait sampler's task iterator from 5.18, the switch hooks on
-#    5.10), and the threads an iterator visit looks at (the host's before
-#    6.7 or without the targets' visit in the build, the targets' alone).
+#    5.10), and the threads an iterator visit looks at (the targets'
+#    alone: in one run on 6.7+ where the build has it, a link per target
+#    process on 6.1+; the host's before); the links per process follow
+#    the targets that fork and exit, none left open.
 #  - offcpu_pgproc/*: a PostgreSQL 13 backend's wait event, read from its
 #    PGPROC at an offset (the fixture stands in for the version).
 #  - faults/*: page faults sampled by a PERF_COUNT_SW_PAGE_FAULTS event
@@ -117,6 +119,7 @@ test_offcpu:offcpu/time_away_splits_3_to_1_under_complete_stacks
 test_offcpu:offcpu/postgres_lock_wait_and_idle_client
 test_offcpu_paths:offcpu_paths/kernel_takes_its_path
 test_offcpu_paths:offcpu_paths/iterator_visits_the_targets_threads_alone
+test_offcpu_paths:offcpu_paths/links_follow_the_target_processes
 test_offcpu_pgproc:offcpu_pgproc/postgres_13_wait_event_read_from_pgproc
 test_faults:faults/bytes_split_3_to_1_under_complete_stacks
 test_memory:memory/hostile_trees_end_within_their_bounds

@@ -227,7 +227,8 @@ size_t sym_release_unpinned(struct symbolizer *sym);
 /*
  * Give back the resident pages of the binaries and debug files the cached
  * entries map (clean file pages: read again from the page cache when next
- * touched) of the binaries read from since the last call. What is parsed
+ * touched) of the binaries read from since the last call, and of the core
+ * kernel's symbol table if looked up since. What is parsed
  * from them stays; lookups resolve as before. Cheap (a madvise() per file
  * read from; /proc/self/maps read when a binary was opened since): for
  * the points where a caller has just resolved addresses. Returns how many

@@ -8,7 +8,9 @@
  * the modules' BTF; the agent's unit has no CAP_SYS_ADMIN), even when
  * the program that calls it is not loaded. So it is in by default only
  * with libbpf 1.3+; `make WAITS_TARGETS=1` puts it in anyway (for hosts
- * whose kernel is 6.7+, or that run as root).
+ * whose kernel is 6.7+, or that run as root). Without it, 6.1+ visits
+ * the targets' threads a task iterator link per process
+ * (sampling/waits_links.c), no kfunc.
  */
 #ifndef EBPROF_WAITS_VISIT_H
 #define EBPROF_WAITS_VISIT_H

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +120,19 @@ Test(kallsyms, parse_and_lookup)
 	free(path);
 }
 
+/* The kallsyms file at path loaded into *ks, its core written to cache (a
+ * mkstemp() template, filled in) and read back into *c. */
+static void core_cached(const char *path, char *cache, struct ksyms **ks, struct ksyms_core **c)
+{
+	int fd = mkstemp(cache);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(ksyms_load(path, ks), 0);
+	cr_assert_eq(ksyms_core_write(cache, *ks), 0);
+	cr_assert_eq(ksyms_core_read(cache, c), 0);
+}
+
 /*
  * The core kernel's symbols kept for the boot (kallsyms_cache.c): read
  * back, they name every core address as the full table does, cover no
@@ -133,13 +148,9 @@ Test(kallsyms, core_table_kept_for_the_boot)
 	char *path = write_kallsyms(fixture), cache[] = "/tmp/ebprof-kcore-XXXXXX";
 	struct ksyms_core *c = NULL;
 	struct ksyms *ks = NULL;
-	int fd = mkstemp(cache);
+	int fd;
 
-	cr_assert_geq(fd, 0);
-	close(fd);
-	cr_assert_eq(ksyms_load(path, &ks), 0);
-	cr_assert_eq(ksyms_core_write(cache, ks), 0);
-	cr_assert_eq(ksyms_core_read(cache, &c), 0);
+	core_cached(path, cache, &ks, &c);
 	cr_expect_eq(ksyms_count(ksyms_core_table(c)), 5, "the 5 core symbols, no module's");
 	for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++) {
 		const char *want = NULL, *got = NULL, *mod = "?";
@@ -176,6 +187,76 @@ Test(kallsyms, core_table_kept_for_the_boot)
 	free(path);
 }
 
+/* Does [p, p + len) lie in a mapping of path (/proc/self/maps)? */
+static bool in_mapping_of(const void *p, size_t len, const char *path)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	bool in = false;
+
+	cr_assert_not_null(f);
+	while (!in && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		int at = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) == 2 && at &&
+		    !strcmp(line + at, path))
+			in = lo <= (uintptr_t)p && (uintptr_t)p + len <= hi;
+	}
+	fclose(f);
+	return in;
+}
+
+/*
+ * The boot's table is used where it lies, in the file's mapping (not
+ * copied to the heap, some 2.4 MiB kept for the agent's life): its symbols
+ * and names are the file's pages, lookups answer the same after those
+ * pages are given back, and a file longer than its header says is not
+ * used.
+ */
+Test(kallsyms, core_table_read_in_place)
+{
+	static const uint64_t core[] = { 0xffffffff81000000ULL, 0xffffffff81000250ULL,
+					 0xffffffff81000500ULL };
+	char *path = write_kallsyms(fixture), cache[] = "/tmp/ebprof-kcore-XXXXXX";
+	struct ksyms_core *c = NULL;
+	struct ksyms *ks = NULL;
+	const char *name = NULL;
+	int fd;
+
+	core_cached(path, cache, &ks, &c);
+	cr_assert_eq(ksyms_lookup(ksyms_core_table(c), core[0], &name, NULL, NULL), 1);
+	cr_expect(in_mapping_of(name, strlen(name) + 1, cache),
+		  "the names are the file's mapping, not a copy");
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < sizeof(core) / sizeof(core[0]); i++) {
+			const char *want = NULL, *got = NULL;
+			uint64_t ws = 0, gs = 1;
+
+			cr_assert_eq(ksyms_lookup(ks, core[i], &want, NULL, &ws), 1);
+			cr_assert_eq(ksyms_lookup(ksyms_core_table(c), core[i], &got, NULL, &gs), 1,
+				     "0x%" PRIx64 " round %d", core[i], round);
+			cr_expect_str_eq(got, want, "0x%" PRIx64 " round %d", core[i], round);
+			cr_expect_eq(gs, ws);
+		}
+		ksyms_core_drop_pages(c); /* the next round refaults them */
+	}
+	ksyms_core_free(c);
+	/* a byte more than written */
+	fd = open(cache, O_WRONLY | O_APPEND);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "", 1), 1);
+	close(fd);
+	c = NULL;
+	cr_expect_eq(ksyms_core_read(cache, &c), -ESTALE);
+	cr_expect_null(c);
+	ksyms_free(ks);
+	unlink(cache);
+	unlink(path);
+	free(path);
+}
+
 /*
  * With the core's table kept for the boot, the rest of /proc/kallsyms is
  * read without the core's lines (what the parse holds is the modules'):
@@ -194,13 +275,8 @@ Test(kallsyms, rest_without_the_core_names_as_the_full_table)
 	struct ksyms *full = NULL, *rest = NULL;
 	struct ksyms_core *c = NULL;
 	uint64_t lo, hi;
-	int fd = mkstemp(cache);
 
-	cr_assert_geq(fd, 0);
-	close(fd);
-	cr_assert_eq(ksyms_load(path, &full), 0);
-	cr_assert_eq(ksyms_core_write(cache, full), 0);
-	cr_assert_eq(ksyms_core_read(cache, &c), 0);
+	core_cached(path, cache, &full, &c);
 	ksyms_core_range(c, &lo, &hi);
 	cr_assert_lt(lo, hi);
 	cr_assert_eq(ksyms_load_outside(path, lo, hi, &rest), 0);

@@ -355,6 +355,21 @@ Test(metrics, offcpu_path_and_wait_sampler)
 	cr_expect(strstr(text, "\nebprof_waits_threads_unchanged_total 3500\n") != NULL, "%s",
 		  text);
 	cr_expect(strstr(text, "\nebprof_waits_cpu_seconds_total 1.500000\n") != NULL, "%s", text);
+	cr_expect_null(strstr(text, "ebprof_waits_links"), "one run holds no links: %s", text);
+	free(text);
+	/* a link per target process: how many, the most, past it */
+	iv.offcpu.visits = "processes";
+	iv.offcpu.links = 12;
+	iv.offcpu.links_max = 512;
+	iv.offcpu.links_over = 3;
+	agent_metrics_interval(&m, &iv);
+	text = metrics_page(&m);
+	metrics_check_format(text);
+	cr_expect(strstr(text, "\nebprof_waits_visiting{visits=\"processes\"} 1\n") != NULL, "%s",
+		  text);
+	cr_expect(strstr(text, "\nebprof_waits_links 12\n") != NULL, "%s", text);
+	cr_expect(strstr(text, "\nebprof_waits_links_max 512\n") != NULL, "%s", text);
+	cr_expect(strstr(text, "\nebprof_waits_links_over_total 3\n") != NULL, "%s", text);
 	free(text);
 	iv = (struct session_interval){ .offcpu = { .path = "switch" } };
 	agent_metrics_interval(&m, &iv);

@@ -520,6 +520,9 @@ Test(symbolizer, file_pages_given_back)
 	struct sym_elf *e = get_path(sym, pb);
 
 	cr_assert_eq(sym_elf_resolve(sym, e, work, f, MAXF), 1);
+	/* the first lookup read the binary's tables whole: given back at once */
+	cr_expect_eq(dwfl_rss(pb), 0, "the first lookup's pages are kept");
+	/* its strings are the mapping's: read again */
 	cr_expect_str_eq(f[0].function, "sym_prog_work");
 	cr_assert_gt(dwfl_rss(pb), 0, "libdwfl's mapping has no page resident");
 	cr_expect_eq(sym_drop_file_pages(sym), 1);

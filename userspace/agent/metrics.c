@@ -100,8 +100,21 @@ static void offcpu_path_metrics(FILE *out, const struct agent_metrics *m)
 		return;
 	head(out, "ebprof_waits_visiting", "gauge",
 	     "Which threads a read of the wait sampler's iterator looks at: visits=\"targets\" "
-	     "(the targets' alone, Linux 6.7+) or visits=\"host\" (every thread of the host).");
+	     "(the targets' alone in one run, Linux 6.7+), visits=\"processes\" (the targets' "
+	     "alone, a link per process, 6.1+) or visits=\"host\" (every thread of the host).");
 	fprintf(out, "ebprof_waits_visiting{visits=\"%s\"} 1\n", o->visits ? o->visits : "host");
+	if (o->links_max) {
+		metric(out, "ebprof_waits_links", "gauge",
+		       "Task iterator links the wait sampler holds, one per target process.",
+		       o->links);
+		metric(out, "ebprof_waits_links_max", "gauge",
+		       "The most links it holds (half RLIMIT_NOFILE); past it, it visits the host.",
+		       o->links_max);
+		metric(out, "ebprof_waits_links_over_total", "counter",
+		       "Visits of every thread of the host made for more target processes than "
+		       "links.",
+		       o->links_over);
+	}
 	metric(out, "ebprof_waits_rate_hz", "gauge",
 	       "The wait sampler's visits of every target thread per second (offcpu-rate).",
 	       (uint64_t)o->rate);

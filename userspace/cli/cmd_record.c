@@ -177,11 +177,19 @@ static void waits_summary(const struct session_stats *st)
 		return;
 	fprintf(stderr,
 		"ebprof: wait sampler (%s): %llu visits at %d Hz, %llu threads looked at, %llu of "
-		"processes not targeted, %llu found off the CPU\n",
+		"processes not targeted, %llu found off the CPU, %.1f ms of its thread's CPU\n",
 		o->visits, (unsigned long long)o->ticks, o->rate,
 		(unsigned long long)st->bpf.v[STAT_WAITS_SEEN],
 		(unsigned long long)st->bpf.v[STAT_WAITS_OTHERS],
-		(unsigned long long)st->bpf.v[STAT_WAITS_VISITS]);
+		(unsigned long long)st->bpf.v[STAT_WAITS_VISITS], o->cpu_ns / 1e6);
+	if (o->links_max) /* a link per target process */
+		fprintf(stderr,
+			"ebprof: wait sampler links: %llu made, %llu closed, at most %llu; %llu "
+			"visits of the host instead (target processes past that, or more than "
+			"links are "
+			"worth)\n",
+			(unsigned long long)o->links_made, (unsigned long long)o->links_closed,
+			(unsigned long long)o->links_max, (unsigned long long)o->links_over);
 }
 
 /* The summary line on a terminal or with -v. */

@@ -85,6 +85,19 @@ static bool has_func(const struct btf *btf, const char *name)
 	return btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
 }
 
+/* Does the kernel's union `name` have a member `member`? */
+static bool has_union_member(const struct btf *btf, const char *name, const char *member)
+{
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_UNION);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+
+	for (int i = 0; m && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), member))
+			return true;
+	return false;
+}
+
 /* The task iterators, from the kernel's own BTF (an iterator attaches
  * through it: an external --btf file does not serve). */
 static void probe_task_iters(struct features *f)
@@ -103,6 +116,7 @@ static void probe_task_iters(struct features *f)
 			       has_func(btf, "bpf_task_release") &&
 			       has_func(btf, "bpf_rcu_read_lock") &&
 			       has_func(btf, "bpf_iter_task_new");
+	f->task_iter_pid = f->task_iter_s && has_union_member(btf, "bpf_iter_link_info", "task");
 	btf__free(btf);
 }
 
@@ -215,6 +229,7 @@ void features_format(const struct features *f, char *buf, size_t len)
 		 f->task_iter_asked ? ", task iterator " : "",
 		 !f->task_iter_asked	? ""
 		 : f->task_iter_targets ? "sleepable, of the targets' threads (off-CPU sampled)"
+		 : f->task_iter_pid	? "sleepable, per process (off-CPU sampled)"
 		 : f->task_iter_s	? "sleepable (off-CPU sampled)"
 		 : f->task_iter		? "yes, not sleepable (off-CPU timed at switches)"
 					: "no (off-CPU timed at switches)");
@@ -350,6 +365,7 @@ static void run_iters_probe(void)
 	probe_task_iters(&probed);
 	log_info("task iterator %s",
 		 probed.task_iter_targets ? "sleepable, of the targets' threads (off-CPU sampled)"
+		 : probed.task_iter_pid	  ? "sleepable, per process (off-CPU sampled)"
 		 : probed.task_iter_s	  ? "sleepable (off-CPU sampled)"
 		 : probed.task_iter	  ? "yes, not sleepable (off-CPU timed at switches)"
 					  : "no (off-CPU timed at switches)");
@@ -365,6 +381,12 @@ bool features_have_task_iter_targets(void)
 {
 	pthread_once(&iters_once, run_iters_probe);
 	return !probe_ret && probed.task_iter_targets;
+}
+
+bool features_have_task_iter_pid(void)
+{
+	pthread_once(&iters_once, run_iters_probe);
+	return !probe_ret && probed.task_iter_pid;
 }
 
 bool features_have_task_iter(void)

@@ -41,6 +41,10 @@ struct features {
 	bool task_iter_targets; /* ... that visits the targets' threads alone:
 				 * bpf_task_from_pid(), bpf_iter_task (6.7);
 				 * else every thread of the host */
+	bool task_iter_pid;	/* ... whose link is made for one process (union
+				 * bpf_iter_link_info's task, 6.1): the targets'
+				 * threads a link per process; before, a link's
+				 * process is ignored (it walks the host) */
 	bool task_iter_asked;	/* the three above probed (not asked: left out of
 				 * features_format(); parsing the kernel's BTF
 				 * costs a session that takes no off-CPU 10 ms) */
@@ -85,6 +89,8 @@ bool features_have_loop(void);
 bool features_have_task_iter_s(void);
 /* ... and the kfuncs of a visit of the targets' threads alone (6.7+). */
 bool features_have_task_iter_targets(void);
+/* A task iterator's link made for one process (Linux 6.1+). */
+bool features_have_task_iter_pid(void);
 bool features_have_task_iter(void);
 
 /* Hash maps allocated as used are allowed in every program of the

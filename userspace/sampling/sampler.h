@@ -232,9 +232,14 @@ const char *sampler_unwind_end_name(unsigned end);
  * that thread's reads). */
 struct sampler_offcpu_info {
 	const char *path;
-	const char *visits; /* iterator: "targets" (their threads alone) or "host" (every thread) */
+	/* iterator: "targets" (their threads alone, one run), "processes"
+	 * (their threads alone, a link per process) or "host" (every thread) */
+	const char *visits;
 	int rate;
-	uint64_t ticks;	 /* visits of every thread */
+	uint64_t ticks; /* visits of every thread */
+	/* "processes": links held now, the most, made and closed since the
+	 * start, and visits made of the host instead (more targets than links) */
+	uint64_t links, links_max, links_made, links_closed, links_over;
 	uint64_t late;	 /* periods the thread was held up past (the next visit counts them) */
 	uint64_t cpu_ns; /* the thread's CPU time */
 };

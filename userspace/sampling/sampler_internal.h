@@ -55,12 +55,19 @@ struct sampler {
 	struct offcpu_key *okeys;
 	struct offcpu_value *ovalues;
 	/* ... sampled (sampler_waits.c) */
-	enum sampler_offcpu_path offcpu_path; /* ITER or SWITCH, once chosen */
-	int offcpu_rate;		      /* the iterator's visits per second */
-	bool waits_targets;	     /* ... visiting the targets' threads alone, not the host's */
-	struct bpf_link *waits_link; /* the task iterator */
+	enum sampler_offcpu_path offcpu_path;	     /* ITER or SWITCH, once chosen */
+	int offcpu_rate;			     /* the iterator's visits per second */
+	enum waits_visit_mode {			     /* ... which threads a visit looks at: */
+				WAITS_VISIT_HOST,    /* every thread of the host (waits_visit) */
+				WAITS_VISIT_PROCS,   /* the targets', a link per process (6.1+) */
+				WAITS_VISIT_TARGETS, /* the targets', one run
+							(waits_visit_targets, 6.7+) */
+	} waits_visit;
+	struct bpf_link *waits_link; /* the task iterator (NULL: a link per process) */
 	struct waits *waits;	     /* the thread that reads it */
-	uint64_t waits_ticks, waits_late, waits_cpu_ns; /* once it stopped */
+	uint64_t waits_ticks, waits_late, waits_cpu_ns;		  /* once it stopped */
+	uint64_t waits_over, waits_made, waits_closed, waits_max; /* ... and of its links */
+	bool waits_host_end;	   /* ... walking the host at the end (links not worth it) */
 	struct bpf_link *cut_link; /* switch path: waits in progress cut at drains */
 	/* Page faults (sampler_faults.c) */
 	uint32_t faults_period; /* one sample every N faults */

@@ -3,14 +3,17 @@
  * The wait sampler (bpf/waits.bpf.h): off-CPU time sampled rather than
  * timed at every switch, on kernels with a sleepable task iterator
  * (5.18+). Which of the two ways a session takes (sampler.h's
- * enum sampler_offcpu_path), the iterator's link, and the thread that
- * reads it at the rate: each read runs the program over the targets'
- * threads (waits_visit_targets, 6.7+: one run of the program, for one
- * task, that finds them), or over every thread of the host (waits_visit:
- * older kernels, and -a), counting the targets' threads off the CPU as
- * waits of one period. The thread's CPU time is the sampler's whole cost (the program
- * runs in its reads), kept for /metrics. Stacks the program keeps for
- * threads that have not run since are kept alive across the stack GC.
+ * enum sampler_offcpu_path), the iterator's links, and the thread that
+ * reads them at the rate. Which threads a read visits (waits_visit_mode):
+ *  - the targets', in one run of waits_visit_targets (6.7+, built in
+ *    with libbpf 1.3+ or WAITS_TARGETS=1: include/ebprof/waits_visit.h);
+ *  - the targets', a link of waits_visit per target process (6.1+:
+ *    waits_links.h), each read in turn; past the links' limit the host's;
+ *  - every thread of the host, one link of waits_visit (5.18-6.0, -a).
+ * Targets' threads found off the CPU count as waits of one period. The
+ * thread's CPU time is the sampler's whole cost (the program runs in its
+ * reads), kept for /metrics. Stacks the program keeps for threads that
+ * have not run since are kept alive across the stack GC.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,6 +29,7 @@
 #include "ebprof/waits_visit.h"
 #include "sampler_internal.h"
 #include "util/log.h"
+#include "waits_links.h"
 
 #define NSEC 1000000000LL
 
@@ -35,9 +39,15 @@ struct waits {
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* stop */
 	bool stop;
-	int link_fd;
+	int link_fd;		   /* the host's or the targets' link; -1: per process */
+	struct waits_links *links; /* ... the links per process */
+	int host_fd;		   /* ... the host's link, past their limit (-1: none yet) */
+	size_t links_max;
+	bool links_forced; /* ... EBPROF_WAITS_LINKS_MAX: no cost limit */
+	_Atomic bool over; /* ... visiting the host's now */
 	int64_t period_ns;
 	_Atomic uint64_t ticks, late, cpu_ns;
+	_Atomic uint64_t nlinks, made, closed, nover;
 };
 
 int sampler_offcpu_path_parse(const char *name, enum sampler_offcpu_path *out)
@@ -52,9 +62,62 @@ int sampler_offcpu_path_parse(const char *name, enum sampler_offcpu_path *out)
 	return -EINVAL;
 }
 
+/*
+ * Which threads a visit looks at: the targets' in one run (6.7+, where
+ * built in), else theirs a link per process (6.1+), else the host's (and
+ * with -a). EBPROF_WAITS_VISIT=host|processes|targets forces one (an
+ * error where it cannot be), EBPROF_WAITS_HOST=1 the host's: for
+ * bench/waits-cost.sh to measure each in one run.
+ */
+static int choose_visit(struct sampler *s, const struct sampler_opts *opts, const char **why,
+			char *err, size_t errlen)
+{
+	static const char *const names[] = { "host", "processes", "targets" };
+	const char *force = getenv("EBPROF_WAITS_VISIT");
+	bool targets = EBPROF_WAITS_TARGETS && features_have_task_iter_targets();
+	bool procs = features_have_task_iter_pid() && waits_links_usable();
+	size_t i;
+
+	if (getenv("EBPROF_WAITS_HOST") && !strcmp(getenv("EBPROF_WAITS_HOST"), "1"))
+		force = "host";
+	if (force && *force) {
+		for (i = 0; i < 3 && strcmp(force, names[i]); i++)
+			;
+		if (i == 3 || (i == WAITS_VISIT_TARGETS && !targets) ||
+		    (i == WAITS_VISIT_PROCS && !procs) || (opts->all && i != WAITS_VISIT_HOST)) {
+			snprintf(err, errlen,
+				 "EBPROF_WAITS_VISIT=%s: not a way this build, kernel or session "
+				 "can visit (host; processes: Linux 6.1+, the host's PID "
+				 "namespace; targets: 6.7+, built with libbpf 1.3+ or "
+				 "WAITS_TARGETS=1; -a: host alone)",
+				 force);
+			return -ENOTSUP;
+		}
+		s->waits_visit = (enum waits_visit_mode)i;
+		*why = i == WAITS_VISIT_HOST ? "every thread of the host (forced)"
+		       : i == WAITS_VISIT_PROCS
+			       ? "the targets' threads, a link per process (forced)"
+			       : "the targets' threads in one run (forced)";
+		return 0;
+	}
+	s->waits_visit = opts->all ? WAITS_VISIT_HOST
+			 : targets ? WAITS_VISIT_TARGETS
+			 : procs   ? WAITS_VISIT_PROCS
+				   : WAITS_VISIT_HOST;
+	*why = opts->all ? "every thread of the host (-a)"
+	       : targets ? "the targets' threads in one run"
+	       : procs	 ? "the targets' threads, a link per process"
+	       : !features_have_task_iter_pid()
+		       ? "every thread of the host (a link per process needs Linux 6.1+)"
+		       : "every thread of the host (in a child PID namespace)";
+	return 0;
+}
+
 int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen)
 {
-	bool have, host;
+	const char *why = "";
+	bool have;
+	int ret;
 
 	s->offcpu_rate = opts->offcpu_rate ? opts->offcpu_rate : SAMPLER_OFFCPU_RATE;
 	if (!(opts->types & PTYPE_BIT(PTYPE_OFFCPU))) {
@@ -75,24 +138,15 @@ int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err,
 	}
 	s->offcpu_path = opts->offcpu_path == SAMPLER_OFFCPU_SWITCH || !have ? SAMPLER_OFFCPU_SWITCH
 									     : SAMPLER_OFFCPU_ITER;
-	/* EBPROF_WAITS_HOST=1: the host walk where the targets' would do,
-	 * for bench/waits-cost.sh to measure both in one run */
-	host = getenv("EBPROF_WAITS_HOST") && !strcmp(getenv("EBPROF_WAITS_HOST"), "1");
-	s->waits_targets = EBPROF_WAITS_TARGETS && s->offcpu_path == SAMPLER_OFFCPU_ITER &&
-			   !opts->all && !host && features_have_task_iter_targets();
+	if (s->offcpu_path == SAMPLER_OFFCPU_ITER) {
+		ret = choose_visit(s, opts, &why, err, errlen);
+		if (ret)
+			return ret;
+	}
 	if (s->offcpu_path == SAMPLER_OFFCPU_ITER)
 		log_info("off-CPU: sampled by a sleepable task iterator at %d Hz, no hook at "
 			 "switches, visiting %s",
-			 s->offcpu_rate,
-			 s->waits_targets ? "the targets' threads"
-			 : opts->all	  ? "every thread of the host (-a)"
-			 : host		  ? "every thread of the host (EBPROF_WAITS_HOST=1)"
-			 : !EBPROF_WAITS_TARGETS
-				 ? "every thread of the host (built without the visit of the "
-				   "targets' threads: libbpf before 1.3)"
-				 : "every thread of the host (this kernel has no bpf_iter_task, "
-				   "Linux "
-				   "6.7+)");
+			 s->offcpu_rate, why);
 	else
 		log_info("off-CPU: timed at every switch (%s)",
 			 have ? "offcpu-path switch"
@@ -105,16 +159,19 @@ void waits_configure(struct sampler *s)
 	struct profile_bpf *sk = s->skel;
 	bool on = s->offcpu_path == SAMPLER_OFFCPU_ITER;
 
-	bpf_program__set_autoload(sk->progs.waits_visit, on && !s->waits_targets);
+	bpf_program__set_autoload(sk->progs.waits_visit,
+				  on && s->waits_visit != WAITS_VISIT_TARGETS);
 	sk->rodata->waits_user_fp = s->unwind == SAMPLER_UNWIND_FP;
 	if (!on)
 		bpf_map__set_max_entries(sk->maps.waits_threads, 1);
 #if EBPROF_WAITS_TARGETS
-	bpf_program__set_autoload(sk->progs.waits_visit_targets, on && s->waits_targets);
+	bpf_program__set_autoload(sk->progs.waits_visit_targets,
+				  on && s->waits_visit == WAITS_VISIT_TARGETS);
 	/* the targets' tgids and tids: as many as the threads it keeps */
 	bpf_map__set_max_entries(sk->maps.waits_list,
-				 s->waits_targets ? bpf_map__max_entries(sk->maps.waits_threads)
-						  : 1);
+				 s->waits_visit == WAITS_VISIT_TARGETS
+					 ? bpf_map__max_entries(sk->maps.waits_threads)
+					 : 1);
 #endif
 }
 
@@ -142,6 +199,56 @@ static void visit(int link_fd)
 	close(fd);
 }
 
+/* One visit of the targets' threads, a link per process: the links made
+ * and closed as the targets came and went. Where links cost more than the
+ * host walk (waits_links_worth(): the targets many against the host's
+ * threads), or past their limit, the host's threads instead (said once
+ * each way; back to links under four fifths of the limit). */
+static void visit_procs(struct waits *w)
+{
+	size_t limit = w->links_forced ? SIZE_MAX : waits_links_worth(), nt = 0;
+	uint64_t made, closed;
+	int ret;
+
+	if (w->over && limit != SIZE_MAX)
+		limit = limit / 5 * 4;
+	ret = waits_links_sync(w->links, limit, &nt);
+	if (ret == -E2BIG) {
+		if (!w->over)
+			log_info("wait sampler: %zu target processes, more than %s %zu: "
+				 "visiting every thread of the host instead",
+				 nt,
+				 nt > w->links_max ? "the links it may hold (half RLIMIT_NOFILE)"
+						   : "a seventh of the host's threads, where links "
+						     "cost more than the host walk:",
+				 nt > w->links_max ? w->links_max : limit);
+		w->over = true;
+		if (w->host_fd < 0) {
+			w->host_fd = bpf_link_create(bpf_program__fd(w->skel->progs.waits_visit), 0,
+						     BPF_TRACE_ITER, NULL);
+			if (w->host_fd < 0)
+				log_debug("wait sampler: cannot link the host's visit: %s",
+					  strerror(errno));
+		}
+		if (w->host_fd >= 0)
+			visit(w->host_fd);
+		atomic_fetch_add(&w->nover, 1);
+	} else {
+		if (ret)
+			log_debug("wait sampler: cannot read the targets: %s", strerror(-ret));
+		if (w->over && !ret)
+			log_info("wait sampler: %zu target processes: visiting theirs alone again, "
+				 "a link each",
+				 nt);
+		w->over = w->over && ret;
+		waits_links_visit(w->links);
+	}
+	waits_links_totals(w->links, &made, &closed);
+	atomic_store(&w->nlinks, waits_links_count(w->links));
+	atomic_store(&w->made, made);
+	atomic_store(&w->closed, closed);
+}
+
 /* The most a visit counts: a reader held up longer (stopped, a machine
  * suspended) leaves the rest out rather than give it all to what it finds. */
 #define WAITS_MAX_NS NSEC
@@ -152,6 +259,7 @@ static void *tick(void *arg)
 	int64_t next = mono_ns(), last = next, now;
 	struct timespec cpu, at;
 
+	pthread_setname_np(pthread_self(), "ebprof-waits"); /* its CPU told apart (bench/) */
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
 		next += w->period_ns;
@@ -166,7 +274,10 @@ static void *tick(void *arg)
 		w->skel->bss->waits_ns =
 			(uint64_t)(now - last < WAITS_MAX_NS ? now - last : WAITS_MAX_NS);
 		last = now;
-		visit(w->link_fd);
+		if (w->links)
+			visit_procs(w);
+		else
+			visit(w->link_fd);
 		atomic_fetch_add(&w->ticks, 1);
 		if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
 			atomic_store(&w->cpu_ns, (uint64_t)cpu.tv_sec * NSEC + cpu.tv_nsec);
@@ -193,8 +304,19 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
+	w->link_fd = w->host_fd = -1;
+	if (s->waits_visit == WAITS_VISIT_PROCS) {
+		w->links_max = waits_links_max(&w->links_forced);
+		ret = waits_links_new(bpf_program__fd(s->skel->progs.waits_visit),
+				      bpf_map__fd(s->skel->maps.targets), w->links_max, &w->links);
+		if (ret) {
+			snprintf(err, errlen, "cannot start the wait sampler: %s", strerror(-ret));
+			free(w);
+			return ret;
+		}
+	}
 #if EBPROF_WAITS_TARGETS
-	if (s->waits_targets) {
+	else if (s->waits_visit == WAITS_VISIT_TARGETS) {
 		/* one task, this process's main thread (its leader: 6.1's
 		 * tid filter finds no other), whose one visit finds the
 		 * targets' threads */
@@ -204,20 +326,20 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 		io.link_info = &li;
 		io.link_info_len = sizeof(li);
 		s->waits_link = bpf_program__attach_iter(s->skel->progs.waits_visit_targets, &io);
-	} else
-#endif
-	{
-		s->waits_link = bpf_program__attach_iter(s->skel->progs.waits_visit, NULL);
 	}
-	if (!s->waits_link) {
+#endif
+	else
+		s->waits_link = bpf_program__attach_iter(s->skel->progs.waits_visit, NULL);
+	if (!w->links && !s->waits_link) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot attach the wait sampler's task iterator: %s",
 			 strerror(errno));
 		free(w);
 		return ret;
 	}
+	if (s->waits_link)
+		w->link_fd = bpf_link__fd(s->waits_link);
 	w->skel = s->skel;
-	w->link_fd = bpf_link__fd(s->waits_link);
 	w->period_ns = NSEC / s->offcpu_rate;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -229,6 +351,7 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot start the wait sampler's thread: %s", strerror(-ret));
 		pthread_cond_destroy(&w->wake);
 		pthread_mutex_destroy(&w->lock);
+		waits_links_free(w->links);
 		free(w);
 		bpf_link__destroy(s->waits_link);
 		s->waits_link = NULL;
@@ -236,7 +359,9 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 	}
 	s->waits = w;
 	log_debug("off-CPU sampled by a task iterator at %d Hz (%s)", s->offcpu_rate,
-		  s->waits_targets ? "the targets' threads" : "every thread of the host");
+		  s->waits_visit == WAITS_VISIT_TARGETS ? "the targets' threads, one run"
+		  : w->links				? "the targets' threads, a link per process"
+							: "every thread of the host");
 	return 0;
 }
 
@@ -253,6 +378,14 @@ void waits_detach(struct sampler *s)
 		s->waits_ticks = atomic_load(&w->ticks);
 		s->waits_late = atomic_load(&w->late);
 		s->waits_cpu_ns = atomic_load(&w->cpu_ns);
+		s->waits_over = atomic_load(&w->nover);
+		s->waits_max = w->links_max;
+		s->waits_host_end = w->over;
+		waits_links_totals(w->links, &s->waits_made, &s->waits_closed);
+		s->waits_closed += waits_links_count(w->links); /* closed now */
+		waits_links_free(w->links);
+		if (w->host_fd >= 0)
+			close(w->host_fd);
 		pthread_cond_destroy(&w->wake);
 		pthread_mutex_destroy(&w->lock);
 		free(w);
@@ -310,9 +443,19 @@ void sampler_offcpu_info(const struct sampler *s, struct sampler_offcpu_info *ou
 	out->path = s->offcpu_path == SAMPLER_OFFCPU_ITER ? "iterator" : "switch";
 	if (s->offcpu_path != SAMPLER_OFFCPU_ITER)
 		return;
-	out->visits = s->waits_targets ? "targets" : "host";
+	out->visits = s->waits_visit == WAITS_VISIT_TARGETS ? "targets"
+		      : s->waits_visit == WAITS_VISIT_PROCS && !(w ? w->over : s->waits_host_end)
+			      ? "processes"
+			      : "host";
 	out->rate = s->offcpu_rate;
 	out->ticks = w ? atomic_load(&w->ticks) : s->waits_ticks;
 	out->late = w ? atomic_load(&w->late) : s->waits_late;
 	out->cpu_ns = w ? atomic_load(&w->cpu_ns) : s->waits_cpu_ns;
+	if (s->waits_visit != WAITS_VISIT_PROCS)
+		return;
+	out->links = w ? atomic_load(&w->nlinks) : 0;
+	out->links_max = w ? w->links_max : s->waits_max;
+	out->links_made = w ? atomic_load(&w->made) : s->waits_made;
+	out->links_closed = w ? atomic_load(&w->closed) : s->waits_closed;
+	out->links_over = w ? atomic_load(&w->nover) : s->waits_over;
 }
