@@ -1,7 +1,7 @@
 #!/bin/bash
 # Where the wait sampler's time goes (issue 31): `perf record -a -g` of the
 # host while `ebprof record --type offcpu` ($BUILD's, RATE Hz, targets'
-# visit unless EBPROF_WAITS_HOST=1) samples a pgbench cluster with IDLE
+# visit unless EBPROF_WAITS_VISIT=host) samples a pgbench cluster with IDLE
 # idle connections and, unless CLIENTS=0, `pgbench -S` with CLIENTS
 # clients; then the report of the recorder's threads and the wait
 # sampler's stats (record -v). Output in OUT (default /tmp/waits-profile).

@@ -4,7 +4,7 @@
 # over PHASE seconds at each RATE of RATES, both ways of visiting in the
 # same run:
 #   - "targets": a read visits the targets' threads alone (6.7+, default);
-#   - "host": a read walks every thread of the host (EBPROF_WAITS_HOST=1,
+#   - "host": a read walks every thread of the host (EBPROF_WAITS_VISIT=host,
 #     what kernels before 6.7 and -a take);
 # for two target sets, one sleeping process and a PostgreSQL cluster with
 # IDLE sessions connected and silent (their switch counts unchanged), on

@@ -66,8 +66,8 @@ int sampler_offcpu_path_parse(const char *name, enum sampler_offcpu_path *out)
  * Which threads a visit looks at: the targets' in one run (6.7+, where
  * built in), else theirs a link per process (6.1+), else the host's (and
  * with -a). EBPROF_WAITS_VISIT=host|processes|targets forces one (an
- * error where it cannot be), EBPROF_WAITS_HOST=1 the host's: for
- * bench/waits-cost.sh to measure each in one run.
+ * error where it cannot be): for bench/waits-cost.sh to measure each
+ * in one run.
  */
 static int choose_visit(struct sampler *s, const struct sampler_opts *opts, const char **why,
 			char *err, size_t errlen)
@@ -78,8 +78,6 @@ static int choose_visit(struct sampler *s, const struct sampler_opts *opts, cons
 	bool procs = features_have_task_iter_pid() && waits_links_usable();
 	size_t i;
 
-	if (getenv("EBPROF_WAITS_HOST") && !strcmp(getenv("EBPROF_WAITS_HOST"), "1"))
-		force = "host";
 	if (force && *force) {
 		for (i = 0; i < 3 && strcmp(force, names[i]); i++)
 			;
