@@ -35,7 +35,7 @@
 
 static bool has_compressed_dwarf(int fd)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL); /* its headers only: read */
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	bool found = false;

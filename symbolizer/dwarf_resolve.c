@@ -217,6 +217,26 @@ int symdw_file_ranges(struct sym_dwarf *dw, void **start, size_t *len)
 	return n;
 }
 
+const char *symdw_file_name(struct sym_dwarf *dw, uintptr_t addr)
+{
+	const char *name = NULL;
+	Dwarf_Addr bias;
+	Dwarf *dwarf;
+	Elf *elf;
+	size_t len;
+	char *raw;
+
+	if (!dw || !dw->mod)
+		return "[unknown]";
+	name = dwfl_module_info(dw->mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	dwarf = dwfl_module_getdwarf(dw->mod, &bias);
+	elf = dwarf ? dwarf_getelf(dwarf) : NULL;
+	if (dw->debug_path && elf && elf != dwfl_module_getelf(dw->mod, &bias) &&
+	    (raw = elf_rawfile(elf, &len)) && addr >= (uintptr_t)raw && addr - (uintptr_t)raw < len)
+		return dw->debug_path;
+	return name ? name : "[unknown]";
+}
+
 void symdw_intern_units(struct sym_dwarf *dw, size_t window, void (*between)(void *arg), void *arg)
 {
 	Dwarf_Off off = 0, next, mark = 0;

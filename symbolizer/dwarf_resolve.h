@@ -45,6 +45,10 @@ struct Dwfl_Module *symdw_module(struct sym_dwarf *dw, uint64_t *bias);
  * read into memory instead looks the same (file_pages.c checks). */
 int symdw_file_ranges(struct sym_dwarf *dw, void **start, size_t *len);
 
+/* The name of the file whose mapping holds addr: the debug file's, else
+ * the binary's (as given to symdw_open()). For messages; dw may be NULL. */
+const char *symdw_file_name(struct sym_dwarf *dw, uintptr_t addr);
+
 /*
  * Read the compile units of the module's DWARF into libdw, once, before
  * its first lookup, calling between(arg) after each window bytes of

@@ -146,6 +146,29 @@ static const char *section_name(Elf *elf, size_t shstrndx, GElf_Shdr *sh)
 	return elf_strptr(elf, shstrndx, sh->sh_name);
 }
 
+/* Does every section with bytes in the file lie inside its size? A file
+ * cut short (by its owner, or a copy that failed) has sections past its
+ * end: libelf and libdw would read them through the mapping, past the end
+ * of the file (sym_guard.h). */
+static bool sections_in_file(Elf *elf, int fd)
+{
+	Elf_Scn *scn = NULL;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return false;
+		if (sh.sh_type != SHT_NOBITS && (sh.sh_offset > (uint64_t)st.st_size ||
+						 sh.sh_size > (uint64_t)st.st_size - sh.sh_offset))
+			return false;
+	}
+	return true;
+}
+
 static void scan_sections(Elf *elf, struct elf_ident *id)
 {
 	size_t shstrndx;
@@ -199,11 +222,13 @@ int elfbin_ident(int fd, struct elf_ident *id)
 	int err = 0;
 
 	memset(id, 0, sizeof(*id));
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* read, not mapped: the headers and notes only, and a file cut short
+	 * meanwhile is a short read, not a SIGBUS */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &phnum) ||
-	    !phdrs_in_file(fd, &eh, phnum)) {
+	    !phdrs_in_file(fd, &eh, phnum) || !sections_in_file(elf, fd)) {
 		err = -ENOEXEC;
 		goto out;
 	}
@@ -320,12 +345,13 @@ static bool debug_candidate_ok(int fd, const struct elf_ident *id, const struct 
 		return false;
 	if (id->build_id_len) {
 		const void *bid = NULL;
-		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		Elf *elf = elf_begin(fd, ELF_C_READ, NULL); /* its notes only */
 		ssize_t blen;
 
 		if (!elf)
 			return false;
-		if (elf_kind(elf) == ELF_K_ELF) {
+		/* one cut short would be read past its end (sym_guard.h) */
+		if (elf_kind(elf) == ELF_K_ELF && sections_in_file(elf, fd)) {
 			blen = dwelf_elf_gnu_build_id(elf, &bid);
 			ok = blen > 0 && (size_t)blen >= id->build_id_len && bid &&
 			     !memcmp(bid, id->build_id, id->build_id_len);

@@ -22,7 +22,7 @@
 
 #define MAX_CUS 100000 /* a bound on hostile DWARF */
 
-int sym_elf_symbol(struct sym_elf *elf, const char *name, uint64_t *vaddr)
+static int elf_symbol_in(struct sym_elf *elf, const char *name, uint64_t *vaddr)
 {
 	uint64_t bias;
 	Dwfl_Module *mod = elf ? symdw_module(elf->dw, &bias) : NULL;
@@ -86,7 +86,8 @@ static int member_in(Dwarf_Die *st, const char *member, uint64_t *off)
 	return -ENOENT;
 }
 
-int sym_elf_member_offset(struct sym_elf *elf, const char *type, const char *member, uint64_t *off)
+static int elf_member_offset_in(struct sym_elf *elf, const char *type, const char *member,
+				uint64_t *off)
 {
 	uint64_t bias;
 	Dwfl_Module *mod = elf ? symdw_module(elf->dw, &bias) : NULL;
@@ -114,7 +115,7 @@ int sym_elf_member_offset(struct sym_elf *elf, const char *type, const char *mem
 	return -ENOENT;
 }
 
-int sym_elf_read(struct sym_elf *elf, uint64_t vaddr, void *buf, size_t len)
+static int elf_read_in(struct sym_elf *elf, uint64_t vaddr, void *buf, size_t len)
 {
 	uint64_t bias;
 	Dwfl_Module *mod = elf ? symdw_module(elf->dw, &bias) : NULL;
@@ -141,7 +142,7 @@ int sym_elf_read(struct sym_elf *elf, uint64_t vaddr, void *buf, size_t len)
 	return -ENOENT;
 }
 
-int sym_elf_find_string(struct sym_elf *elf, const char *prefix, char *out, size_t len)
+static int elf_find_string_in(struct sym_elf *elf, const char *prefix, char *out, size_t len)
 {
 	uint64_t bias;
 	Dwfl_Module *mod = elf ? symdw_module(elf->dw, &bias) : NULL;
@@ -179,4 +180,55 @@ int sym_elf_find_string(struct sym_elf *elf, const char *prefix, char *out, size
 		}
 	}
 	return -ENOENT;
+}
+
+/* --- the public calls: guarded reads of the binary's mapping ------------ */
+
+/* Leave the region of a call on elf: its answer, or -EIO when a file of
+ * elf was found cut short (the entry is retired). */
+static int leave(struct sym_elf *elf, struct symg *g, int ret)
+{
+	int err = symc_leave(elf, g);
+
+	return err ? err : ret;
+}
+
+int sym_elf_symbol(struct sym_elf *elf, const char *name, uint64_t *vaddr)
+{
+	struct symg g;
+
+	if (elf && elf->truncated)
+		return -EIO;
+	symg_enter(&g);
+	return leave(elf, &g, elf_symbol_in(elf, name, vaddr));
+}
+
+int sym_elf_member_offset(struct sym_elf *elf, const char *type, const char *member, uint64_t *off)
+{
+	struct symg g;
+
+	if (elf && elf->truncated)
+		return -EIO;
+	symg_enter(&g);
+	return leave(elf, &g, elf_member_offset_in(elf, type, member, off));
+}
+
+int sym_elf_read(struct sym_elf *elf, uint64_t vaddr, void *buf, size_t len)
+{
+	struct symg g;
+
+	if (elf && elf->truncated)
+		return -EIO;
+	symg_enter(&g);
+	return leave(elf, &g, elf_read_in(elf, vaddr, buf, len));
+}
+
+int sym_elf_find_string(struct sym_elf *elf, const char *prefix, char *out, size_t len)
+{
+	struct symg g;
+
+	if (elf && elf->truncated)
+		return -EIO;
+	symg_enter(&g);
+	return leave(elf, &g, elf_find_string_in(elf, prefix, out, len));
 }

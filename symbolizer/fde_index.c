@@ -272,15 +272,23 @@ const char *fdex_source(const struct fde_index *x)
 static int entry_index(struct symbolizer *sym, struct sym_elf *e)
 {
 	Dwfl_Module *mod;
+	struct symg g;
 	uint64_t bias;
 	Elf *img;
 	int err;
 
+	if (e->truncated)
+		return -EIO;
 	if (e->fdes || e->fdes_err)
 		return e->fdes_err;
+	symg_enter(&g);
 	mod = symdw_module(e->dw, &bias);
 	img = mod ? dwfl_module_getelf(mod, &bias) : NULL;
 	err = img ? fdex_build(img, &e->fdes) : -ENOEXEC;
+	if (symg_leave(&g)) {
+		sym->stats.fde_index_bytes += fdex_bytes(e->fdes); /* entry_free() counts it out */
+		return symc_entry_truncated(e, g.addr);
+	}
 	if (err) {
 		sym_debug("symbolizer: %s: no function ranges from .eh_frame: %s",
 			  e->build_id[0] ? e->build_id : "(no build-id)", strerror(-err));

@@ -53,7 +53,7 @@ int ksyms_lookup(const struct ksyms *ks, uint64_t addr, const char **name, const
  * The core kernel's symbols, kept in a file for the boot
  * (kallsyms_cache.c): write them from a full table (the modules' are
  * left out), read them back (-ESTALE: the file is of another boot, or
- * damaged; -ENOENT: none). An address the core table does not cover
+ * damaged; -EIO: cut short while read; -ENOENT: none). An address the core table does not cover
  * (a module's, a BPF program's) needs the full table.
  */
 #define KALLSYMS_CORE_FILE "/var/cache/ebprof/kallsyms"
@@ -64,7 +64,13 @@ int ksyms_core_read(const char *path, struct ksyms_core **out);
 bool ksyms_core_covers(const struct ksyms_core *c, uint64_t addr);
 /* [*lo, *hi): the addresses the core table covers. */
 void ksyms_core_range(const struct ksyms_core *c, uint64_t *lo, uint64_t *hi);
-/* The table, valid until ksyms_core_free(): it lies in the file's mapping. */
+/* Look up addr in the core table (ksyms_lookup()), its name copied into
+ * *buf (malloc'd, grown to *cap as needed; the caller frees): 1, 0 when
+ * not covered, -ENOMEM, or -EIO when the file was found cut short while
+ * read (sym_guard.h): the table must not be used again. */
+int ksyms_core_lookup(const struct ksyms_core *c, uint64_t addr, char **buf, size_t *cap);
+/* The table, valid until ksyms_core_free(): it lies in the file's mapping
+ * (read it through ksyms_core_lookup(): the file may be cut short). */
 const struct ksyms *ksyms_core_table(const struct ksyms_core *c);
 /* Give back the mapping's pages that lookups read (clean file pages). */
 void ksyms_core_drop_pages(struct ksyms_core *c);

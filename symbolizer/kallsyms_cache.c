@@ -19,7 +19,9 @@
  * reads; ksyms_core_drop_pages() gives them back (clean file pages,
  * refaulted from the page cache when needed). The file is only ever
  * replaced by rename(), never rewritten in place, so the mapping's inode
- * keeps its content.
+ * keeps its content; should it be cut short all the same (another writer,
+ * a repair tool), its reads are guarded (sym_guard.h): the table is then
+ * given up (-EIO), never a SIGBUS.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +34,7 @@
 
 #include "kallsyms.h"
 #include "kallsyms_internal.h"
+#include "sym_guard.h"
 
 #define KCACHE_MAGIC "EBPKSYM1"
 #define KCACHE_MAX_SYMS (1u << 22)
@@ -110,6 +113,7 @@ int ksyms_core_read(const char *path, struct ksyms_core **out)
 	struct ksyms_core *c = NULL;
 	struct stat st;
 	void *map = MAP_FAILED;
+	struct symg g;
 	char id[64];
 	int fd, ret = 0;
 
@@ -130,9 +134,12 @@ int ksyms_core_read(const char *path, struct ksyms_core **out)
 	close(fd);
 	if (ret)
 		return ret;
+	symg_enter(&g);
 	memcpy(&h, map, sizeof(h));
 	if (!core_valid(&h, id, map, (size_t)st.st_size))
 		ret = -ESTALE;
+	if (symg_leave(&g))
+		ret = -EIO;
 	/* the check read every page: none is needed until a lookup */
 	madvise(map, (size_t)st.st_size, MADV_DONTNEED);
 	if (!ret && (!(c = calloc(1, sizeof(*c))) || !(c->ks = calloc(1, sizeof(*c->ks))) ||
@@ -261,6 +268,35 @@ void ksyms_core_range(const struct ksyms_core *c, uint64_t *lo, uint64_t *hi)
 const struct ksyms *ksyms_core_table(const struct ksyms_core *c)
 {
 	return c ? c->ks : NULL;
+}
+
+int ksyms_core_lookup(const struct ksyms_core *c, uint64_t addr, char **buf, size_t *cap)
+{
+	const char *name = NULL;
+	struct symg g;
+	size_t len = 0;
+	int found;
+
+	symg_enter(&g);
+	found = ksyms_lookup(c->ks, addr, &name, NULL, NULL);
+	if (found) {
+		len = strlen(name) + 1;
+		if (len > *cap) {
+			char *p = realloc(*buf, len);
+
+			if (p) {
+				*buf = p;
+				*cap = len;
+			} else {
+				found = -ENOMEM;
+			}
+		}
+		if (found > 0)
+			memcpy(*buf, name, len);
+	}
+	if (symg_leave(&g))
+		return -EIO;
+	return found;
 }
 
 void ksyms_core_drop_pages(struct ksyms_core *c)

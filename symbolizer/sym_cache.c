@@ -380,6 +380,7 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 	char *debug = NULL;
 	bool from_di = false;
 	struct stat dst;
+	struct symg g;
 
 	e = calloc(1, sizeof(*e));
 	if (!e) {
@@ -395,6 +396,7 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 	}
 	memcpy(e->key, key, key_len);
 	e->key_len = key_len;
+	e->sym = sym;
 	elfbin_hex(id->build_id, id->build_id_len, e->build_id);
 	if (!id->has_dwarf) {
 		err = elfbin_find_debug(sym->debug_dirs, bin, id, st, &debug, &debug_fd);
@@ -431,7 +433,16 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 	}
 	if (debug_fd >= 0 && !fstat(debug_fd, &dst))
 		debug_bytes = (size_t)dst.st_size;
+	symg_enter(&g);
 	err = symdw_open(fd, bin->path, debug_fd, debug, &e->dw);
+	if (symg_leave(&g)) { /* cut short since elfbin_ident() read it */
+		sym_warn("%s: truncated while being read; its symbols are dropped",
+			 e->dw ? symdw_file_name(e->dw, g.addr) : bin->path);
+		sym->stats.truncated++;
+		symdw_close(e->dw);
+		e->dw = NULL;
+		err = err ? err : -EIO;
+	}
 	if (err) {
 		free(debug);
 		goto fail;
@@ -471,9 +482,9 @@ static int unhex(char c)
 	return c <= '9' ? c - '0' : c - 'a' + 10;
 }
 
-/* Its debug file arrived: new lookups open the binary afresh; the entry
- * itself goes once nobody holds it (pg_attach pins a binary for a
- * session). */
+/* Its debug file arrived (or it was found truncated): new lookups open the
+ * binary afresh; the entry itself goes once nobody holds it (pg_attach
+ * pins a binary for a session). */
 static void retire(struct symbolizer *sym, struct sym_elf *e)
 {
 	if (!e->pins) {
@@ -541,14 +552,28 @@ static void recheck(struct symbolizer *sym)
 	}
 }
 
+int symc_entry_truncated(struct sym_elf *e, uintptr_t addr)
+{
+	struct symbolizer *sym = e->sym;
+
+	if (e->truncated)
+		return -EIO;
+	sym_warn("%s: truncated while being read; its symbols are dropped",
+		 symdw_file_name(e->dw, addr));
+	sym->stats.truncated++;
+	e->truncated = true;
+	retire(sym, e);
+	return -EIO;
+}
+
 void symc_refresh(struct symbolizer *sym)
 {
 	struct sym_elf **pp;
 
-	if (!sym->di)
-		return;
-	symdi_arrivals(sym->di, on_arrival, sym);
-	recheck(sym);
+	if (sym->di) {
+		symdi_arrivals(sym->di, on_arrival, sym);
+		recheck(sym);
+	}
 	for (pp = &sym->stale; *pp;) {
 		struct sym_elf *e = *pp;
 

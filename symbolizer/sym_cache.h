@@ -22,6 +22,7 @@
 #include "elf_binary.h"
 #include "fde_index.h"
 #include "kallsyms.h"
+#include "sym_guard.h"
 
 #define SYM_DEFAULT_CACHE_BYTES (64ULL << 20)
 /* Longest inline chain kept per address. */
@@ -105,6 +106,10 @@ struct sym_elf {
 	 * (-1), or not looked at yet (0) */
 	bool touched;
 	signed char file_mapped;
+	/* A file of it was found truncated while read (sym_guard.h): out of
+	 * the tables, nothing read from it any more; freed once unpinned. */
+	bool truncated;
+	struct symbolizer *sym; /* the owner, for symc_entry_truncated() */
 };
 
 /*
@@ -141,8 +146,10 @@ struct symbolizer {
 	bool kcore_tried;
 	bool kcore_touched; /* looked up since sym_drop_file_pages() */
 	char *kname;	    /* last demangled kernel name */
-	struct symdi *di;   /* debuginfod client; NULL = none */
-	bool di_wait;	    /* ask debuginfod synchronously */
+	char *kcopy;	    /* last core kernel name, copied out of its mapping */
+	size_t kcopy_len;
+	struct symdi *di; /* debuginfod client; NULL = none */
+	bool di_wait;	  /* ask debuginfod synchronously */
 	/* Entries whose debug file arrived while pinned: out of the tables,
 	 * freed by symc_refresh() once unpinned (linked by lru_next). */
 	struct sym_elf *stale;
@@ -169,6 +176,20 @@ int symc_alias_eq(const void *elem, const void *key);
 int symc_entry_eq(const void *elem, const void *key);
 uint64_t symc_hash_bytes(const void *data, size_t len);
 uint64_t symc_hash_u64(uint64_t v);
+
+/*
+ * A guarded read of e (sym_guard.h) found a page past the end of one of
+ * its files (addr): one warning naming the file, stats.truncated, and e
+ * retired: new lookups open the binary afresh (elfbin_ident() refuses it
+ * while it stays cut short), e itself goes once unpinned and reads nothing
+ * meanwhile. Returns -EIO, what the caller answers.
+ */
+int symc_entry_truncated(struct sym_elf *e, uintptr_t addr);
+/* Leave a guarded region of e: 0, or symc_entry_truncated()'s -EIO. */
+static inline int symc_leave(struct sym_elf *e, struct symg *g)
+{
+	return symg_leave(g) ? symc_entry_truncated(e, g->addr) : 0;
+}
 
 /* Retire the entries whose debug file arrived from debuginfod since the
  * last call (new lookups reopen the binary; a pinned entry is freed once

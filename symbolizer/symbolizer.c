@@ -19,6 +19,7 @@
 
 #include "demangle.h"
 #include "sym_cache.h"
+#include "sym_guard.h"
 #include "sym_log.h"
 
 int sym_new(const struct sym_opts *opts, struct symbolizer **out)
@@ -30,6 +31,8 @@ int sym_new(const struct sym_opts *opts, struct symbolizer **out)
 	*out = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
+	if (symg_install()) /* files cut short while mapped would kill us */
+		sym_warn("symbolizer: no SIGBUS handler: %s", strerror(-symg_install()));
 	sym = calloc(1, sizeof(*sym));
 	if (!sym)
 		return -ENOMEM;
@@ -94,6 +97,7 @@ void sym_free(struct symbolizer *sym)
 	ksyms_core_free(sym->kcore);
 	symdi_free(sym->di);
 	free(sym->kname);
+	free(sym->kcopy);
 	free(sym->debug_dirs);
 	free(sym->plain_dir);
 	free(sym->kallsyms_path);
@@ -285,6 +289,21 @@ static const char *intern(struct sym_elf *e, const char *s)
 	return symc_intern(e->strs, &e->str_bytes, s);
 }
 
+/* The strings of a frame point into libdw's data, the file's mapping:
+ * copied into the entry, so that no caller reads a file that may be cut
+ * short under it (sym_guard.h). On allocation failure they stay. */
+static void own_strings(struct sym_elf *e, struct sym_frame *f)
+{
+	const char **p[] = { &f->function, &f->system_name, &f->file };
+
+	for (size_t k = 0; k < sizeof(p) / sizeof(p[0]); k++) {
+		const char *in = *p[k] ? intern(e, *p[k]) : NULL;
+
+		if (in)
+			*p[k] = in;
+	}
+}
+
 static int resolve_uncached(struct symbolizer *sym, struct sym_elf *e, uint64_t offset,
 			    struct sym_frame *frames)
 {
@@ -315,6 +334,7 @@ static int resolve_uncached(struct symbolizer *sym, struct sym_elf *e, uint64_t 
 			}
 			free(d);
 		}
+		own_strings(e, f);
 	}
 	return n;
 }
@@ -325,12 +345,17 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 	struct sym_frame local[SYM_MAX_FRAMES];
 	const struct sym_frame *src;
 	struct memo_rec *r;
+	struct symg g;
 	bool first;
 	int n, skip;
 
 	if (!sym || !elf || !frames || max <= 0)
 		return -EINVAL;
 	sym->stats.resolve_calls++;
+	if (elf->truncated) {
+		sym->stats.resolve_failures++;
+		return 0;
+	}
 	r = memo_find(elf, file_offset);
 	if (r) {
 		r->used = sym->round;
@@ -342,7 +367,12 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 			symc_memo_clear(elf);
 		first = !elf->memo_bytes;
 		sym->stats.first_reads += first;
+		symg_enter(&g);
 		n = resolve_uncached(sym, elf, file_offset, local);
+		if (symc_leave(elf, &g)) { /* elf may be gone */
+			sym->stats.resolve_failures++;
+			return 0;
+		}
 		src = local;
 		r = malloc(sizeof(*r) + n * sizeof(*local));
 		if (r) {
@@ -371,6 +401,24 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 	return n - skip;
 }
 
+/* The boot's file of the core kernel's symbols was cut short while read:
+ * dropped, every symbol read from /proc/kallsyms instead (and the file
+ * written again from it). */
+static void truncated_core(struct symbolizer *sym)
+{
+	sym_warn("%s: truncated while being read; its symbols are dropped (read from "
+		 "/proc/kallsyms instead)",
+		 KALLSYMS_CORE_FILE);
+	sym->stats.truncated++;
+	ksyms_core_free(sym->kcore);
+	sym->kcore = NULL;
+	sym->kcore_touched = false;
+	ksyms_free(sym->ksyms); /* only what lies outside the core's range */
+	sym->ksyms = NULL;
+	sym->ksyms_tried = false;
+	sym->ksyms_err = 0;
+}
+
 /* The table that knows addr: the core kernel's from the boot's file
  * when it covers addr, else the rest of /proc/kallsyms (read once: all of
  * it when there is no boot's file, which is written from it). NULL with
@@ -382,7 +430,9 @@ static const struct ksyms *kernel_table(struct symbolizer *sym, uint64_t addr)
 	if (!sym->kallsyms_path && !sym->kcore_tried) {
 		sym->kcore_tried = true;
 		err = ksyms_core_read(KALLSYMS_CORE_FILE, &sym->kcore);
-		if (err && err != -ENOENT)
+		if (err == -EIO)
+			truncated_core(sym);
+		else if (err && err != -ENOENT)
 			sym_debug("symbolizer: %s: %s", KALLSYMS_CORE_FILE, strerror(-err));
 	}
 	if (ksyms_core_covers(sym->kcore, addr)) {
@@ -411,6 +461,26 @@ static const struct ksyms *kernel_table(struct symbolizer *sym, uint64_t addr)
 	return sym->ksyms_err ? NULL : sym->ksyms;
 }
 
+/* ksyms_lookup(), but a name of the core's table is copied out of its
+ * file's mapping (guarded): 1, 0, or a negative errno. */
+static int kernel_lookup(struct symbolizer *sym, const struct ksyms *ks, uint64_t addr,
+			 const char **name, const char **module)
+{
+	int found;
+
+	if (!sym->kcore || ks != ksyms_core_table(sym->kcore))
+		return ksyms_lookup(ks, addr, name, module, NULL);
+	found = ksyms_core_lookup(sym->kcore, addr, &sym->kcopy, &sym->kcopy_len);
+	if (found != -EIO) {
+		*name = sym->kcopy;
+		*module = NULL;
+		return found;
+	}
+	truncated_core(sym);
+	ks = kernel_table(sym, addr);
+	return ks ? ksyms_lookup(ks, addr, name, module, NULL) : 0;
+}
+
 int sym_kernel_resolve(struct symbolizer *sym, uint64_t addr, struct sym_frame *frame)
 {
 	const struct ksyms *ks;
@@ -425,7 +495,7 @@ int sym_kernel_resolve(struct symbolizer *sym, uint64_t addr, struct sym_frame *
 		return sym->ksyms_err;
 	sym->stats.resolve_calls++;
 	memset(frame, 0, sizeof(*frame));
-	if (!ksyms_lookup(ks, addr, &name, &module, NULL)) {
+	if (kernel_lookup(sym, ks, addr, &name, &module) <= 0) {
 		sym->stats.resolve_failures++;
 		return 0;
 	}

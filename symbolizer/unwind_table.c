@@ -370,16 +370,29 @@ int sym_elf_unwind_table(struct symbolizer *sym, struct sym_elf *elf, struct sym
 {
 	Dwarf_Addr bias;
 	Dwfl_Module *mod;
+	struct symg g;
 	Elf *e;
 	Dwarf *dw;
+	int err;
 
 	(void)sym;
 	memset(out, 0, sizeof(*out));
+	if (elf->truncated)
+		return -EIO;
+	symg_enter(&g);
 	if (!elf->dw || !(mod = symdw_module(elf->dw, &bias)) ||
-	    !(e = dwfl_module_getelf(mod, &bias)))
+	    !(e = dwfl_module_getelf(mod, &bias))) {
+		symg_leave(&g);
 		return -ENOEXEC;
+	}
 	dw = dwfl_module_getdwarf(mod, &bias); /* .debug_frame: the binary's, or its debug file's */
-	return compile_elf(e, dw ? dwarf_getelf(dw) : NULL, dw ? dwarf_getcfi(dw) : NULL, out);
+	err = compile_elf(e, dw ? dwarf_getelf(dw) : NULL, dw ? dwarf_getcfi(dw) : NULL, out);
+	if (symg_leave(&g)) { /* rows read from a file cut short: none kept */
+		sym_unwind_table_free(out);
+		memset(out, 0, sizeof(*out));
+		return symc_entry_truncated(elf, g.addr);
+	}
+	return err;
 }
 
 int sym_unwind_table_from_image(const void *image, size_t size, struct sym_unwind_table *out)

@@ -21,6 +21,17 @@
  * not pinned (see sym_elf_get/sym_elf_put) are evicted least recently used
  * first.
  *
+ * Binaries and debug files belong to other users and containers, and
+ * libdw reads them through a mapping: one cut short while mapped would
+ * raise SIGBUS at the next read past its new end. sym_new() installs a
+ * SIGBUS handler (once per process, keeping the one installed before for
+ * every other SIGBUS) that makes such reads find zeros inside the
+ * symbolizer's calls; the binary's answers are then dropped with one
+ * warning ("PATH: truncated while being read; its symbols are dropped"),
+ * counted in sym_stats.truncated, and it is opened again once whole. Names
+ * returned are copies, never pointers into a file. A program that installs
+ * its own SIGBUS handler after sym_new() loses that protection.
+ *
  * Not thread-safe: one symbolizer per thread.
  */
 #ifndef EBPROF_SYMBOLIZER_H
@@ -101,6 +112,9 @@ struct sym_stats {
 	/* binaries whose tables were read in full (their first lookup since
 	 * opened, their .eh_frame index): where file pages pile up */
 	uint64_t first_reads;
+	/* binaries and debug files found cut short while being read (their
+	 * binary's names dropped until it is whole again) */
+	uint64_t truncated;
 	/* function ranges kept for sym_elf_function_start() (in cache_bytes) */
 	uint64_t fde_index_bytes;
 	/* debuginfod, when configured */

@@ -13,6 +13,7 @@
 #include <ebprof/symbolizer.h>
 
 #include "kallsyms.h"
+#include "sym_guard.h"
 
 /* A kallsyms file in /tmp; the caller unlinks and frees the path. */
 static char *write_kallsyms(const char *text)
@@ -499,4 +500,39 @@ Test(kallsyms, kernel_build_id_from_notes)
 	cr_expect_geq(strlen(id), 40);
 	for (char *c = id; *c; c++)
 		cr_expect((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'));
+}
+
+/*
+ * The boot's file cut short while mapped (by another writer, a repair
+ * tool): a lookup gives the table up (-EIO) instead of dying of SIGBUS
+ * (sym_guard.h); read again the file is refused, written again it is used.
+ */
+Test(kallsyms, core_file_truncated_while_mapped)
+{
+	char *path = write_kallsyms(fixture), cache[] = "/tmp/ebprof-kcore-XXXXXX";
+	const uint64_t addr = 0xffffffff81000250ULL;
+	struct ksyms_core *c = NULL;
+	struct ksyms *ks = NULL;
+	char *name = NULL;
+	size_t cap = 0;
+
+	cr_assert_eq(symg_install(), 0); /* what sym_new() does */
+	core_cached(path, cache, &ks, &c);
+	cr_assert_eq(ksyms_core_lookup(c, addr, &name, &cap), 1);
+	cr_expect_str_eq(name, "second_func");
+	cr_assert_eq(truncate(cache, 0), 0);
+	cr_expect_str_eq(name, "second_func", "a copy, not the mapping's");
+	cr_expect_eq(ksyms_core_lookup(c, addr, &name, &cap), -EIO, "given up, no SIGBUS");
+	ksyms_core_free(c);
+	cr_expect_eq(ksyms_core_read(cache, &c), -ESTALE);
+	cr_assert_eq(ksyms_core_write(cache, ks), 0);
+	cr_assert_eq(ksyms_core_read(cache, &c), 0);
+	cr_expect_eq(ksyms_core_lookup(c, addr, &name, &cap), 1);
+	cr_expect_str_eq(name, "second_func");
+	ksyms_core_free(c);
+	ksyms_free(ks);
+	free(name);
+	unlink(cache);
+	unlink(path);
+	free(path);
 }
