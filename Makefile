@@ -251,6 +251,11 @@ $(BUILD)/bench/symbench: bench/symbench.c $(SYM_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lpthread
 
+# Kernel lookups through the public API (bench/truncation-guard.sh).
+$(BUILD)/bench/ksymbench: bench/ksymbench.c $(SYM_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SYM_INC) -o $@ $(filter %.c %.o,$^) -ldw -lelf -lz -liberty -lpthread
+
 # What ebprof finds of PL/pgSQL in a plpgsql.so, for checks by hand.
 $(BUILD)/bench/plpgsql-find: bench/plpgsql-find.c $(LIB_OBJS) | $(SKELS) $(PROTO_H)
 	@mkdir -p $(@D)

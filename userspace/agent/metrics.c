@@ -378,6 +378,9 @@ int agent_metrics_write(FILE *out, void *ctx)
 	       m->sym.cache_bytes);
 	metric(out, "ebprof_symbolizer_binaries", "gauge", "Binaries in the symbolizer cache.",
 	       m->sym.binaries_cached);
+	metric(out, "ebprof_symbolizer_truncated_total", "counter",
+	       "Binaries, debug files or kernel symbol files found cut short while read.",
+	       m->sym.truncated);
 	symbol_metrics(out, m);
 	agent_load_write(out, &m->load);
 	metric(out, "ebprof_statement_texts_read_total", "counter",
