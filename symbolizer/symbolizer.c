@@ -352,15 +352,14 @@ int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_o
 	if (!sym || !elf || !frames || max <= 0)
 		return -EINVAL;
 	sym->stats.resolve_calls++;
-	if (elf->truncated) {
-		sym->stats.resolve_failures++;
-		return 0;
-	}
-	r = memo_find(elf, file_offset);
+	r = memo_find(elf, file_offset); /* its strings are copies: safe to answer */
 	if (r) {
 		r->used = sym->round;
 		n = r->n;
 		src = r->frames;
+	} else if (elf->truncated) { /* nothing more is read of it */
+		sym->stats.resolve_failures++;
+		return 0;
 	} else {
 		sym->stats.resolved++;
 		if (htab_elements(elf->memo) >= SYM_MEMO_MAX)
