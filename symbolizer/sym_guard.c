@@ -57,6 +57,10 @@ static void pass_on(int sig, siginfo_t *si, void *uc)
 		previous.sa_handler(sig);
 		return;
 	}
+	/* ignored: one sent by kill() is; a fault cannot be (the kernel
+	 * kills the process when it retries the instruction) */
+	if (previous.sa_handler == SIG_IGN && si->si_code <= 0)
+		return;
 	/* default action: a fault repeats when the instruction is retried,
 	 * a signal sent by kill() is raised again (blocked until we return) */
 	signal(sig, SIG_DFL);
