@@ -38,6 +38,11 @@ struct sym_dwarf {
 	struct func_sym *funcs;
 	size_t nfuncs;
 	bool funcs_built;
+	/* symdw_file_ranges(), found at open: later, the files' headers may
+	 * lie past their end (sym_guard.h) */
+	void *range_start[2];
+	size_t range_len[2];
+	int nranges;
 };
 
 static int find_elf_cb(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -105,6 +110,8 @@ static bool dwarf_has_line_section(Dwarf *dwarf)
 	return false;
 }
 
+static int find_file_ranges(struct sym_dwarf *dw, void **start, size_t *len);
+
 int symdw_open(int fd, const char *name, int debug_fd, const char *debug_path,
 	       struct sym_dwarf **out)
 {
@@ -153,6 +160,7 @@ int symdw_open(int fd, const char *name, int debug_fd, const char *debug_path,
 	}
 	dwarf = dwfl_module_getdwarf(dw->mod, &dbias);
 	dw->has_lines = dwarf && dwarf_has_line_section(dwarf);
+	dw->nranges = find_file_ranges(dw, dw->range_start, dw->range_len);
 	if (dw->debug_fd >= 0) { /* libdwfl asked for no debug file */
 		close(dw->debug_fd);
 		dw->debug_fd = -1;
@@ -193,6 +201,18 @@ Dwfl_Module *symdw_module(struct sym_dwarf *dw, uint64_t *bias)
 }
 
 int symdw_file_ranges(struct sym_dwarf *dw, void **start, size_t *len)
+{
+	if (!dw)
+		return 0;
+	for (int i = 0; i < dw->nranges; i++) {
+		start[i] = dw->range_start[i];
+		len[i] = dw->range_len[i];
+	}
+	return dw->nranges;
+}
+
+/* The ranges symdw_file_ranges() answers, read from the files' headers. */
+static int find_file_ranges(struct sym_dwarf *dw, void **start, size_t *len)
 {
 	Elf *elfs[2] = { NULL, NULL };
 	Dwarf_Addr bias;

@@ -42,7 +42,8 @@ struct Dwfl_Module *symdw_module(struct sym_dwarf *dw, uint64_t *bias);
  * through (MAP_PRIVATE, never written to: an ET_REL file, which libdwfl
  * relocates in place, is left out): up to 2 [start, start + len) ranges
  * into start[] and len[], their count. Candidates only: an ELF libelf
- * read into memory instead looks the same (file_pages.c checks). */
+ * read into memory instead looks the same (file_pages.c checks). Found
+ * by symdw_open(): this reads nothing of the files. */
 int symdw_file_ranges(struct sym_dwarf *dw, void **start, size_t *len);
 
 /* The name of the file whose mapping holds addr: the debug file's, else

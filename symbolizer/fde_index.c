@@ -306,6 +306,19 @@ static int entry_index(struct symbolizer *sym, struct sym_elf *e)
 	return 0;
 }
 
+/* fdex_find() reads the FDE in .eh_frame, the file's mapping: guarded
+ * (sym_guard.h); -EIO when the file was found cut short. */
+static int find_guarded(struct sym_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end)
+{
+	struct symg g;
+	int err, cut;
+
+	symg_enter(&g);
+	err = fdex_find(e->fdes, vaddr, start, end);
+	cut = symc_leave(e, &g);
+	return cut ? cut : err;
+}
+
 int sym_elf_function_start(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_offset,
 			   uint64_t *start)
 {
@@ -318,7 +331,7 @@ int sym_elf_function_start(struct symbolizer *sym, struct sym_elf *elf, uint64_t
 		return err;
 	if (elfbin_vaddr(&elf->id, file_offset, &vaddr))
 		return -ENOENT;
-	if ((err = fdex_find(elf->fdes, vaddr, &fstart, &fend)))
+	if ((err = find_guarded(elf, vaddr, &fstart, &fend)))
 		return err;
 	/* the function's first byte, through the segment that maps the
 	 * offset: it must be in the same one */
@@ -338,5 +351,5 @@ int sym_elf_function_range(struct symbolizer *sym, struct sym_elf *elf, uint64_t
 		return -EINVAL;
 	if ((err = entry_index(sym, elf)))
 		return err;
-	return fdex_find(elf->fdes, vaddr, start, end);
+	return find_guarded(elf, vaddr, start, end);
 }

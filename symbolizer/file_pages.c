@@ -142,7 +142,7 @@ size_t sym_drop_file_pages(struct symbolizer *sym)
 		ksyms_core_drop_pages(sym->kcore);
 		done++;
 	}
-	for (struct sym_elf *e = sym->lru_head; e; e = e->lru_next) {
+	for (struct sym_elf *e = sym->lru_head; e; e = e->lru_next) { /* reads no file */
 		if (!e->touched)
 			continue;
 		e->touched = false;

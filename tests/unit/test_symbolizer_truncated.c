@@ -259,3 +259,39 @@ Test(truncated, sigbus_elsewhere_keeps_its_default, .signal = SIGBUS)
 	(void)p[4096]; /* dies here */
 	sym_free(sym);
 }
+
+/* Cut after lookups that left state behind them (function ranges from
+ * .eh_frame, pages to give back): what the agent does at an interval's
+ * end and with stripped code reads no page past the end. */
+Test(truncated, binary_after_lookups_pages_and_function_starts)
+{
+	size_t len;
+	void *data;
+	char *bin = copy_fixture("sym_prog_pie", &data, &len);
+	const char *orig = fx("sym_prog_pie");
+	uint64_t work = sym_offset(orig, orig, "sym_prog_work");
+	uint64_t other = sym_offset(orig, orig, "sym_prog_other");
+	struct symbolizer *sym = quiet_sym("/nonexistent");
+	struct sym_frame f[MAXF];
+	struct sym_elf *e = get_path(sym, bin);
+	uint64_t start;
+
+	cr_assert_gt(sym_elf_resolve(sym, e, work, f, MAXF), 0);
+	cr_assert_eq(sym_elf_function_start(sym, e, work, &start), 0);
+	cr_assert_eq(sym_elf_resolve(sym, e, work, f, MAXF), 1, "memoised");
+	cut(bin, 0);
+	sym_drop_file_pages(sym); /* the interval's end: no SIGBUS */
+	cr_expect_eq(sym_elf_function_start(sym, e, other, &start), -EIO, "not a SIGBUS");
+	cr_expect_eq(truncations(sym), 1);
+	cr_expect_eq(truncated_lines(bin), 1, "%d lines, first: %s", nlines, lines[0]);
+	/* a memoised answer is a copy: still given */
+	cr_expect_eq(sym_elf_resolve(sym, e, work, f, MAXF), 1);
+	cr_expect_str_eq(f[0].function, "sym_prog_work");
+	sym_drop_file_pages(sym);
+	sym_elf_put(sym, e);
+	put_file(bin, data, len);
+	cr_expect_str_eq(outer_name(sym, bin, other), "sym_prog_other");
+	sym_free(sym);
+	free(data);
+	free(bin);
+}
