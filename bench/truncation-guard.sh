@@ -9,7 +9,9 @@
 #    resolves every offset once: guarded, names copied out of the file) and
 #    warm (the same offsets again: memoised answers, no guard);
 #  - bench/ksymbench: the core kernel's symbols (the boot's file, mapped):
-#    every lookup guarded and its name copied.
+#    every lookup guarded and its name copied;
+#  - bench/fdebench on PostgreSQL's binary: a function start from
+#    .eh_frame (how a stripped binary's frames are named), each guarded.
 # Writes bench/results/truncation-guard-<date>.md. Run as root.
 set -eu
 cd "$(dirname "$0")/.."
@@ -33,10 +35,12 @@ else
 	before_name=$BEFORE
 fi
 after_name="$(git rev-parse --abbrev-ref HEAD) ($(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ', uncommitted changes'))"
-make -s build/bench/symbench build/bench/ksymbench
-# the same driver against each tree's symbolizer objects
+make -s build/bench/symbench build/bench/ksymbench build/bench/fdebench
+# the same drivers against each tree's symbolizer objects
 cc $cflags -o "$work/ksym-before" bench/ksymbench.c "$BEFORE"/symbolizer/*.o $libs
+cc $cflags -o "$work/fde-before" bench/fdebench.c "$BEFORE"/symbolizer/*.o $libs
 cp build/bench/ksymbench "$work/ksym-after"
+cp build/bench/fdebench "$work/fde-after"
 
 # file offsets of the first NSYMS function symbols (+4: inside them)
 offsets() {
@@ -81,6 +85,8 @@ for r in $(seq 1 "$ROUNDS"); do
 		done
 		out=$("$work/ksym-$side" "$work/kernel.addr")
 		echo "$(kv "$out" warm_ns_per_addr) $(kv "$out" resolved)" >>"$work/kernel.$side"
+		out=$("$work/fde-$side" "$POSTGRES" "$work/pg.off" 3)
+		echo "$(kv "$out" warm_ns) $(kv "$out" named)" >>"$work/fde.$side"
 	done
 done
 col() { awk -v c="$2" '{print $c}' "$1" | median; }
@@ -107,10 +113,12 @@ out=bench/results/truncation-guard-$(date +%Y%m%d-%H%M).md
 	done
 	b=$(col "$work/kernel.before" 1) a=$(col "$work/kernel.after" 1)
 	echo "| kernel (core table, mapped): ns per lookup, $(wc -l <"$work/kernel.addr") addresses | $b | $a | $(ratio "$b" "$a") |"
+	b=$(col "$work/fde.before" 1) a=$(col "$work/fde.after" 1)
+	echo "| postgres: function start from .eh_frame, ns per lookup (warm) | $b | $a | $(ratio "$b" "$a") |"
 	echo
-	echo "Raw (cold ms, warm addr/s, resolved; kernel: ns, resolved), one line per round:"
+	echo "Raw (cold ms, warm addr/s, resolved; kernel: ns, resolved; fde: ns, named), one line per round:"
 	echo
-	for f in libc pg kernel; do
+	for f in libc pg kernel fde; do
 		echo "- $f before: $(tr '\n' ';' <"$work/$f.before")"
 		echo "- $f after: $(tr '\n' ';' <"$work/$f.after")"
 	done

@@ -23,7 +23,7 @@
 
 #include "sym_guard.h"
 
-static __thread struct symg *current __attribute__((tls_model("initial-exec")));
+__thread struct symg *symg_current __attribute__((tls_model("initial-exec")));
 static struct sigaction previous;
 static uintptr_t page_size;
 static int install_err;
@@ -70,7 +70,7 @@ static void pass_on(int sig, siginfo_t *si, void *uc)
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-	struct symg *g = current;
+	struct symg *g = symg_current;
 	int saved = errno;
 	uintptr_t page = (uintptr_t)si->si_addr & ~(page_size - 1);
 
@@ -103,26 +103,4 @@ int symg_install(void)
 {
 	pthread_once(&once, install);
 	return install_err;
-}
-
-void symg_enter(struct symg *g)
-{
-	g->faults = 0;
-	g->addr = 0;
-	g->outer = current;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	current = g;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
-
-bool symg_leave(struct symg *g)
-{
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	current = g->outer;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (g->faults && g->outer) {
-		if (!g->outer->faults++)
-			g->outer->addr = g->addr;
-	}
-	return g->faults != 0;
 }

@@ -38,10 +38,33 @@ struct symg {
  * negative errno (then regions guard nothing). */
 int symg_install(void);
 
+/* The innermost region of this thread (sym_guard.c's handler reads it). */
+extern __thread struct symg *symg_current __attribute__((tls_model("initial-exec")));
+
 /* Enter a region on this thread; leave it: true when a page read inside
  * lay past the end of its file (g->addr: the first). A nested region's
- * faults count in the outer one too. Cheap: two thread-local stores. */
-void symg_enter(struct symg *g);
-bool symg_leave(struct symg *g);
+ * faults count in the outer one too. Cheap: two thread-local stores (the
+ * fences only keep the compiler from moving reads across them). */
+static inline void symg_enter(struct symg *g)
+{
+	g->faults = 0;
+	g->addr = 0;
+	g->outer = symg_current;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	symg_current = g;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline bool symg_leave(struct symg *g)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	symg_current = g->outer;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!g->faults)
+		return false;
+	if (g->outer && !g->outer->faults++)
+		g->outer->addr = g->addr;
+	return true;
+}
 
 #endif /* EBPROF_SYM_GUARD_H */
