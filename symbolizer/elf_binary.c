@@ -333,8 +333,11 @@ static bool crc_matches(int fd, uint64_t size, uint32_t want)
 	return (uint32_t)crc == want;
 }
 
-/* Is the open fd the debug file of id (and not self)? */
-static bool debug_candidate_ok(int fd, const struct elf_ident *id, const struct stat *self)
+/* Is the open fd the debug file of id (and not self)? *cut: a candidate
+ * was not for want of a matching id but because it could not be read
+ * whole (cut short, most likely: it may be whole again later). */
+static bool debug_candidate_ok(int fd, const struct elf_ident *id, const struct stat *self,
+			       bool *cut)
 {
 	struct stat st;
 	bool ok = false;
@@ -348,14 +351,17 @@ static bool debug_candidate_ok(int fd, const struct elf_ident *id, const struct 
 		Elf *elf = elf_begin(fd, ELF_C_READ, NULL); /* its notes only */
 		ssize_t blen;
 
-		if (!elf)
+		if (!elf) {
+			*cut = true;
 			return false;
-		/* one cut short would be read past its end (sym_guard.h) */
-		if (elf_kind(elf) == ELF_K_ELF && sections_in_file(elf, fd)) {
-			blen = dwelf_elf_gnu_build_id(elf, &bid);
-			ok = blen > 0 && (size_t)blen >= id->build_id_len && bid &&
-			     !memcmp(bid, id->build_id, id->build_id_len);
 		}
+		/* one cut short would be read past its end (sym_guard.h) */
+		if (elf_kind(elf) == ELF_K_ELF && sections_in_file(elf, fd) &&
+		    (blen = dwelf_elf_gnu_build_id(elf, &bid)) > 0 && bid)
+			ok = (size_t)blen >= id->build_id_len &&
+			     !memcmp(bid, id->build_id, id->build_id_len);
+		else
+			*cut = true;
 		elf_end(elf);
 	} else if (id->debuglink) {
 		ok = crc_matches(fd, (uint64_t)st.st_size, id->debuglink_crc);
@@ -370,6 +376,7 @@ struct debug_where {
 	const char *root;
 	const struct elf_ident *id;
 	const struct stat *self;
+	bool *cut; /* debug_candidate_ok() */
 };
 
 /*
@@ -389,7 +396,7 @@ static int try_debug(const struct debug_where *w, const char *rel, int n, char *
 		f = open(rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (f < 0)
 		return 0;
-	if (!debug_candidate_ok(f, w->id, w->self)) {
+	if (!debug_candidate_ok(f, w->id, w->self, w->cut)) {
 		close(f);
 		return 0;
 	}
@@ -482,7 +489,8 @@ static int by_debuglink(const struct debug_where *w, const char *dirs, const cha
 int elfbin_find_debug(const char *debug_dirs, const struct sym_binary *bin,
 		      const struct elf_ident *id, const struct stat *self, char **path, int *fd)
 {
-	struct debug_where w[2] = { { .rootfd = -1, .id = id, .self = self } };
+	bool cut = false;
+	struct debug_where w[2] = { { .rootfd = -1, .id = id, .self = self, .cut = &cut } };
 	char root[32];
 	int r = 0, nw = 1, f = -1;
 
@@ -494,7 +502,11 @@ int elfbin_find_debug(const char *debug_dirs, const struct sym_binary *bin,
 	if (bin->pid > 0) {
 		snprintf(root, sizeof(root), "/proc/%d/root", bin->pid);
 		w[1] = (struct debug_where){
-			.rootfd = open_root(bin->pid), .root = root, .id = id, .self = self
+			.rootfd = open_root(bin->pid),
+			.root = root,
+			.id = id,
+			.self = self,
+			.cut = &cut,
 		};
 		nw += w[1].rootfd >= 0;
 	}
@@ -506,8 +518,10 @@ int elfbin_find_debug(const char *debug_dirs, const struct sym_binary *bin,
 			r = by_debuglink(&w[i], debug_dirs, bin->path, path, &f);
 	if (nw > 1)
 		close(w[1].rootfd);
-	if (r <= 0)
-		return r < 0 ? r : -ENOENT;
+	if (r < 0)
+		return r;
+	if (!r)
+		return cut ? -ESTALE : -ENOENT;
 	if (fd)
 		*fd = f;
 	else

@@ -83,7 +83,9 @@ int elfbin_vaddr(const struct elf_ident *id, uint64_t offset, uint64_t *vaddr);
  * the debuglink CRC) and not be the binary itself (self). Returns 0, its
  * name in *path (malloc'd, the caller frees; "/proc/PID/root/..." inside a
  * root: a name for logs, not to be opened again) and its open read-only fd
- * in *fd (the caller closes it; fd NULL: closed here); -ENOENT; -ENOMEM.
+ * in *fd (the caller closes it; fd NULL: closed here); -ENOENT; -ESTALE
+ * when none was found but a candidate could not be read whole (cut short
+ * by its owner, perhaps for a while: worth looking again later); -ENOMEM.
  */
 int elfbin_find_debug(const char *debug_dirs, const struct sym_binary *bin,
 		      const struct elf_ident *id, const struct stat *self, char **path, int *fd);

@@ -302,6 +302,7 @@ static void entry_free(struct symbolizer *sym, struct sym_elf *e)
 	elfbin_ident_release(&e->id);
 	sym->stats.cache_bytes -= e->bytes;
 	sym->stats.binaries_cached--;
+	sym->ndebug_cut -= e->debug_cut;
 	free(e);
 }
 
@@ -400,6 +401,7 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 	elfbin_hex(id->build_id, id->build_id_len, e->build_id);
 	if (!id->has_dwarf) {
 		err = elfbin_find_debug(sym->debug_dirs, bin, id, st, &debug, &debug_fd);
+		e->debug_cut = err == -ESTALE;
 		if (!debug && err != -ENOMEM && sym->di && id->build_id_len) {
 			err = symdi_lookup(sym->di, e->build_id, sym->di_wait, &debug);
 			from_di = debug != NULL;
@@ -447,6 +449,8 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 		free(debug);
 		goto fail;
 	}
+	e->debug_cut = e->debug_cut && !debug;
+	sym->ndebug_cut += e->debug_cut;
 	e->id = *id; /* take over the arrays */
 	memset(id, 0, sizeof(*id));
 	e->file_bytes = (size_t)st->st_size;
@@ -454,6 +458,7 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 	free(debug);
 	e->hash = symc_hash_bytes(key, key_len);
 	if (symc_table_insert(sym->by_key, e, &(struct bytes_key){ key, key_len }, e->hash)) {
+		sym->ndebug_cut -= e->debug_cut;
 		symdw_close(e->dw);
 		elfbin_ident_release(&e->id);
 		err = -ENOMEM;
@@ -552,6 +557,29 @@ static void recheck(struct symbolizer *sym)
 	}
 }
 
+/* Open again, every recheck_s, the binaries opened without a debug file
+ * that could not be read whole: whole again, it is taken. */
+static void recheck_cut(struct symbolizer *sym)
+{
+	struct sym_elf *e, *next;
+	struct timespec now;
+
+	if (!sym->ndebug_cut)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec < sym->cut_recheck_s)
+		return;
+	sym->cut_recheck_s = now.tv_sec + sym->recheck_s;
+	for (e = sym->lru_head; e; e = next) {
+		next = e->lru_next;
+		if (e->debug_cut) {
+			sym_debug("symbolizer: %s: looking for its debug file again",
+				  e->build_id[0] ? e->build_id : "(no build-id)");
+			retire(sym, e);
+		}
+	}
+}
+
 int symc_entry_truncated(struct sym_elf *e, uintptr_t addr)
 {
 	struct symbolizer *sym = e->sym;
@@ -574,6 +602,7 @@ void symc_refresh(struct symbolizer *sym)
 		symdi_arrivals(sym->di, on_arrival, sym);
 		recheck(sym);
 	}
+	recheck_cut(sym);
 	for (pp = &sym->stale; *pp;) {
 		struct sym_elf *e = *pp;
 

@@ -109,6 +109,9 @@ struct sym_elf {
 	/* A file of it was found truncated while read (sym_guard.h): out of
 	 * the tables, nothing read from it any more; freed once unpinned. */
 	bool truncated;
+	/* opened without a debug file because one could not be read whole
+	 * (elfbin_find_debug(): -ESTALE): opened again every recheck_s */
+	bool debug_cut;
 	struct symbolizer *sym; /* the owner, for symc_entry_truncated() */
 };
 
@@ -155,8 +158,13 @@ struct symbolizer {
 	struct sym_elf *stale;
 	size_t nstale;
 	time_t di_recheck_s; /* next recheck (CLOCK_MONOTONIC seconds) */
-	uint32_t round;	     /* rounds of use ended so far (sym_release_cold()) */
-	htab_t parked;	     /* struct sym_parked, by key; NULL until the first */
+	/* entries with debug_cut, when they are next opened again, and how
+	 * often (SYM_RECHECK_S; tests make it 0) */
+	size_t ndebug_cut;
+	time_t cut_recheck_s;
+	time_t recheck_s;
+	uint32_t round; /* rounds of use ended so far (sym_release_cold()) */
+	htab_t parked;	/* struct sym_parked, by key; NULL until the first */
 };
 
 /* Keys of the tables: the bytes of an entry key. */

@@ -37,6 +37,7 @@ int sym_new(const struct sym_opts *opts, struct symbolizer **out)
 	if (!sym)
 		return -ENOMEM;
 	sym->max_bytes = SYM_DEFAULT_CACHE_BYTES;
+	sym->recheck_s = SYM_RECHECK_S;
 	if (opts) {
 		if (opts->max_cache_bytes)
 			sym->max_bytes = opts->max_cache_bytes;

@@ -168,7 +168,8 @@ int sym_elf_get_by_build_id(struct symbolizer *sym, const char *build_id, const 
  * Resolve a file offset (address - map_start + map_offset) inside the
  * binary. Fills frames[0..n) innermost first (frames[n-1] is the real,
  * non-inlined function) and returns n; 0 when nothing is known of the
- * address; a negative errno on error. n <= max.
+ * address (also when the binary or its debug file was found cut short:
+ * see the top of this file); a negative errno on error. n <= max.
  */
 int sym_elf_resolve(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_offset,
 		    struct sym_frame *frames, int max);
@@ -194,7 +195,9 @@ int sym_elf_function_range(struct symbolizer *sym, struct sym_elf *elf, uint64_t
 			   uint64_t *start, uint64_t *end);
 
 /*
- * Data of a binary (for reading a process's memory from BPF). The ELF
+ * Data of a binary (for reading a process's memory from BPF); each of
+ * these, the function starts above and sym_elf_unwind_table() answer -EIO
+ * once a file of the binary was found cut short. The ELF
  * virtual address of a defined object or function symbol (.symtab, else
  * .dynsym); 0 or -ENOENT.
  */

@@ -23,6 +23,7 @@
 
 #include <ebprof/symbolizer.h>
 
+#include "sym_cache.h" /* recheck_s */
 #include "symbolizer_env.h"
 #include "symfix.h"
 
@@ -221,14 +222,19 @@ Test(truncated, debug_file)
 		     nlines, lines[0]);
 	sym_elf_put(sym, e);
 
-	/* still cut short: the binary alone (no debug file taken) */
+	/* still cut short: the binary alone (no debug file taken), looked
+	 * at again every SYM_RECHECK_S (here at once) */
+	sym->recheck_s = 0;
 	e = get_path(sym, bin);
 	cr_expect_not(sym_elf_has_lines(e));
 	cr_expect_eq(sym_elf_resolve(sym, e, off, f, MAXF), 0, "not in .dynsym");
 	sym_elf_put(sym, e);
-	sym_release_unpinned(sym);
+	e = get_path(sym, bin);
+	cr_expect_not(sym_elf_has_lines(e));
+	sym_elf_put(sym, e);
 	cr_expect_eq(nlines, 1);
 
+	/* whole again: taken, without releasing anything by hand */
 	put_file(dbg, ddata, dlen);
 	cr_expect_str_eq(outer_name(sym, bin, off), "sym_prog_work");
 	sym_free(sym);
