@@ -107,75 +107,92 @@ static const char *outer_name(struct symbolizer *sym, const char *path, uint64_t
 	return name;
 }
 
+/* A copy of sym_prog_pie (DWARF in the binary) opened by a new
+ * symbolizer: what the binary tests cut short. */
+struct pie {
+	char *bin;
+	void *data;
+	size_t len;
+	struct symbolizer *sym;
+	struct sym_elf *e;
+};
+
+static void pie_open(struct pie *p)
+{
+	p->bin = copy_fixture("sym_prog_pie", &p->data, &p->len);
+	p->sym = quiet_sym("/nonexistent");
+	p->e = get_path(p->sym, p->bin);
+}
+
+/* File offset of a function of the fixture. */
+static uint64_t pie_off(const char *name)
+{
+	return sym_offset(fx("sym_prog_pie"), fx("sym_prog_pie"), name);
+}
+
+/* Let go of the handle, make the file whole again: off names want. */
+static void pie_whole_again(struct pie *p, const char *want)
+{
+	sym_elf_put(p->sym, p->e);
+	put_file(p->bin, p->data, p->len);
+	cr_expect_str_eq(outer_name(p->sym, p->bin, pie_off(want)), want);
+	sym_free(p->sym);
+	free(p->data);
+	free(p->bin);
+}
+
 /* Cut to nothing between the open and the first lookup. */
 Test(truncated, binary_before_first_lookup)
 {
-	size_t len;
-	void *data;
-	char *bin = copy_fixture("sym_prog_pie", &data, &len);
-	uint64_t off = sym_offset(fx("sym_prog_pie"), fx("sym_prog_pie"), "sym_prog_work");
-	struct symbolizer *sym = quiet_sym("/nonexistent");
+	uint64_t off = pie_off("sym_prog_work"), start;
+	struct sym_binary b = { 0 };
 	struct sym_frame f[MAXF];
-	struct sym_elf *e = get_path(sym, bin);
-	uint64_t start;
+	struct pie p;
 
-	cut(bin, 0);
-	cr_expect_eq(sym_elf_resolve(sym, e, off, f, MAXF), 0, "unknown, not a SIGBUS");
-	cr_expect_eq(truncations(sym), 1);
-	cr_expect_eq(truncated_lines(bin), 1, "one warning naming %s (%d lines, first: %s)", bin,
-		     nlines, lines[0]);
+	pie_open(&p);
+	cut(p.bin, 0);
+	cr_expect_eq(sym_elf_resolve(p.sym, p.e, off, f, MAXF), 0, "unknown, not a SIGBUS");
+	cr_expect_eq(truncations(p.sym), 1);
+	cr_expect_eq(truncated_lines(p.bin), 1, "one warning naming %s (%d lines, first: %s)",
+		     p.bin, nlines, lines[0]);
 	cr_expect_eq(nlines, 1);
 	/* the handle stays usable, answers nothing more, warns no more */
-	cr_expect_eq(sym_elf_resolve(sym, e, off + 1, f, MAXF), 0);
-	cr_expect_eq(sym_elf_function_start(sym, e, off, &start), -EIO);
-	cr_expect_eq(sym_elf_symbol(e, "sym_prog_work", &start), -EIO);
+	cr_expect_eq(sym_elf_resolve(p.sym, p.e, off + 1, f, MAXF), 0);
+	cr_expect_eq(sym_elf_function_start(p.sym, p.e, off, &start), -EIO);
+	cr_expect_eq(sym_elf_symbol(p.e, "sym_prog_work", &start), -EIO);
 	cr_expect_eq(nlines, 1);
-	sym_elf_put(sym, e);
 
 	/* still cut short: refused as it is, without a new warning */
-	struct sym_binary b = { .path = bin };
-	cr_expect_eq(sym_elf_get(sym, &b, &e), -ENOEXEC);
-	cr_expect_eq(nlines, 1);
+	struct sym_elf *again = NULL;
 
-	/* whole again: resolves */
-	put_file(bin, data, len);
-	cr_expect_str_eq(outer_name(sym, bin, off), "sym_prog_work");
-	cr_expect_eq(truncations(sym), 1);
-	sym_free(sym);
-	free(data);
-	free(bin);
+	b.path = p.bin;
+	cr_expect_eq(sym_elf_get(p.sym, &b, &again), -ENOEXEC);
+	cr_expect_eq(nlines, 1);
+	pie_whole_again(&p, "sym_prog_work");
+	cr_expect_eq(nlines, 1);
 }
 
 /* Cut after a first lookup: what it returned stays readable, a lookup
  * that reads more of the file answers unknown. */
 Test(truncated, binary_between_lookups)
 {
-	size_t len;
-	void *data;
-	char *bin = copy_fixture("sym_prog_pie", &data, &len);
-	const char *orig = fx("sym_prog_pie");
-	uint64_t work = sym_offset(orig, orig, "sym_prog_work");
-	uint64_t other = sym_offset(orig, orig, "main");
-	struct symbolizer *sym = quiet_sym("/nonexistent");
 	struct sym_frame f[MAXF], g[MAXF];
-	struct sym_elf *e = get_path(sym, bin);
-	int n = sym_elf_resolve(sym, e, work, f, MAXF);
+	struct pie p;
+	int n;
 
+	pie_open(&p);
+	n = sym_elf_resolve(p.sym, p.e, pie_off("sym_prog_work"), f, MAXF);
 	cr_assert_gt(n, 0);
 	cr_assert_not_null(f[n - 1].function);
-	cut(bin, 0);
+	cut(p.bin, 0);
 	/* the strings of that answer live in the symbolizer, not the file */
 	cr_expect_str_eq(f[n - 1].function, "sym_prog_work");
 	cr_expect(f[n - 1].file && ends_with(f[n - 1].file, "sym_prog.c"));
-	cr_expect_eq(sym_elf_resolve(sym, e, other, g, MAXF), 0, "unknown, not a SIGBUS");
-	cr_expect_eq(truncations(sym), 1);
-	cr_expect_eq(truncated_lines(bin), 1, "%d lines, first: %s", nlines, lines[0]);
-	sym_elf_put(sym, e);
-	put_file(bin, data, len);
-	cr_expect_str_eq(outer_name(sym, bin, other), "main");
-	sym_free(sym);
-	free(data);
-	free(bin);
+	cr_expect_eq(sym_elf_resolve(p.sym, p.e, pie_off("main"), g, MAXF), 0,
+		     "unknown, not a SIGBUS");
+	cr_expect_eq(truncations(p.sym), 1);
+	cr_expect_eq(truncated_lines(p.bin), 1, "%d lines, first: %s", nlines, lines[0]);
+	pie_whole_again(&p, "main");
 }
 
 /* The separate debug file (found by build-id) cut short: its name in the
@@ -271,33 +288,23 @@ Test(truncated, sigbus_elsewhere_keeps_its_default, .signal = SIGBUS)
  * end and with stripped code reads no page past the end. */
 Test(truncated, binary_after_lookups_pages_and_function_starts)
 {
-	size_t len;
-	void *data;
-	char *bin = copy_fixture("sym_prog_pie", &data, &len);
-	const char *orig = fx("sym_prog_pie");
-	uint64_t work = sym_offset(orig, orig, "sym_prog_work");
-	uint64_t other = sym_offset(orig, orig, "sym_prog_other");
-	struct symbolizer *sym = quiet_sym("/nonexistent");
+	uint64_t work = pie_off("sym_prog_work"), start;
 	struct sym_frame f[MAXF];
-	struct sym_elf *e = get_path(sym, bin);
-	uint64_t start;
+	struct pie p;
 
-	cr_assert_gt(sym_elf_resolve(sym, e, work, f, MAXF), 0);
-	cr_assert_eq(sym_elf_function_start(sym, e, work, &start), 0);
-	cr_assert_eq(sym_elf_resolve(sym, e, work, f, MAXF), 1, "memoised");
-	cut(bin, 0);
-	sym_drop_file_pages(sym); /* the interval's end: no SIGBUS */
-	cr_expect_eq(sym_elf_function_start(sym, e, other, &start), -EIO, "not a SIGBUS");
-	cr_expect_eq(truncations(sym), 1);
-	cr_expect_eq(truncated_lines(bin), 1, "%d lines, first: %s", nlines, lines[0]);
+	pie_open(&p);
+	cr_assert_gt(sym_elf_resolve(p.sym, p.e, work, f, MAXF), 0);
+	cr_assert_eq(sym_elf_function_start(p.sym, p.e, work, &start), 0);
+	cr_assert_eq(sym_elf_resolve(p.sym, p.e, work, f, MAXF), 1, "memoised");
+	cut(p.bin, 0);
+	sym_drop_file_pages(p.sym); /* the interval's end: no SIGBUS */
+	cr_expect_eq(sym_elf_function_start(p.sym, p.e, pie_off("sym_prog_other"), &start), -EIO,
+		     "not a SIGBUS");
+	cr_expect_eq(truncations(p.sym), 1);
+	cr_expect_eq(truncated_lines(p.bin), 1, "%d lines, first: %s", nlines, lines[0]);
 	/* a memoised answer is a copy: still given */
-	cr_expect_eq(sym_elf_resolve(sym, e, work, f, MAXF), 1);
+	cr_expect_eq(sym_elf_resolve(p.sym, p.e, work, f, MAXF), 1);
 	cr_expect_str_eq(f[0].function, "sym_prog_work");
-	sym_drop_file_pages(sym);
-	sym_elf_put(sym, e);
-	put_file(bin, data, len);
-	cr_expect_str_eq(outer_name(sym, bin, other), "sym_prog_other");
-	sym_free(sym);
-	free(data);
-	free(bin);
+	sym_drop_file_pages(p.sym);
+	pie_whole_again(&p, "sym_prog_other");
 }
