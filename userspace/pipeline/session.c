@@ -65,6 +65,7 @@ static bool as_forked(struct session *s, uint32_t pid)
 		return false;
 	if (pi->image_ns && !pi->ready_ns)
 		pi->ready_ns = (uint64_t)mono_ns();
+	log_debug("pid %u: its parent's code, on the unwind set its fork copied", pid);
 	return true;
 }
 
