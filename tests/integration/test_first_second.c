@@ -232,7 +232,8 @@ static int count_forked(const char *log, const int *pids, int n)
 	int k = 0;
 
 	for (int c = 0; c < n; c++) {
-		snprintf(want, sizeof(want), "pid %d: its parent's code, on the unwind set", pids[c]);
+		snprintf(want, sizeof(want), "pid %d: its parent's code, on the unwind set",
+			 pids[c]);
 		k += strstr(log, want) != NULL;
 	}
 	return k;

@@ -267,8 +267,7 @@ Test(unwind_budget, a_fork_holds_the_set_its_fork_copied_until_it_exits)
 	cr_assert_eq(bpf_map_lookup_elem(e.fds[2], &pid, &cur), 0);
 	cr_assert_neq(cur, set, "the parent's new layout is a set of its own");
 	set_of(&e, CHILD, &after);
-	cr_expect_eq(after.n, before.n, "the child's set was freed under it: %u mappings",
-		     after.n);
+	cr_expect_eq(after.n, before.n, "the child's set was freed under it: %u mappings", after.n);
 	cr_expect_eq(memcmp(&after, &before, sizeof(before)), 0, "the child's set changed");
 	cr_expect(unwind_tables_inherited(e.u, CHILD));
 	unwind_tables_stats(e.u, &st);
@@ -298,7 +297,8 @@ Test(unwind_budget, a_fork_holds_the_set_its_fork_copied_until_it_exits)
 /* A child is given nothing (it loads its own at its first sample) when
  * the copy may not be the parent's entry userspace knows: written too
  * close to the fork, or never; and it no longer counts as holding it once
- * its entry changed (an exec's mark, a copy that failed). */
+ * its entry changed (an exec's mark) or is missing while it lives (a copy
+ * that failed); missing for a process gone, there is nothing to load. */
 Test(unwind_budget, a_fork_inherits_only_the_entry_its_parent_had_before)
 {
 	uint64_t later = mono_ns() + 1000000000ull;
@@ -319,8 +319,17 @@ Test(unwind_budget, a_fork_inherits_only_the_entry_its_parent_had_before)
 	cr_assert(unwind_tables_inherited(e.u, CHILD));
 	cr_assert_eq(bpf_map_update_elem(e.fds[2], &(uint32_t){ CHILD }, &no_set, BPF_ANY), 0);
 	cr_expect(!unwind_tables_inherited(e.u, CHILD), "exec'd since its fork");
+	/* no entry: the exit hook deleted it (CHILD names no process) */
 	cr_assert_eq(bpf_map_delete_elem(e.fds[2], &(uint32_t){ CHILD }), 0);
-	cr_expect(!unwind_tables_inherited(e.u, CHILD), "no entry: the fork's copy failed");
+	cr_expect(unwind_tables_inherited(e.u, CHILD), "exited: nothing to load either");
+	/* no entry for a process that lives: the fork's copy failed */
+	bpf_fork(&e, pid, (uint32_t)getpid());
+	cr_assert_eq(unwind_tables_inherit(e.u, (uint32_t)getpid(), pid, later), 0);
+	cr_assert(unwind_tables_inherited(e.u, (uint32_t)getpid()));
+	cr_assert_eq(bpf_map_delete_elem(e.fds[2], &(uint32_t){ (uint32_t)getpid() }), 0);
+	cr_expect(!unwind_tables_inherited(e.u, (uint32_t)getpid()),
+		  "alive without an entry: its fork's copy failed, it loads its own");
+	unwind_tables_forget(e.u, (uint32_t)getpid());
 	unwind_tables_forget(e.u, CHILD);
 	unwind_tables_forget(e.u, pid);
 	env_free(&e);

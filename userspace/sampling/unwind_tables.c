@@ -371,14 +371,23 @@ int unwind_tables_inherit(struct unwind_tables *u, uint32_t child, uint32_t pare
 
 bool unwind_tables_inherited(struct unwind_tables *u, uint32_t pid)
 {
+	char path[32];
 	void *set = NULL;
 	uint32_t cur;
 
+	if (hm_find_u64(u->inherited, pid, NULL) || hm_find_u64(u->pid_set, pid, &set) || !set)
+		return false;
 	/* its entry as the fork left it: not replaced since (an exec's mark,
-	 * a failed copy, a reused pid) */
-	return !hm_find_u64(u->inherited, pid, NULL) && !hm_find_u64(u->pid_set, pid, &set) &&
-	       set && !bpf_map_lookup_elem(u->pids_fd, &pid, &cur) &&
-	       cur == (uint32_t)((uintptr_t)set - 1);
+	 * a reused pid) */
+	if (!bpf_map_lookup_elem(u->pids_fd, &pid, &cur))
+		return cur == (uint32_t)((uintptr_t)set - 1);
+	if (errno != ENOENT)
+		return false;
+	/* none: the exit hook deleted it (a short-lived process, its first
+	 * sample read late), or the copy failed (a full map: it may have
+	 * room now for a process that lives) */
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return access(path, F_OK) && errno == ENOENT;
 }
 
 static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps, bool execd);
@@ -416,6 +425,9 @@ static int set_pid(struct unwind_tables *u, uint32_t pid, uint32_t set, bool exe
 	if (!bpf_map_lookup_elem(u->pids_fd, &pid, &cur)) {
 		if (cur == EBPROF_UNWIND_NO_SET && !execd)
 			return -ESTALE;
+		/* written already: it has held set since (its forks copy it) */
+		if (cur == set && !hm_find_u64(u->since, pid, NULL))
+			return 0;
 		how = BPF_EXIST;
 	}
 	hm_remove(u->inherited, &(uint64_t){ pid }, NULL, NULL); /* written from here on */

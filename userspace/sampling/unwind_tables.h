@@ -109,8 +109,9 @@ int unwind_tables_inherit(struct unwind_tables *u, uint32_t child, uint32_t pare
 
 /* Does pid hold the set it inherited (unwind_tables_inherit()), and is
  * its entry in unwind_pids still that set (not an exec's mark, not
- * replaced, not missing)? Then loading its maps, when they are its
- * parent's, gives the same: one system call. */
+ * replaced), or none because pid is gone (the exit hook deleted it)?
+ * Then loading its maps, when they are its parent's, gives the same or
+ * nothing: one system call (two for a process gone). */
 bool unwind_tables_inherited(struct unwind_tables *u, uint32_t pid);
 
 /* Give the budget to the tables sampled most since the last call (see
