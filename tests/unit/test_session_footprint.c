@@ -2,7 +2,7 @@
 /*
  * The session's own memory while it symbolizes (pipeline/footprint.c): a
  * flush gives back the file pages its drain read through the symbolizer,
- * and names the frames as before. A session fed by the test (feed.c), its
+ * and names the frames as before; within a drain only when they grew. A session fed by the test (feed.c), its
  * samples in this very program, symbolized through its own symbolizer.
  */
 #include <criterion/criterion.h>
