@@ -2,8 +2,8 @@
 /*
  * The session's own memory while it symbolizes (pipeline/footprint.c): a
  * flush gives back the file pages its drain read through the symbolizer,
- * and names the frames as before; within a drain only when they grew. A session fed by the test (feed.c), its
- * samples in this very program, symbolized through its own symbolizer.
+ * and names the frames as before; within a drain only when they grew. A session fed by the test
+ * (feed.c), its samples in this very program, symbolized through its own symbolizer.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -44,25 +44,35 @@ static int drain(raw_sample_fn add, void *add_ctx, void *ctx)
 	return add(&rs, add_ctx);
 }
 
-Test(session_footprint, flush_gives_back_the_file_pages_it_read)
+/* A fed session of this process with its own symbolizer (*sym), and
+ * this program's path in exe. */
+static struct session *open_session(struct symbolizer **sym, char *exe, size_t len)
 {
 	struct session_opts so = { 0 };
-	struct session_interval iv;
-	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
-	struct sym_stats st;
 	struct session *s;
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ssize_t n = readlink("/proc/self/exe", exe, len - 1);
 
 	cr_assert_gt(n, 0);
 	exe[n] = '\0';
+	*sym = new_sym("/nonexistent", 0, false);
 	so.split = SESSION_PER_PROCESS;
 	so.frequency = 19;
 	so.interval_s = 60;
 	so.user = true;
-	so.sym = sym;
+	so.sym = *sym;
 	cr_assert_eq(session_open_fed(&so, &s), 0);
 	cr_assert_eq(session_fed_process(s, (uint32_t)getpid(), 0), 0);
+	return s;
+}
+
+Test(session_footprint, flush_gives_back_the_file_pages_it_read)
+{
+	struct session_interval iv;
+	struct symbolizer *sym;
+	struct sym_stats st;
+	char exe[4096];
+	struct session *s = open_session(&sym, exe, sizeof(exe));
+
 	cr_assert_eq(session_flush_fed(s, 1, drain, NULL, &iv), 0);
 	/* the frames were read from this program's file, and named */
 	cr_expect_eq(iv.built.samples, 3);
@@ -109,23 +119,12 @@ static int drain_many(raw_sample_fn add, void *add_ctx, void *ctx)
  * `pgbench -C` the same hot pages were faulted in again all the time. */
 Test(session_footprint, pages_every_lookup_reads_stay_through_a_drain)
 {
-	struct session_opts so = { 0 };
 	struct session_interval iv;
-	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
-	struct session *s;
+	struct symbolizer *sym;
 	char exe[4096];
 	long rss = -1;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct session *s = open_session(&sym, exe, sizeof(exe));
 
-	cr_assert_gt(n, 0);
-	exe[n] = '\0';
-	so.split = SESSION_PER_PROCESS;
-	so.frequency = 19;
-	so.interval_s = 60;
-	so.user = true;
-	so.sym = sym;
-	cr_assert_eq(session_open_fed(&so, &s), 0);
-	cr_assert_eq(session_fed_process(s, (uint32_t)getpid(), 0), 0);
 	cr_assert_eq(session_flush_fed(s, 1, drain_many, (const void *[]){ exe, &rss }, &iv), 0);
 	cr_expect_eq(iv.built.samples, SESSION_DROP_PAGES_EVERY + 1);
 	cr_expect_gt(rss, 0, "the pages lookups read again were given back within the drain");
