@@ -78,6 +78,15 @@ static char *copy_fixture(const char *name, void **data, size_t *len)
 	return path;
 }
 
+/* Remove a copy of copy_fixture() and its directory; free the path. */
+static void drop_copy(char *path)
+{
+	unlink(path);
+	*strrchr(path, '/') = '\0';
+	rmdir(path);
+	free(path);
+}
+
 static struct symbolizer *quiet_sym(const char *debug_dirs)
 {
 	nlines = 0;
@@ -138,7 +147,7 @@ static void pie_whole_again(struct pie *p, const char *want)
 	cr_expect_str_eq(outer_name(p->sym, p->bin, pie_off(want)), want);
 	sym_free(p->sym);
 	free(p->data);
-	free(p->bin);
+	drop_copy(p->bin);
 }
 
 /* Cut to nothing between the open and the first lookup. */
@@ -257,7 +266,12 @@ Test(truncated, debug_file)
 	sym_free(sym);
 	free(bdata);
 	free(ddata);
-	free(bin);
+	drop_copy(bin);
+	for (int i = 0; i < 3; i++) { /* the debug file, .build-id/xx, .build-id */
+		(i ? rmdir : unlink)(dbg);
+		*strrchr(dbg, '/') = '\0';
+	}
+	rmdir(dir);
 }
 
 /* The guard answers only inside the symbolizer: a SIGBUS elsewhere still
