@@ -42,6 +42,10 @@ const volatile bool waits_user_fp = false; /* --unwind fp: user stacks into `sta
 /* What a visit counts: the time since the last one (1 s / rate, more when
  * the reader was held up), set by userspace before each. */
 __u64 waits_ns = 0;
+/* The runs of visits counted since the last drain (struct waits_thread's
+ * run_epoch): userspace takes the runs of this epoch at a drain, visits
+ * paused, and moves it on; a run of another epoch is already taken. */
+__u32 waits_epoch = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -276,23 +280,105 @@ static __always_inline long waits_task_state(struct task_struct *t)
 	return ((struct task_struct___pre514 *)t)->state;
 }
 
+/* Are two keys the same (their 80 bytes, word by word)? */
+static __always_inline bool waits_same_key(const struct offcpu_key *a, const struct offcpu_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+#pragma unroll
+	for (int i = 0; i < (int)(sizeof(*a) / 8); i++)
+		if (x[i] != y[i])
+			return false;
+	return true;
+}
+
+/* The thread's run, if of this epoch, added to the counts under its key
+ * (offcpu_count(): count and time); a run of another epoch was taken by
+ * userspace at a drain. */
+static __always_inline void waits_fold(struct waits_thread *th)
+{
+	void *counts = active_counts ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
+	struct offcpu_value one, *v;
+	long ret;
+
+	if (!th->run_count || th->run_epoch != waits_epoch)
+		return;
+	stat_inc(STAT_WAITS_FOLDED);
+	one.count = th->run_count;
+	one.ns = th->run_ns;
+	th->run_count = 0;
+	v = bpf_map_lookup_elem(counts, &th->key);
+	if (!v) {
+		ret = bpf_map_update_elem(counts, &th->key, &one, BPF_NOEXIST);
+		if (!ret)
+			return;
+		if (ret != -EEXIST || !(v = bpf_map_lookup_elem(counts, &th->key))) {
+			stat_inc(STAT_OFFCPU_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->count, one.count);
+	__sync_fetch_and_add(&v->ns, one.ns);
+}
+
+/* A visit of ns counted under key k: one more of the thread's run when
+ * its key is the run's, else the run ended (into the counts) and another
+ * begun. Most visits so touch the thread's entry alone. */
+static __always_inline void waits_add(struct waits_thread *th, const struct offcpu_key *k,
+				      __u64 ns)
+{
+	__u32 e = waits_epoch;
+
+	if (th->run_count && th->run_epoch == e && waits_same_key(&th->key, k)) {
+		th->run_count++;
+		th->run_ns += ns;
+		return;
+	}
+	waits_fold(th);
+	th->key = *k;
+	th->run_count = 1;
+	th->run_ns = ns;
+	th->run_epoch = e;
+}
+
+/* Is the thread where its last idle visit found it (the user pc and sp it
+ * entered the kernel with)? */
+static __always_inline bool waits_idle_here(struct task_struct *task, const struct waits_thread *th)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs;
+
+	if (!th->idle_pc || !(th->idle_kstack || th->idle_ustack))
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	return regs && regs->ip == th->idle_pc && regs->sp == th->idle_sp;
+#else
+	return false;
+#endif
+}
+
 /*
  * What a visit of a thread needs no more than its entry in waits_threads
- * for: a thread on a CPU or exiting (nothing to count), or one that has not
+ * for: a thread on a CPU or exiting (nothing to count); one that has not
  * run since its last visit (its switch count unchanged), counted again
  * under its last key (statement, wait event, PL/pgSQL functions and
- * stacks), its state read anew. True when that was all; false: the
- * thread ran since, or is new, and takes a whole visit. It does not
- * sleep: the targets' walk runs it under RCU, so that most threads cost
- * no reference taken and no turn of the visit's loop.
+ * stacks), its state read anew; one that ran but sleeps where its last
+ * idle visit found it (the same user pc and sp: waiting for its client's
+ * next statement, as between two transactions of a busy client), counted
+ * under its idle key with no read of its memory. True when that was all;
+ * false: the thread takes a whole visit. It does not sleep: the targets'
+ * walk runs it under RCU, so that most threads cost no reference taken
+ * and no turn of the visit's loop.
  */
 static __always_inline bool waits_quick(struct task_struct *task, __u32 tid)
 {
 	struct waits_thread *th;
 	struct waits_scratch *sc;
-	struct offcpu_taken *o;
+	struct offcpu_key *k;
 	__u32 zero = 0;
+	__u64 nsw;
 	long state;
+	__u8 st;
 
 	if (task->exit_state)
 		return true;
@@ -308,20 +394,49 @@ static __always_inline bool waits_quick(struct task_struct *task, __u32 tid)
 		return true;
 	}
 	th = bpf_map_lookup_elem(&waits_threads, &tid);
-	if (!th || th->start != task->start_time || th->nsw != task->nvcsw + task->nivcsw ||
-	    th->gen != query_gen || th->pl_epoch != plpgsql_epoch)
+	if (!th || th->start != task->start_time)
 		return false;
+	nsw = task->nvcsw + task->nivcsw;
+	st = offcpu_state_of(state, false);
+	if (th->nsw == nsw && th->gen == query_gen && th->pl_epoch == plpgsql_epoch) {
+		/* not run since: where it was, as it was, only woken perhaps */
+		stat_inc(STAT_WAITS_VISITS);
+		stat_inc(STAT_WAITS_SAME);
+		if (st == th->key.state && th->run_count && th->run_epoch == waits_epoch) {
+			th->run_count++;
+			th->run_ns += waits_ns;
+			return true;
+		}
+		sc = bpf_map_lookup_elem(&waits_scratch, &zero);
+		if (!sc)
+			return true;
+		sc->o.key = th->key;
+		sc->o.key.state = st;
+		waits_add(th, &sc->o.key, waits_ns);
+		return true;
+	}
+	if (st != OFFCPU_SLEEPING || !waits_idle_here(task, th))
+		return false;
+	/* ran, and waits for its client where it waited idle last */
 	sc = bpf_map_lookup_elem(&waits_scratch, &zero);
 	if (!sc)
-		return true;
+		return false;
 	stat_inc(STAT_WAITS_VISITS);
-	/* not run since: where it was, as it was, only woken perhaps */
-	o = &sc->o;
-	o->ns = waits_ns;
-	o->key = th->key;
-	o->key.state = offcpu_state_of(state, false);
-	offcpu_count(o);
-	stat_inc(STAT_WAITS_SAME);
+	stat_inc(STAT_WAITS_IDLE_SAME);
+	k = &sc->o.key;
+	__builtin_memset(k, 0, sizeof(*k));
+	k->s.tgid = task->tgid;
+	k->s.tid = tid;
+	BPF_CORE_READ_STR_INTO(&k->s.comm, task, comm);
+	k->s.kstack = th->idle_kstack;
+	k->s.ustack = th->idle_ustack;
+	k->s.flags = th->idle_flags;
+	k->wait_event = WAITS_CLIENT_READ;
+	k->state = OFFCPU_SLEEPING;
+	k->has_wait = 1;
+	k->pg_major = th->idle_major;
+	waits_add(th, k, waits_ns);
+	th->nsw = nsw;
 	return true;
 }
 
@@ -374,8 +489,10 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 	nsw = task->nvcsw + task->nivcsw;
 	start = task->start_time;
 	th = bpf_map_lookup_elem(&waits_threads, &tid);
-	if (th && th->start != start)
-		th = NULL; /* another thread of this tid */
+	if (th && th->start != start) { /* another thread of this tid: its run ends */
+		waits_fold(th);
+		th = NULL;
+	}
 
 	__builtin_memset(&o->key, 0, sizeof(o->key));
 	o->key.state = offcpu_state_of(state, false);
@@ -388,8 +505,11 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 
 		bpf_loop(1, waits_read_labels, &c, 0);
 	}
+	/* idle: its whole key is that of waits_quick()'s idle visit */
 	idle = o->key.has_wait && o->key.wait_event == WAITS_CLIENT_READ && !o->key.s.query &&
-	       !(o->key.s.flags & SAMPLE_QUERY_GAP) && o->key.state == OFFCPU_SLEEPING;
+	       !o->key.s.query_id && !o->key.s.plpgsql &&
+	       !(o->key.s.flags & (SAMPLE_QUERY_GAP | SAMPLE_QUERY_LOST)) &&
+	       o->key.state == OFFCPU_SLEEPING;
 	/* its last idle stacks where it waits as it waited then: the same
 	 * user pc and sp (another way to wait for the client, such as the
 	 * password exchange before the first statement, is not the same) */
@@ -409,21 +529,26 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 		if (want_user && task->mm)
 			waits_ustack(task, &o->key.s, &sc->frames);
 	}
-	offcpu_count(o);
 
-	if (!th) { /* a new entry, of its idle stacks too when idle */
+	if (th) {
+		waits_add(th, &o->key, o->ns);
+	} else { /* a new entry, of its idle stacks too when idle */
 		th = &sc->t;
 		__builtin_memset(th, 0, sizeof(*th));
 		th->start = start;
+		th->key = o->key;
+		th->run_count = 1;
+		th->run_ns = o->ns;
+		th->run_epoch = waits_epoch;
 	}
 	th->nsw = nsw;
 	th->gen = gen;
 	th->pl_epoch = pl_epoch;
-	th->key = o->key;
 	if (idle) {
 		th->idle_kstack = o->key.s.kstack;
 		th->idle_ustack = o->key.s.ustack;
 		th->idle_flags = o->key.s.flags & WAITS_STACK_FLAGS;
+		th->idle_major = o->key.pg_major;
 		th->idle_pc = pc;
 		th->idle_sp = sp;
 	}
