@@ -59,6 +59,7 @@ struct waits_scratch {
 	struct waits_thread t;
 	struct stack_trace frames;
 	struct ebprof_query q;
+	__u64 pc, sp, bp; /* the visited thread's user registers (not on the stack: full) */
 };
 
 struct {
@@ -85,8 +86,7 @@ struct {
 
 /* PG_WAIT_CLIENT | WAIT_EVENT_CLIENT_READ: the same value in 12..17 */
 #define WAITS_CLIENT_READ 0x06000000u
-#define WAITS_STACK_FLAGS                                                                          \
-	(SAMPLE_KSTACK_LOST | SAMPLE_USTACK_LOST | SAMPLE_USTACK_DWARF | SAMPLE_USER_EXACT)
+#define WAITS_USTACK_FLAGS (SAMPLE_USTACK_LOST | SAMPLE_USTACK_DWARF | SAMPLE_USER_EXACT)
 
 /* A process of a thread visited: announced as a sample announces it
  * (note_sampled()), its title left to the CPU sampler (it reads the
@@ -160,18 +160,21 @@ static __always_inline bool waits_user_regs(struct task_struct *task, struct uw_
 #endif
 }
 
-/* The user pc and sp the thread entered the kernel with (0, 0: none, or
- * not x86), where the stacks of an idle visit were taken. */
-static __always_inline void waits_user_pcsp(struct task_struct *task, __u64 *pc, __u64 *sp)
+/* The user pc, sp and bp the thread entered the kernel with (0: none, or
+ * not x86), where a user stack taken is taken again only if they moved. */
+static __always_inline void waits_user_pcspbp(struct task_struct *task, __u64 *pc, __u64 *sp,
+					      __u64 *bp)
 {
 #if defined(__TARGET_ARCH_x86)
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
 	*pc = regs ? regs->ip : 0;
 	*sp = regs ? regs->sp : 0;
+	*bp = regs ? regs->bp : 0;
 #else
 	*pc = 0;
 	*sp = 0;
+	*bp = 0;
 #endif
 }
 
@@ -341,20 +344,43 @@ static __always_inline void waits_add(struct waits_thread *th, const struct offc
 	th->run_epoch = e;
 }
 
-/* Is the thread where its last idle visit found it (the user pc and sp it
- * entered the kernel with)? */
+/* Is the thread where its last user stack was taken (the user pc, sp and
+ * bp it entered the kernel with)? */
+static __always_inline bool waits_ustack_here(const struct waits_thread *th, __u64 pc, __u64 sp,
+					      __u64 bp)
+{
+	return pc && th->ustack_pc == pc && th->ustack_sp == sp && th->ustack_bp == bp &&
+	       (th->ustack || th->ustack_flags);
+}
+
+/* ... and was idle for its client there (waits_visit_task()). */
 static __always_inline bool waits_idle_here(struct task_struct *task, const struct waits_thread *th)
 {
-#if defined(__TARGET_ARCH_x86)
-	struct pt_regs *regs;
+	__u64 pc, sp, bp;
 
-	if (!th->idle_pc || !(th->idle_kstack || th->idle_ustack))
+	if (!th->idle)
 		return false;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	return regs && regs->ip == th->idle_pc && regs->sp == th->idle_sp;
-#else
-	return false;
-#endif
+	waits_user_pcspbp(task, &pc, &sp, &bp);
+	return waits_ustack_here(th, pc, sp, bp);
+}
+
+/* The key of a visit idle where the thread was idle last: its labels
+ * (Client/ClientRead, no statement) and stacks, no read of its memory;
+ * state as given (runnable: woken, not yet back from the wait). */
+static __always_inline void waits_idle_key(struct offcpu_key *k, struct task_struct *task,
+					   const struct waits_thread *th, __u8 state)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->s.tgid = task->tgid;
+	k->s.tid = task->pid;
+	BPF_CORE_READ_STR_INTO(&k->s.comm, task, comm);
+	k->s.kstack = th->idle_kstack;
+	k->s.ustack = th->ustack;
+	k->s.flags = th->idle_kflags | th->ustack_flags;
+	k->wait_event = WAITS_CLIENT_READ;
+	k->state = state;
+	k->has_wait = 1;
+	k->pg_major = th->idle_major;
 }
 
 /*
@@ -424,17 +450,7 @@ static __always_inline bool waits_quick(struct task_struct *task, __u32 tid)
 	stat_inc(STAT_WAITS_VISITS);
 	stat_inc(STAT_WAITS_IDLE_SAME);
 	k = &sc->o.key;
-	__builtin_memset(k, 0, sizeof(*k));
-	k->s.tgid = task->tgid;
-	k->s.tid = tid;
-	BPF_CORE_READ_STR_INTO(&k->s.comm, task, comm);
-	k->s.kstack = th->idle_kstack;
-	k->s.ustack = th->idle_ustack;
-	k->s.flags = th->idle_flags;
-	k->wait_event = WAITS_CLIENT_READ;
-	k->state = OFFCPU_SLEEPING;
-	k->has_wait = 1;
-	k->pg_major = th->idle_major;
+	waits_idle_key(k, task, th, OFFCPU_SLEEPING);
 	waits_add(th, k, waits_ns);
 	th->nsw = nsw;
 	return true;
@@ -454,8 +470,8 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 	struct offcpu_taken *o;
 	struct seen_state *seen;
 	__u32 tgid, tid, zero = 0, gen = query_gen, pl_epoch = plpgsql_epoch;
-	__u64 nsw, start, pc = 0, sp = 0;
-	bool idle, lost;
+	__u64 nsw, start;
+	bool idle, lost, same_u;
 	long state;
 
 	tgid = task->tgid;
@@ -494,6 +510,23 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 		th = NULL;
 	}
 
+	waits_user_pcspbp(task, &sc->pc, &sc->sp, &sc->bp);
+	same_u = th && waits_ustack_here(th, sc->pc, sc->sp, sc->bp);
+	if (state == 0 && same_u && th->idle) {
+		/* woken where it waited idle, not yet back: the idle labels
+		 * and user stack, its kernel stack anew (preempted maybe) */
+		stat_inc(STAT_WAITS_IDLE_SAME);
+		waits_idle_key(&o->key, task, th, OFFCPU_RUNNABLE);
+		if (want_kernel) {
+			o->key.s.kstack = waits_kstack(task, &sc->frames, &lost);
+			o->key.s.flags &= ~SAMPLE_KSTACK_LOST;
+			o->key.s.flags |= lost ? SAMPLE_KSTACK_LOST : 0;
+		}
+		waits_add(th, &o->key, o->ns);
+		th->nsw = nsw;
+		return;
+	}
+
 	__builtin_memset(&o->key, 0, sizeof(o->key));
 	o->key.state = offcpu_state_of(state, false);
 	o->key.s.tgid = tgid;
@@ -505,34 +538,36 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 
 		bpf_loop(1, waits_read_labels, &c, 0);
 	}
-	/* idle: its whole key is that of waits_quick()'s idle visit */
+	/* idle: its whole key is that of waits_idle_key() */
 	idle = o->key.has_wait && o->key.wait_event == WAITS_CLIENT_READ && !o->key.s.query &&
 	       !o->key.s.query_id && !o->key.s.plpgsql &&
 	       !(o->key.s.flags & (SAMPLE_QUERY_GAP | SAMPLE_QUERY_LOST)) &&
 	       o->key.state == OFFCPU_SLEEPING;
 	/* its last idle stacks where it waits as it waited then: the same
-	 * user pc and sp (another way to wait for the client, such as the
+	 * user registers (another way to wait for the client, such as the
 	 * password exchange before the first statement, is not the same) */
-	if (idle)
-		waits_user_pcsp(task, &pc, &sp);
-	if (idle && th && (th->idle_kstack || th->idle_ustack) && th->idle_pc == pc &&
-	    th->idle_sp == sp) {
+	if (idle && same_u && th->idle) {
 		o->key.s.kstack = th->idle_kstack;
-		o->key.s.ustack = th->idle_ustack;
-		o->key.s.flags |= th->idle_flags;
+		o->key.s.flags |= th->idle_kflags;
 		stat_inc(STAT_WAITS_IDLE);
-	} else {
-		if (want_kernel) {
-			o->key.s.kstack = waits_kstack(task, &sc->frames, &lost);
-			o->key.s.flags |= lost ? SAMPLE_KSTACK_LOST : 0;
-		}
-		if (want_user && task->mm)
-			waits_ustack(task, &o->key.s, &sc->frames);
+	} else if (want_kernel) {
+		o->key.s.kstack = waits_kstack(task, &sc->frames, &lost);
+		o->key.s.flags |= lost ? SAMPLE_KSTACK_LOST : 0;
+	}
+	/* its user stack again where its user registers are those it was
+	 * taken at: it returned to the same wait, from the same callers */
+	if (same_u) {
+		o->key.s.ustack = th->ustack;
+		o->key.s.flags |= th->ustack_flags;
+		if (!idle || !th->idle)
+			stat_inc(STAT_WAITS_USTACK_SAME);
+	} else if (want_user && task->mm) {
+		waits_ustack(task, &o->key.s, &sc->frames);
 	}
 
 	if (th) {
 		waits_add(th, &o->key, o->ns);
-	} else { /* a new entry, of its idle stacks too when idle */
+	} else { /* a new entry */
 		th = &sc->t;
 		__builtin_memset(th, 0, sizeof(*th));
 		th->start = start;
@@ -544,13 +579,19 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 	th->nsw = nsw;
 	th->gen = gen;
 	th->pl_epoch = pl_epoch;
+	if (!same_u) { /* the user stack taken now, and where */
+		th->ustack = o->key.s.ustack;
+		th->ustack_flags = o->key.s.flags & WAITS_USTACK_FLAGS;
+		th->ustack_pc = sc->pc;
+		th->ustack_sp = sc->sp;
+		th->ustack_bp = sc->bp;
+	}
+	/* idle now: its stacks are those of its next idle visits there */
+	th->idle = idle;
 	if (idle) {
 		th->idle_kstack = o->key.s.kstack;
-		th->idle_ustack = o->key.s.ustack;
-		th->idle_flags = o->key.s.flags & WAITS_STACK_FLAGS;
+		th->idle_kflags = o->key.s.flags & SAMPLE_KSTACK_LOST;
 		th->idle_major = o->key.pg_major;
-		th->idle_pc = pc;
-		th->idle_sp = sp;
 	}
 	if (th == &sc->t && bpf_map_update_elem(&waits_threads, &tid, th, BPF_ANY))
 		stat_inc(STAT_OFFCPU_FULL);

@@ -149,19 +149,23 @@ struct offcpu_cut_rec {
 struct waits_thread {
 	__u64 start;	       /* the thread's start_time: a tid taken again differs */
 	__u64 nsw;	       /* nvcsw + nivcsw at the last visit */
-	struct offcpu_key key; /* what the last visit counted */
-	__u64 idle_kstack;     /* the stacks of its last visit idle for its */
-	__u64 idle_ustack;     /* client (0: none yet) */
-	__u32 idle_flags;      /* their SAMPLE_* stack flags */
-	__u32 gen;	       /* query_gen of key's statement */
-	__u32 pl_epoch;	       /* plpgsql_epoch of key's PL/pgSQL chain */
-	__u16 idle_major;      /* pg_major of its idle visit */
-	__u16 pad;
-	__u64 idle_pc;	 /* the user pc and sp the idle stacks were */
-	__u64 idle_sp;	 /* taken at: reused only where they match */
-	__u64 run_ns;	 /* its run: time counted under key, not yet */
-	__u32 run_count; /* in the counts (0: none), of the drain */
-	__u32 run_epoch; /* period waits_epoch (another: drained) */
+	struct offcpu_key key; /* what the last visit counted: its run's key */
+	__u64 idle_kstack;     /* the kernel stack of its last idle visit */
+	__u64 ustack;	       /* the user stack last taken (0: none) */
+	__u64 ustack_pc;       /* ... at these user registers: reused */
+	__u64 ustack_sp;       /* where they are the same (0: none) */
+	__u64 ustack_bp;
+	__u32 ustack_flags; /* its SAMPLE_* user stack flags */
+	__u32 idle_kflags;  /* SAMPLE_KSTACK_LOST of idle_kstack */
+	__u32 gen;	    /* query_gen of key's statement */
+	__u32 pl_epoch;	    /* plpgsql_epoch of key's PL/pgSQL chain */
+	__u16 idle_major;   /* pg_major of its idle visit */
+	__u8 idle;	    /* ustack and idle_kstack: of a visit idle for its client */
+	__u8 pad;
+	__u32 run_count; /* its run: visits counted under key, not yet in */
+	__u64 run_ns;	 /* the counts (0: none), their time, */
+	__u32 run_epoch; /* of waits_epoch then (another: drained) */
+	__u32 pad2;
 };
 
 /* Value of the `stacks` map, keyed by a 64-bit hash of its frames:
@@ -303,6 +307,7 @@ enum ebprof_stat {
 	STAT_WAITS_OTHERS,		  /* ... of processes not targeted (the host walk) */
 	STAT_WAITS_IDLE_SAME,		  /* wait sampler: ran, but idle where last idle: no read */
 	STAT_WAITS_FOLDED,		  /* ... runs of visits added to the counts by BPF */
+	STAT_WAITS_USTACK_SAME,		  /* ... ran, user stack again (same user registers) */
 	STAT_MAX,
 };
 

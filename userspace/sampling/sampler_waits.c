@@ -433,7 +433,7 @@ void waits_mark_live(struct sampler *s)
 			sampler_mark_stack(s, vals[i].key.s.kstack);
 			sampler_mark_stack(s, vals[i].key.s.ustack);
 			sampler_mark_stack(s, vals[i].idle_kstack);
-			sampler_mark_stack(s, vals[i].idle_ustack);
+			sampler_mark_stack(s, vals[i].ustack);
 		}
 	}
 	free(vals);
