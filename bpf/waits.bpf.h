@@ -17,18 +17,25 @@
  * user registers found with bpf_task_pt_regs(), so the statement, the wait
  * event, the PL/pgSQL functions (plpgsql.bpf.h) and the CFI unwind
  * (unwind.bpf.h) are those of the perf_event programs with another
- * reader. What costs is the unwind, so a visit
- * takes no stacks when it need not (`waits_threads`):
+ * reader. What costs is reading the thread's memory (the labels) and the
+ * unwind, so a visit reads no more than it must (`waits_threads`):
  *  - a thread whose switch count has not moved since its last visit has
  *    not run: its last key again (statement, wait event, PL/pgSQL
  *    functions and stacks), its state read anew;
+ *  - a thread that ran but entered the kernel with the user pc, sp and bp
+ *    its last user stack was taken at has its labels and kernel stack
+ *    read anew, its user stack taken again;
  *  - a backend idle for its client (no statement, Client/ClientRead)
- *    takes the stacks of its last idle visit when it waits where it
- *    waited then (the same user pc and sp: the password exchange of a new
- *    connection carries the same labels elsewhere).
- * The targets' walk does the first check under RCU as it finds a thread
- * (waits_quick()), so that a thread that has not run costs two hash
- * lookups (its entry, its count) and no more.
+ *    where it was idle last (those registers: the password exchange of a
+ *    new connection carries the same labels elsewhere), asleep or woken
+ *    and not yet back, reads nothing: its idle labels and stacks again
+ *    (its kernel stack anew when woken).
+ * The targets' walk does the first and last checks under RCU as it finds
+ * a thread (waits_quick()), so that such a thread costs one hash lookup.
+ * A thread's visits under one key add up in its entry (its run) and go to
+ * the counts when the key changes (waits_add()) or at the drain, where
+ * userspace takes the runs of the epoch ending (waits_epoch), so that an
+ * unchanged thread updates no count at a visit.
  * The program sleeps (a page of the target faulting in), so it keeps its
  * scratch to itself: the perf_event and switch programs run meanwhile on
  * its CPU and use theirs.
@@ -339,6 +346,7 @@ static __always_inline void waits_add(struct waits_thread *th, const struct offc
 	}
 	waits_fold(th);
 	th->key = *k;
+	th->state = k->state;
 	th->run_count = 1;
 	th->run_ns = ns;
 	th->run_epoch = e;
@@ -428,7 +436,7 @@ static __always_inline bool waits_quick(struct task_struct *task, __u32 tid)
 		/* not run since: where it was, as it was, only woken perhaps */
 		stat_inc(STAT_WAITS_VISITS);
 		stat_inc(STAT_WAITS_SAME);
-		if (st == th->key.state && th->run_count && th->run_epoch == waits_epoch) {
+		if (st == th->state && th->run_count && th->run_epoch == waits_epoch) {
 			th->run_count++;
 			th->run_ns += waits_ns;
 			return true;
@@ -478,6 +486,8 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 	tid = task->pid;
 	if (!listed) {
 		stat_inc(STAT_WAITS_SEEN);
+		if (task->exit_state)
+			return; /* a zombie: of no process now, targeted or not */
 		if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid)) {
 			stat_inc(STAT_WAITS_OTHERS);
 			return;
@@ -572,6 +582,7 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 		__builtin_memset(th, 0, sizeof(*th));
 		th->start = start;
 		th->key = o->key;
+		th->state = o->key.state;
 		th->run_count = 1;
 		th->run_ns = o->ns;
 		th->run_epoch = waits_epoch;
