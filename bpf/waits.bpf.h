@@ -334,8 +334,7 @@ static __always_inline void waits_fold(struct waits_thread *th)
 /* A visit of ns counted under key k: one more of the thread's run when
  * its key is the run's, else the run ended (into the counts) and another
  * begun. Most visits so touch the thread's entry alone. */
-static __always_inline void waits_add(struct waits_thread *th, const struct offcpu_key *k,
-				      __u64 ns)
+static __always_inline void waits_add(struct waits_thread *th, const struct offcpu_key *k, __u64 ns)
 {
 	__u32 e = waits_epoch;
 

@@ -148,17 +148,17 @@ struct offcpu_cut_rec {
  * moves on): most threads count nothing in the counts map at a visit. */
 struct waits_thread {
 	/* what a visit of a thread not run since reads, in one cache line */
-	__u64 start;	 /* the thread's start_time: a tid taken again differs */
-	__u64 nsw;	 /* nvcsw + nivcsw at the last visit */
-	__u64 run_ns;	 /* its run: time counted under key, not yet in */
-	__u32 run_count; /* the counts (0: none), of visits, */
-	__u32 run_epoch; /* of waits_epoch then (another: drained) */
-	__u32 gen;	 /* query_gen of key's statement */
-	__u32 pl_epoch;	 /* plpgsql_epoch of key's PL/pgSQL chain */
-	__u8 state;	 /* key.state */
-	__u8 idle;	 /* ustack and idle_kstack: of a visit idle for its client */
-	__u16 idle_major; /* pg_major of its idle visit */
-	__u32 idle_kflags; /* SAMPLE_KSTACK_LOST of idle_kstack */
+	__u64 start;	       /* the thread's start_time: a tid taken again differs */
+	__u64 nsw;	       /* nvcsw + nivcsw at the last visit */
+	__u64 run_ns;	       /* its run: time counted under key, not yet in */
+	__u32 run_count;       /* the counts (0: none), of visits, */
+	__u32 run_epoch;       /* of waits_epoch then (another: drained) */
+	__u32 gen;	       /* query_gen of key's statement */
+	__u32 pl_epoch;	       /* plpgsql_epoch of key's PL/pgSQL chain */
+	__u8 state;	       /* key.state */
+	__u8 idle;	       /* ustack and idle_kstack: of a visit idle for its client */
+	__u16 idle_major;      /* pg_major of its idle visit */
+	__u32 idle_kflags;     /* SAMPLE_KSTACK_LOST of idle_kstack */
 	struct offcpu_key key; /* what the last visit counted: its run's key */
 	__u64 idle_kstack;     /* the kernel stack of its last idle visit */
 	__u64 ustack;	       /* the user stack last taken (0: none) */

@@ -160,8 +160,7 @@ static const char busy_py[] =
  * labels and stacks with no read of its memory: the same profile (its
  * idle time under ReadCommand, Client/ClientRead, no statement) as when
  * every such visit read its statement and wait event. */
-Test(waits_idle, idle_again_between_statements_reads_nothing, .timeout = 180,
-     .fini = stop_cluster)
+Test(waits_idle, idle_again_between_statements_reads_nothing, .timeout = 180, .fini = stop_cluster)
 {
 	char *dir = tl_tmpdir("waits-busy"), out[512], pm[16], cmd[4096], *o = NULL;
 	int64_t idle_ns = 0, other_ns = 0;
@@ -185,8 +184,7 @@ Test(waits_idle, idle_again_between_statements_reads_nothing, .timeout = 180,
 	snprintf(pm, sizeof(pm), "%d", pg.postmaster);
 	rec_start_record(&rec,
 			 (char *[]){ "--type", "offcpu", "-p", pm, "-d", "60", "-o", out, NULL });
-	snprintf(cmd, sizeof(cmd), "python3 %s/busy.py %s/.s.PGSQL.%d 2>&1", dir, pg.dir,
-		 pg.port);
+	snprintf(cmd, sizeof(cmd), "python3 %s/busy.py %s/.s.PGSQL.%d 2>&1", dir, pg.dir, pg.port);
 	cr_assert_eq(tl_sh(cmd, &o), 0, "the client: %s", o ? o : "");
 	cr_assert(o && (t = strstr(o, "pid=")) && sscanf(t, "pid=%ld", &pid) == 1 && pid > 0,
 		  "no backend pid in: %s", o ? o : "");
@@ -208,8 +206,8 @@ Test(waits_idle, idle_again_between_statements_reads_nothing, .timeout = 180,
 		else
 			other_ns += s->values[vi];
 	}
-	cr_log_info("backend %ld: %.3f s idle for its client, %.3f s otherwise", pid,
-		    idle_ns / 1e9, other_ns / 1e9);
+	cr_log_info("backend %ld: %.3f s idle for its client, %.3f s otherwise", pid, idle_ns / 1e9,
+		    other_ns / 1e9);
 	cr_expect_geq(idle_ns, 3000000000LL, "%.3f s idle under ReadCommand, of ~4 s",
 		      idle_ns / 1e9);
 	if (!strstr(rec.log.buf, "timed at every switch")) {

@@ -49,8 +49,8 @@ Test(waits_runs, asleep_all_along_counted_at_the_drain_alone, .timeout = 120)
 	cr_assert_eq(tl_spawn(&sl, (char *[]){ "sleep", "60", NULL }, false, false, false), 0);
 	snprintf(pid, sizeof(pid), "%d", sl.pid);
 	snprintf(out, sizeof(out), "%s/asleep.pb.gz", dir);
-	rec_start_record(&rec, (char *[]){ "--type", "offcpu", "-p", pid, "-d", "3", "-o", out,
-					   NULL });
+	rec_start_record(&rec,
+			 (char *[]){ "--type", "offcpu", "-p", pid, "-d", "3", "-o", out, NULL });
 	cr_assert_eq(rec_finish_record(&rec, 0, 60), 0);
 	kill(sl.pid, SIGKILL);
 	tl_wait(&sl, 10);
@@ -78,8 +78,7 @@ Test(waits_runs, asleep_all_along_counted_at_the_drain_alone, .timeout = 120)
 		cr_log_info("visits not run since %lld, runs into the counts by BPF %lld", same,
 			    folded);
 		cr_expect_geq(same, 20, "%lld visits of a thread not run since", same);
-		cr_expect_eq(folded, 0, "%lld runs into the counts map before the drain",
-			     folded);
+		cr_expect_eq(folded, 0, "%lld runs into the counts map before the drain", folded);
 	}
 	gp_free(p);
 	tl_log_free(&rec.log);

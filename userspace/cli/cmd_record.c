@@ -184,7 +184,8 @@ static void waits_summary(const struct session_stats *st)
 		(unsigned long long)st->bpf.v[STAT_WAITS_VISITS], o->cpu_ns / 1e6);
 	fprintf(stderr,
 		"ebprof: wait sampler visits: %llu of threads not run since, %llu idle where they "
-		"were idle last (no memory read), %llu runs of visits into the counts at a change\n",
+		"were idle last (no memory read), %llu runs of visits into the counts at a "
+		"change\n",
 		(unsigned long long)st->bpf.v[STAT_WAITS_SAME],
 		(unsigned long long)st->bpf.v[STAT_WAITS_IDLE_SAME],
 		(unsigned long long)st->bpf.v[STAT_WAITS_FOLDED]);
