@@ -22,9 +22,6 @@
  *  - a thread whose switch count has not moved since its last visit has
  *    not run: its last key again (statement, wait event, PL/pgSQL
  *    functions and stacks), its state read anew;
- *  - a thread that ran but entered the kernel with the user pc, sp and bp
- *    its last user stack was taken at has its labels and kernel stack
- *    read anew, its user stack taken again;
  *  - a backend idle for its client (no statement, Client/ClientRead)
  *    where it was idle last (those registers: the password exchange of a
  *    new connection carries the same labels elsewhere), asleep or woken
@@ -478,7 +475,7 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 	struct seen_state *seen;
 	__u32 tgid, tid, zero = 0, gen = query_gen, pl_epoch = plpgsql_epoch;
 	__u64 nsw, start;
-	bool idle, lost, same_u;
+	bool idle, lost, same_u, reuse;
 	long state;
 
 	tgid = task->tgid;
@@ -554,24 +551,23 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 	       o->key.state == OFFCPU_SLEEPING;
 	/* its last idle stacks where it waits as it waited then: the same
 	 * user registers (another way to wait for the client, such as the
-	 * password exchange before the first statement, is not the same) */
-	if (idle && same_u && th->idle) {
+	 * password exchange before the first statement, is not the same).
+	 * Only then: the same registers under other labels can be another
+	 * caller of the same wait at the same depth (a test fixture's two
+	 * functions calling nanosleep() from main), whose stack differs. */
+	reuse = idle && same_u && th->idle;
+	if (reuse) {
 		o->key.s.kstack = th->idle_kstack;
-		o->key.s.flags |= th->idle_kflags;
-		stat_inc(STAT_WAITS_IDLE);
-	} else if (want_kernel) {
-		o->key.s.kstack = waits_kstack(task, &sc->frames, &lost);
-		o->key.s.flags |= lost ? SAMPLE_KSTACK_LOST : 0;
-	}
-	/* its user stack again where its user registers are those it was
-	 * taken at: it returned to the same wait, from the same callers */
-	if (same_u) {
 		o->key.s.ustack = th->ustack;
-		o->key.s.flags |= th->ustack_flags;
-		if (!idle || !th->idle)
-			stat_inc(STAT_WAITS_USTACK_SAME);
-	} else if (want_user && task->mm) {
-		waits_ustack(task, &o->key.s, &sc->frames);
+		o->key.s.flags |= th->idle_kflags | th->ustack_flags;
+		stat_inc(STAT_WAITS_IDLE);
+	} else {
+		if (want_kernel) {
+			o->key.s.kstack = waits_kstack(task, &sc->frames, &lost);
+			o->key.s.flags |= lost ? SAMPLE_KSTACK_LOST : 0;
+		}
+		if (want_user && task->mm)
+			waits_ustack(task, &o->key.s, &sc->frames);
 	}
 
 	if (th) {
@@ -589,7 +585,7 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 	th->nsw = nsw;
 	th->gen = gen;
 	th->pl_epoch = pl_epoch;
-	if (!same_u) { /* the user stack taken now, and where */
+	if (!reuse) { /* the user stack taken now, and where */
 		th->ustack = o->key.s.ustack;
 		th->ustack_flags = o->key.s.flags & WAITS_USTACK_FLAGS;
 		th->ustack_pc = sc->pc;

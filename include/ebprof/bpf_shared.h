@@ -308,7 +308,6 @@ enum ebprof_stat {
 	STAT_WAITS_OTHERS,		  /* ... of processes not targeted (the host walk) */
 	STAT_WAITS_IDLE_SAME,		  /* wait sampler: ran, but idle where last idle: no read */
 	STAT_WAITS_FOLDED,		  /* ... runs of visits added to the counts by BPF */
-	STAT_WAITS_USTACK_SAME,		  /* ... ran, user stack again (same user registers) */
 	STAT_MAX,
 };
 

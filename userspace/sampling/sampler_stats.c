@@ -79,8 +79,6 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_WAITS_IDLE_SAME] = "threads idle where they were idle, ran since: labels "
 					 "and stacks again",
 		[STAT_WAITS_FOLDED] = "runs of wait visits added to the counts",
-		[STAT_WAITS_USTACK_SAME] = "threads that ran, their user stack again (same "
-					   "registers)",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";
