@@ -8,10 +8,12 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sampling/sampler.h"
@@ -163,4 +165,61 @@ Test(btf_cache, none_when_disabled)
 	cr_assert_eq(sampler_open(&o, NULL, NULL, &s, err, sizeof(err)), 0, "%s", err);
 	cr_assert_not(sampler_btf_cached(s));
 	sampler_close(s);
+}
+
+/* dir/name with its times set to hours ago. */
+static void put(const char *name, int hours_ago)
+{
+	char path[1024];
+	struct timespec t[2];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	fputs("x", f);
+	fclose(f);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= hours_ago * 3600L;
+	t[1] = t[0];
+	cr_assert_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static bool there(const char *name)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+Test(btf_cache, old_kernels_and_builds_removed_when_one_is_made)
+{
+	char path[512], kernel[17], name[128];
+	struct stat st;
+
+	cr_assert(load());
+	cr_assert_eq(cached_file(path, sizeof(path), &st), 1);
+	snprintf(kernel, sizeof(kernel), "%s", strrchr(path, '/') + 1); /* the running kernel's */
+	cr_assert_eq(unlink(path), 0);
+	put("0000000000000000-0000000000000000-00000000.btf", 0); /* another kernel */
+	for (int i = 0; i < 5; i++) { /* older builds of the program, an hour apart */
+		snprintf(name, sizeof(name), "%s-%016x-00000000.btf", kernel, i);
+		put(name, i + 1);
+	}
+	put(".obj-AAAAAA", 2);		  /* left by an agent killed two hours ago */
+	put(".btf-BBBBBB", 0);		  /* another agent's bpftool, running now */
+	put("notes.txt", 100);		  /* not the cache's */
+	put("0000000000000000.btf", 100); /* nor this */
+	cr_assert(load(), "made again");
+	cr_assert_not(there("0000000000000000-0000000000000000-00000000.btf"));
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "%s-%016x-00000000.btf", kernel, i);
+		cr_assert_eq(there(name), i < 3, "build %d: the new file and the 3 newest kept", i);
+	}
+	cr_assert_not(there(".obj-AAAAAA"));
+	cr_assert(there(".btf-BBBBBB"));
+	cr_assert(there("notes.txt"));
+	cr_assert(there("0000000000000000.btf"));
+	cr_assert(load(), "the new file is used");
 }

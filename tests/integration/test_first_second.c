@@ -224,7 +224,23 @@ static void under_the_agent(bool exec, bool hold)
 	tl_log_free(&ag.log);
 }
 
-/* `record -p PARENT`: the parent seeded, its children new. */
+/* How many of the children ran on the unwind set their fork copied
+ * (pipeline/session.c, as_forked()): their first sample loaded nothing. */
+static int count_forked(const char *log, const int *pids, int n)
+{
+	char want[96];
+	int k = 0;
+
+	for (int c = 0; c < n; c++) {
+		snprintf(want, sizeof(want), "pid %d: its parent's code, on the unwind set",
+			 pids[c]);
+		k += strstr(log, want) != NULL;
+	}
+	return k;
+}
+
+/* `record -p PARENT`: the parent seeded, its children new; forked ones
+ * run on the set their fork copied. */
 static void under_record(bool exec)
 {
 	char *dir = tl_tmpdir("firstsec"), out[512], pidarg[16], *log;
@@ -238,8 +254,8 @@ static void under_record(bool exec)
 	rec_require_root();
 	snprintf(out, sizeof(out), "%s/burst.pb.gz", dir);
 	snprintf(pidarg, sizeof(pidarg), "%d", rec_start_fixture(&fx, fx_argv));
-	rec_start_record(&rec,
-			 (char *[]){ "-p", pidarg, "-F", "99", "-d", "120", "-o", out, NULL });
+	rec_start_record(&rec, (char *[]){ "-p", pidarg, "-F", "99", "-d", "120", "-o", out, "-v",
+					   "-v", NULL });
 	fputs("go\n", fx.in);
 	n = read_children(&fx, pids);
 	cr_assert_eq(tl_wait(&fx, 10), 0, "fork_burst failed");
@@ -249,6 +265,10 @@ static void under_record(bool exec)
 	rec_expect_counts_agree(p, log);
 	rec_expect_sample_labels(p);
 	expect_children(&p, 1, pids, n, exec ? "record, exec'd children" : "record, forks");
+	if (!exec) /* the seeded parent's set, copied at each fork: nothing loaded again */
+		cr_expect_eq(count_forked(log, pids, n), n,
+			     "%d of %d forks loaded their parent's unwind set again",
+			     n - count_forked(log, pids, n), n);
 	gp_free(p);
 	free(log);
 	tl_log_free(&rec.log);

@@ -6,7 +6,10 @@
  * its process's set without rows, its use counted; at a rebalance the
  * most-used one takes the place of the least-used loaded ones; tables of
  * processes gone are freed. The test writes `unwind_hits` itself, as the
- * BPF program does for each binary an unwind enters.
+ * BPF program does for each binary an unwind enters. And forks: a child
+ * holds the set the BPF fork hook copied it from its fork event to its
+ * exit, whose delete is the BPF exit hook's alone (the test does what
+ * those hooks do to `unwind_pids`).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -23,6 +26,7 @@
 #include "record_env.h"
 #include "sampling/unwind_tables.h"
 #include "testlib.h"
+#include "util/timeutil.h"
 
 struct env {
 	int fds[5]; /* inner template, tables, pids, sets, hits */
@@ -205,5 +209,128 @@ Test(unwind_budget, the_budget_goes_to_the_binaries_sampled_most)
 	unwind_tables_stats(e.u, &st);
 	cr_expect_eq(st.tables, all.n - 1, "%llu tables", (unsigned long long)st.tables);
 	cr_expect_eq(st.built, (uint64_t)0, "compiled again rather than read from the cache");
+	env_free(&e);
+}
+
+/* maps without the executable mapping of libstacks_nofp (its entries
+ * shared with maps: not to be freed). */
+static struct proc_maps without_lib(struct map_entry *buf)
+{
+	struct proc_maps m = { .entries = buf };
+
+	for (size_t i = 0; i < maps->n; i++)
+		if (!(maps->entries[i].path && strstr(maps->entries[i].path, "libstacks_nofp") &&
+		      strchr(maps->entries[i].perms, 'x')))
+			buf[m.n++] = maps->entries[i];
+	cr_assert_eq(m.n + 1, maps->n, "libstacks_nofp's code is mapped once");
+	return m;
+}
+
+/* What the BPF program's fork hook does: the parent's entry to the child. */
+static uint32_t bpf_fork(const struct env *e, uint32_t parent, uint32_t child)
+{
+	uint32_t set;
+
+	cr_assert_eq(bpf_map_lookup_elem(e->fds[2], &parent, &set), 0);
+	cr_assert_eq(bpf_map_update_elem(e->fds[2], &child, &set, BPF_ANY), 0);
+	return set;
+}
+
+#define CHILD 4000001u /* above any pid_max: no process of this host */
+
+/*
+ * A forked child whose first sample loads nothing (pipeline/session.c,
+ * as_forked()) runs on the set the fork hook copied: userspace holds that
+ * set for it from its fork event, so that its parent's next layout (a
+ * library loaded) does not free it under the child; the child's exit
+ * leaves the entry to the BPF exit hook (no system call), a process whose
+ * entry userspace wrote has it deleted at its exit; no set is left.
+ */
+Test(unwind_budget, a_fork_holds_the_set_its_fork_copied_until_it_exits)
+{
+	struct map_entry buf[maps->n];
+	struct proc_maps fewer = without_lib(buf);
+	struct unwind_proc before, after;
+	struct unwind_tables_stats st;
+	uint32_t set, cur;
+	struct env e;
+
+	env_new(&e, 1ull << 30);
+	cr_assert_eq(unwind_tables_load(e.u, pid, maps, false), 0);
+	set_of(&e, pid, &before);
+	set = bpf_fork(&e, pid, CHILD);
+	cr_assert_eq(unwind_tables_inherit(e.u, CHILD, pid, mono_ns() + 1000000000ull), 0);
+	cr_assert(unwind_tables_inherited(e.u, CHILD));
+
+	/* the parent maps other code: its own set, the child keeps the old */
+	cr_assert_eq(unwind_tables_load(e.u, pid, &fewer, false), 0);
+	cr_assert_eq(bpf_map_lookup_elem(e.fds[2], &pid, &cur), 0);
+	cr_assert_neq(cur, set, "the parent's new layout is a set of its own");
+	set_of(&e, CHILD, &after);
+	cr_expect_eq(after.n, before.n, "the child's set was freed under it: %u mappings", after.n);
+	cr_expect_eq(memcmp(&after, &before, sizeof(before)), 0, "the child's set changed");
+	cr_expect(unwind_tables_inherited(e.u, CHILD));
+	unwind_tables_stats(e.u, &st);
+	cr_expect_eq(st.sets, 2);
+	cr_expect_eq(st.procs_inherited, 1);
+
+	/* its exit: the BPF hook deleted its entry; a new fork under the same
+	 * pid since has its own copy, which stays */
+	cr_assert_eq(bpf_map_delete_elem(e.fds[2], &(uint32_t){ CHILD }), 0);
+	bpf_fork(&e, pid, CHILD);
+	unwind_tables_exited(e.u, CHILD);
+	cr_expect_eq(bpf_map_lookup_elem(e.fds[2], &(uint32_t){ CHILD }, &cur), 0,
+		     "the exit of a process deleted the entry of the next one under its pid");
+	unwind_tables_stats(e.u, &st);
+	cr_expect_eq(st.sets, 1, "the exited child's set is still held");
+	bpf_map_delete_elem(e.fds[2], &(uint32_t){ CHILD });
+
+	/* an entry userspace wrote (maybe after the exit hook ran) goes */
+	unwind_tables_exited(e.u, pid);
+	cr_expect_neq(bpf_map_lookup_elem(e.fds[2], &pid, &cur), 0,
+		      "an exited process's entry is left behind");
+	unwind_tables_stats(e.u, &st);
+	cr_expect_eq(st.sets, 0);
+	env_free(&e);
+}
+
+/* A child is given nothing (it loads its own at its first sample) when
+ * the copy may not be the parent's entry userspace knows: written too
+ * close to the fork, or never; and it no longer counts as holding it once
+ * its entry changed (an exec's mark) or is missing while it lives (a copy
+ * that failed); missing for a process gone, there is nothing to load. */
+Test(unwind_budget, a_fork_inherits_only_the_entry_its_parent_had_before)
+{
+	uint64_t later = mono_ns() + 1000000000ull;
+	uint32_t no_set = EBPROF_UNWIND_NO_SET;
+	struct env e;
+
+	env_new(&e, 1ull << 30);
+	cr_expect_eq(unwind_tables_inherit(e.u, CHILD, pid, later), -ENOENT, "parent unknown");
+	cr_assert_eq(unwind_tables_load(e.u, pid, maps, false), 0);
+	bpf_fork(&e, pid, CHILD);
+	cr_expect_eq(unwind_tables_inherit(e.u, CHILD, pid, mono_ns()), -ENOENT,
+		     "the parent's entry was written as it forked");
+	cr_expect(!unwind_tables_inherited(e.u, CHILD));
+	cr_expect_eq(unwind_tables_inherit(e.u, CHILD + 1, CHILD, later), -ENOENT,
+		     "a parent userspace never wrote the entry of");
+
+	cr_assert_eq(unwind_tables_inherit(e.u, CHILD, pid, later), 0);
+	cr_assert(unwind_tables_inherited(e.u, CHILD));
+	cr_assert_eq(bpf_map_update_elem(e.fds[2], &(uint32_t){ CHILD }, &no_set, BPF_ANY), 0);
+	cr_expect(!unwind_tables_inherited(e.u, CHILD), "exec'd since its fork");
+	/* no entry: the exit hook deleted it (CHILD names no process) */
+	cr_assert_eq(bpf_map_delete_elem(e.fds[2], &(uint32_t){ CHILD }), 0);
+	cr_expect(unwind_tables_inherited(e.u, CHILD), "exited: nothing to load either");
+	/* no entry for a process that lives: the fork's copy failed */
+	bpf_fork(&e, pid, (uint32_t)getpid());
+	cr_assert_eq(unwind_tables_inherit(e.u, (uint32_t)getpid(), pid, later), 0);
+	cr_assert(unwind_tables_inherited(e.u, (uint32_t)getpid()));
+	cr_assert_eq(bpf_map_delete_elem(e.fds[2], &(uint32_t){ (uint32_t)getpid() }), 0);
+	cr_expect(!unwind_tables_inherited(e.u, (uint32_t)getpid()),
+		  "alive without an entry: its fork's copy failed, it loads its own");
+	unwind_tables_forget(e.u, (uint32_t)getpid());
+	unwind_tables_forget(e.u, CHILD);
+	unwind_tables_forget(e.u, pid);
 	env_free(&e);
 }

@@ -23,6 +23,21 @@
 #include "session_internal.h"
 #include "util/log.h"
 
+/* The process's resident file (and shared) pages in KiB, -1 if unknown. */
+static long file_kib(const struct session *s)
+{
+	char buf[128];
+	long size, rss, shared;
+	FILE *f = fopen("/proc/self/statm", "re");
+	bool ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(buf, sizeof(buf), f) && sscanf(buf, "%ld %ld %ld", &size, &rss, &shared) == 3;
+	fclose(f);
+	return ok ? shared * (long)(s->page_size / 1024) : -1;
+}
+
 void session_drop_file_pages(struct session *s)
 {
 	struct sym_stats st;
@@ -34,18 +49,29 @@ void session_drop_file_pages(struct session *s)
 	s->drop_bytes = st.cache_bytes;
 	s->drop_reads = st.first_reads;
 	s->drop_samples = 0;
+	s->drop_file_kib = file_kib(s);
 }
 
 void session_symbolized(struct session *s)
 {
 	struct sym_stats st;
+	long kib;
 
 	if (!s->sym)
 		return;
 	sym_get_stats(s->sym, &st);
-	if (st.first_reads != s->drop_reads ||
-	    (st.cache_bytes != s->drop_bytes && ++s->drop_samples >= SESSION_DROP_PAGES_EVERY))
+	if (st.first_reads != s->drop_reads) {
 		session_drop_file_pages(s);
+	} else if (st.cache_bytes != s->drop_bytes &&
+		   ++s->drop_samples >= SESSION_DROP_PAGES_EVERY) {
+		/* looked at again after as many samples that read more */
+		s->drop_bytes = st.cache_bytes;
+		s->drop_samples = 0;
+		kib = file_kib(s);
+		if (kib < 0 || s->drop_file_kib < 0 ||
+		    kib > s->drop_file_kib + SESSION_DROP_PAGES_KIB)
+			session_drop_file_pages(s);
+	}
 }
 
 void session_memtrace(const char *step)

@@ -47,6 +47,28 @@ void session_unwind_process(struct session *s, uint32_t pid)
 	}
 }
 
+/*
+ * A forked process sampled first that runs its parent's code as the fork
+ * left it: no snapshot of its own (it mapped no code since: its maps are
+ * an ancestor's, procs_on_sampled()), not exec'd, and the unwind set the
+ * BPF program copied at its fork still its entry (held since the fork:
+ * sampler_unwind_inherit()). Loading its maps again would give the same
+ * set, and its PostgreSQL addresses are its parent's (pg_attach_on_fork()):
+ * under connection churn that was a sixth of the agent's CPU.
+ */
+static bool as_forked(struct session *s, uint32_t pid)
+{
+	struct proc_info *pi = procs_get(s->procs, pid);
+
+	if (!pi || pi->maps || pi->execd || !procs_maps(s->procs, pid) ||
+	    !sampler_unwind_inherited(s->sampler, pid))
+		return false;
+	if (pi->image_ns && !pi->ready_ns)
+		pi->ready_ns = (uint64_t)mono_ns();
+	log_debug("pid %u: its parent's code, on the unwind set its fork copied", pid);
+	return true;
+}
+
 /* A forked process whose layout nobody has read: its parent's maps now,
  * and the parent's set to the BPF program (its next children inherit it
  * at their fork). */
@@ -82,6 +104,7 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 	struct session *s = ctx;
 	struct session_proc *sp;
 	struct proc_info *pi;
+	bool forked;
 	int err;
 
 	switch (e->type) {
@@ -92,14 +115,18 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 		take_read_ahead(s, e, err);
 		if (err && !procs_maps(s->procs, e->pid))
 			log_debug("no maps snapshot of pid %u: %s", e->pid, strerror(-err));
-		/* unwound by frame pointers until then: before anything else */
-		session_unwind_process(s, e->pid);
+		/* unwound by frame pointers until then: before anything else
+		 * (a fork running its parent's code has its parent's set) */
+		forked = as_forked(s, e->pid);
+		if (!forked)
+			session_unwind_process(s, e->pid);
 		/* not forked from a known process: is it PostgreSQL? */
 		pi = procs_get(s->procs, e->pid);
 		if (s->pg && !pg_attach_known(s->pg, e->pid))
 			pg_attach_process(s->pg, e->pid, procs_maps(s->procs, e->pid),
 					  pi ? pi->exe : NULL);
-		else if (s->pg) /* plpgsql.so loaded since it was looked at, or forked? */
+		else if (s->pg &&
+			 !forked) /* plpgsql.so loaded since it was looked at, or forked? */
 			pg_attach_maps_changed(s->pg, e->pid, procs_maps(s->procs, e->pid));
 		if (pi && !pi->comm[0]) /* its parent unknown, /proc not read */
 			snprintf(pi->comm, sizeof(pi->comm), "%.*s", (int)sizeof(e->comm), e->comm);
@@ -148,6 +175,9 @@ static void handle_event(const struct ebprof_event *e, void *ctx)
 			pg_attach_on_fork(s->pg, e->pid, e->ppid);
 		procs_on_fork(s->procs, e->pid, e->ppid, e->ktime_ns);
 		s->live_targets++;
+		/* the set the BPF program copied: held from now on */
+		if (!(e->flags & EVENT_F_UNREADY))
+			sampler_unwind_inherit(s->sampler, e->pid, e->ppid, e->ktime_ns);
 		/* its parent has no tables: its maps and set now, so that its
 		 * next children inherit them, and this child's (refused when
 		 * it exec'd since: unwind_tables_load()) */

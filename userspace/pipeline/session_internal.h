@@ -73,6 +73,7 @@ struct session {
 	 * first_reads then, samples that read something since */
 	uint64_t drop_bytes, drop_reads;
 	unsigned drop_samples;
+	long drop_file_kib;		/* file pages resident after the last drop; -1: unknown */
 	struct symreport iv_symbols;	/* this interval's symbolization */
 	struct symreport total_symbols; /* since the start */
 	struct dbload *iv_load;		/* this interval's database load, NULL: none */
@@ -119,9 +120,13 @@ int session_flush_from(struct session *s, bool final, int64_t end_ns, session_dr
 void session_drop_file_pages(struct session *s);
 /* footprint.c: after a sample was symbolized: the file pages given back
  * when it read a binary's tables in full (its first lookup: 6 MiB of
- * libc's debug file), or the SESSION_DROP_PAGES_EVERYth sample that read
- * something new: the pages lookups read never pile up over a drain. */
+ * libc's debug file), or at the SESSION_DROP_PAGES_EVERYth sample that
+ * read something new if the agent's resident file pages grew by more than
+ * SESSION_DROP_PAGES_KIB since the last drop: the pages lookups read never
+ * pile up over a drain, and the few every lookup reads (under connection
+ * churn, given back and faulted in again a sixth of the agent's CPU) stay. */
 #define SESSION_DROP_PAGES_EVERY 16
+#define SESSION_DROP_PAGES_KIB 512
 void session_symbolized(struct session *s);
 /* footprint.c: with EBPROF_MEMTRACE set, the resident memory and malloc's
  * figures at this step (a static phrase) in the log (a bench's hook). */

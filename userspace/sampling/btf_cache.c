@@ -26,6 +26,9 @@
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
 #define MAX_BYTES (4u << 20) /* a minimal BTF is a few KiB */
 #define BPFTOOL_SECONDS 20
+#define KEEP_PER_KERNEL 4	/* program builds kept for the running kernel */
+#define STALE_TEMP_SECONDS 3600 /* a temporary file a killed agent left */
+#define KEY_LEN 33		/* %08x%08zx-%08x%08zx */
 
 extern char **environ;
 
@@ -172,6 +175,69 @@ static void remove_in(const char *dir, const char *name)
 	unlink(path);
 }
 
+/* A cache file's name: KEY-%08x.btf, the key in lower-case hex. */
+static bool cache_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n != KEY_LEN + 13 || strcmp(name + n - 4, ".btf"))
+		return false;
+	for (size_t i = 0; i < n - 4; i++)
+		if (i == 16 || i == KEY_LEN ? name[i] != '-' : !strchr("0123456789abcdef", name[i]))
+			return false;
+	return true;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+	const struct timespec *x = a, *y = b;
+
+	if (x->tv_sec != y->tv_sec)
+		return x->tv_sec < y->tv_sec ? 1 : -1;
+	return (x->tv_nsec < y->tv_nsec) - (x->tv_nsec > y->tv_nsec);
+}
+
+/* After a file was made for key: remove the files of other kernels (a
+ * kernel upgrade leaves them behind), the running kernel's beyond the
+ * KEEP_PER_KERNEL newest (older builds of the program), and temporary
+ * files a killed agent left over an hour ago. Only names of the cache's
+ * own forms are touched. */
+static void prune(const char *dir, const char *key)
+{
+	struct timespec mine[64], now;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+	size_t n = 0;
+
+	if (!d)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	while ((e = readdir(d))) {
+		bool temp = !strncmp(e->d_name, ".obj-", 5) || !strncmp(e->d_name, ".btf-", 5);
+
+		if ((!temp && !cache_name(e->d_name)) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (temp ? now.tv_sec - st.st_mtim.tv_sec > STALE_TEMP_SECONDS
+			 : strncmp(e->d_name, key, 16))
+			unlinkat(dirfd(d), e->d_name, 0);
+		else if (!temp && n < sizeof(mine) / sizeof(mine[0]))
+			mine[n++] = st.st_mtim;
+	}
+	if (n > KEEP_PER_KERNEL) {
+		qsort(mine, n, sizeof(mine[0]), newest_first);
+		rewinddir(d);
+		while ((e = readdir(d)))
+			if (cache_name(e->d_name) && !strncmp(e->d_name, key, 16) &&
+			    strncmp(e->d_name, key, KEY_LEN) &&
+			    !fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+			    newest_first(&st.st_mtim, &mine[KEEP_PER_KERNEL - 1]) > 0)
+				unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
 /* Make dir/key-CRC.btf with bpftool; 0 or a negative errno and why. */
 static int generate(const char *dir, const char *key, const void *obj, size_t len, const char **why)
 {
@@ -210,6 +276,8 @@ static int generate(const char *dir, const char *key, const void *obj, size_t le
 	*why = "cannot write the cache directory";
 	if (chmod(tbtf, 0644) || rename(tbtf, final))
 		ret = -errno;
+	else
+		prune(dir, key);
 out:
 	unlink(tobj);
 	unlink(tbtf); /* gone when renamed */

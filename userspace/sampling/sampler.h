@@ -208,8 +208,18 @@ int sampler_unwind_process(struct sampler *s, uint32_t pid, const struct proc_ma
 			   bool execd);
 
 /* pid exited: drop its mappings should userspace have given them after
- * the BPF program dropped them at the exit. */
+ * the BPF program dropped them at the exit (unwind_tables_exited()). */
 void sampler_unwind_forget(struct sampler *s, uint32_t pid);
+
+/* --unwind dwarf: child forked from parent at ktime fork_ns, the BPF
+ * program copying parent's set to it (no EVENT_F_UNREADY): child holds
+ * that set (unwind_tables_inherit()). 0, or a negative errno: child loads
+ * its own at its first sample. */
+int sampler_unwind_inherit(struct sampler *s, uint32_t child, uint32_t parent, uint64_t fork_ns);
+
+/* Does pid still have the set it inherited at its fork
+ * (unwind_tables_inherited())? false with frame pointers. */
+bool sampler_unwind_inherited(struct sampler *s, uint32_t pid);
 
 /* What the unwinder did (zeros with frame pointers). */
 struct sampler_unwind_info {

@@ -138,7 +138,17 @@ struct proc_maps *sampler_prefetched(struct sampler *s, uint32_t pid, uint64_t s
 void sampler_unwind_forget(struct sampler *s, uint32_t pid)
 {
 	if (s->tables)
-		unwind_tables_forget(s->tables, pid);
+		unwind_tables_exited(s->tables, pid);
+}
+
+int sampler_unwind_inherit(struct sampler *s, uint32_t child, uint32_t parent, uint64_t fork_ns)
+{
+	return s->tables ? unwind_tables_inherit(s->tables, child, parent, fork_ns) : -ENOENT;
+}
+
+bool sampler_unwind_inherited(struct sampler *s, uint32_t pid)
+{
+	return s->tables && unwind_tables_inherited(s->tables, pid);
 }
 
 void sampler_unwind_info(const struct sampler *s, struct sampler_unwind_info *out)

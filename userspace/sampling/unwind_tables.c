@@ -57,9 +57,12 @@ int unwind_tables_new(const struct unwind_tables_opts *o, const struct unwind_ta
 	u->sets = calloc(nsets ? nsets : 1, sizeof(*u->sets));
 	u->fifo = calloc(nsets ? nsets : 1, sizeof(*u->fifo));
 	u->pid_set = hm_new_u64();
+	u->since = hm_new_u64();
+	u->inherited = hm_new_u64();
 	u->bins = hm_new(bin_hash, bin_equal);
 	u->by_build = hm_new(hm_hash_str, hm_equal_str);
-	if (!u->sets || !u->fifo || !u->pid_set || !u->bins || !u->by_build)
+	if (!u->sets || !u->fifo || !u->pid_set || !u->since || !u->inherited || !u->bins ||
+	    !u->by_build)
 		goto fail;
 	if (*dir && !(u->cache_dir = strdup(dir)))
 		goto fail;
@@ -106,6 +109,8 @@ void unwind_tables_free(struct unwind_tables *u)
 	hm_free(u->bins);
 	hm_free(u->by_build);
 	hm_free(u->pid_set);
+	hm_free(u->since);
+	hm_free(u->inherited);
 	free(u->sets);
 	free(u->fifo);
 	sym_free(u->sym);
@@ -310,14 +315,79 @@ static int find_set(struct unwind_tables *u, uint64_t h, uint32_t *out)
 	return 0;
 }
 
-void unwind_tables_forget(struct unwind_tables *u, uint32_t pid)
+/* What userspace knows of pid's entry goes; the entry too unless only
+ * the BPF program wrote it and it is gone with the process (exited). */
+static void forget(struct unwind_tables *u, uint32_t pid, bool exited)
 {
 	uint64_t key = pid;
 	void *old = NULL;
+	bool bpf_only = !hm_remove(u->inherited, &key, NULL, NULL);
 
-	bpf_map_delete_elem(u->pids_fd, &pid);
+	hm_remove(u->since, &key, NULL, NULL);
+	if (!(exited && bpf_only))
+		bpf_map_delete_elem(u->pids_fd, &pid);
 	if (!hm_remove(u->pid_set, &key, NULL, &old) && old)
 		release_set(u, (uint32_t)((uintptr_t)old - 1));
+}
+
+void unwind_tables_forget(struct unwind_tables *u, uint32_t pid)
+{
+	forget(u, pid, false);
+}
+
+void unwind_tables_exited(struct unwind_tables *u, uint32_t pid)
+{
+	forget(u, pid, true);
+}
+
+int unwind_tables_inherit(struct unwind_tables *u, uint32_t child, uint32_t parent,
+			  uint64_t fork_ns)
+{
+	void *set = NULL, *since = NULL, *old = NULL;
+	uint32_t i;
+
+	if (hm_find_u64(u->pid_set, parent, &set) || !set ||
+	    hm_find_u64(u->since, parent, &since) ||
+	    (uint64_t)(uintptr_t)since + UNWIND_INHERIT_MARGIN_NS >= fork_ns)
+		return -ENOENT;
+	i = (uint32_t)((uintptr_t)set - 1);
+	if (i >= u->nsets || !u->sets[i].refs)
+		return -ENOENT;
+	if (!hm_find_u64(u->pid_set, child, &old) && old == set)
+		return -EEXIST; /* written since (its parent's set) */
+	u->sets[i].refs++;
+	if (hm_set_u64(u->pid_set, child, set)) {
+		release_set(u, i);
+		return -ENOMEM;
+	}
+	if (old)
+		release_set(u, (uint32_t)((uintptr_t)old - 1));
+	hm_remove(u->since, &(uint64_t){ child }, NULL, NULL);
+	if (hm_set_u64(u->inherited, child, (void *)(uintptr_t)1))
+		return -ENOMEM; /* not marked: its entry is handled as written */
+	u->st.procs_inherited++;
+	return 0;
+}
+
+bool unwind_tables_inherited(struct unwind_tables *u, uint32_t pid)
+{
+	char path[32];
+	void *set = NULL;
+	uint32_t cur;
+
+	if (hm_find_u64(u->inherited, pid, NULL) || hm_find_u64(u->pid_set, pid, &set) || !set)
+		return false;
+	/* its entry as the fork left it: not replaced since (an exec's mark,
+	 * a reused pid) */
+	if (!bpf_map_lookup_elem(u->pids_fd, &pid, &cur))
+		return cur == (uint32_t)((uintptr_t)set - 1);
+	if (errno != ENOENT)
+		return false;
+	/* none: the exit hook deleted it (a short-lived process, its first
+	 * sample read late), or the copy failed (a full map: it may have
+	 * room now for a process that lives) */
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return access(path, F_OK) && errno == ENOENT;
 }
 
 static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps, bool execd);
@@ -355,10 +425,18 @@ static int set_pid(struct unwind_tables *u, uint32_t pid, uint32_t set, bool exe
 	if (!bpf_map_lookup_elem(u->pids_fd, &pid, &cur)) {
 		if (cur == EBPROF_UNWIND_NO_SET && !execd)
 			return -ESTALE;
+		/* written already: it has held set since (its forks copy it) */
+		if (cur == set && !hm_find_u64(u->since, pid, NULL))
+			return 0;
 		how = BPF_EXIST;
 	}
-	if (bpf_map_update_elem(u->pids_fd, &pid, &set, how))
+	hm_remove(u->inherited, &(uint64_t){ pid }, NULL, NULL); /* written from here on */
+	if (bpf_map_update_elem(u->pids_fd, &pid, &set, how)) {
+		hm_remove(u->since, &(uint64_t){ pid }, NULL, NULL);
 		return errno == EEXIST || errno == ENOENT ? -ESTALE : -errno;
+	}
+	if (hm_set_u64(u->since, pid, (void *)(uintptr_t)mono_ns()))
+		hm_remove(u->since, &(uint64_t){ pid }, NULL, NULL); /* its children load theirs */
 	return 0;
 }
 
@@ -433,7 +511,7 @@ static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *m
 	ret = find_set(u, ut_set_hash(p), &set);
 	if (ret) {
 		u->st.sets_full += ret == -ENOSPC;
-		unwind_tables_forget(u, pid);
+		forget(u, pid, false);
 		return ret;
 	}
 	if ((ret = use_set(u, pid, set, execd)))

@@ -51,6 +51,7 @@ struct unwind_tables_stats {
 	uint64_t no_cfi;	   /* ... binaries without usable CFI */
 	uint64_t failed;	   /* ... binaries that could not be opened */
 	uint64_t procs_loaded;	   /* processes given their mapping set */
+	uint64_t procs_inherited;  /* forked children holding their parent's, as BPF copied it */
 	uint64_t load_ns;	   /* time in unwind_tables_load(), tables included */
 	uint64_t sets;		   /* mapping sets in use */
 	uint64_t sets_full;	   /* processes left to frame pointers: no free set */
@@ -85,8 +86,33 @@ void unwind_tables_free(struct unwind_tables *u);
 int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps,
 		       bool execd);
 
-/* pid exited: its entry goes, and its set when no process uses it. */
+/* pid's entry goes, and its set when no process uses it. */
 void unwind_tables_forget(struct unwind_tables *u, uint32_t pid);
+
+/* pid exited: as unwind_tables_forget(), but an entry only the BPF
+ * program wrote (a fork's copy) is left to its exit hook, which deleted
+ * it (no system call); one userspace wrote is deleted here (it may have
+ * been written after the hook ran). */
+void unwind_tables_exited(struct unwind_tables *u, uint32_t pid);
+
+/*
+ * child was forked from parent at fork_ns (CLOCK_MONOTONIC, the BPF
+ * program's clock) and the BPF program copied parent's entry to it: child
+ * holds parent's set from now on (it is not freed while child lives),
+ * without a system call. Only when userspace wrote parent's entry at least
+ * UNWIND_INHERIT_MARGIN_NS before the fork, so that the copy is that
+ * entry: 0, else -ENOENT (or -EEXIST, -ENOMEM) and child loads its own.
+ */
+#define UNWIND_INHERIT_MARGIN_NS 10000000ull
+int unwind_tables_inherit(struct unwind_tables *u, uint32_t child, uint32_t parent,
+			  uint64_t fork_ns);
+
+/* Does pid hold the set it inherited (unwind_tables_inherit()), and is
+ * its entry in unwind_pids still that set (not an exec's mark, not
+ * replaced), or none because pid is gone (the exit hook deleted it)?
+ * Then loading its maps, when they are its parent's, gives the same or
+ * nothing: one system call (two for a process gone). */
+bool unwind_tables_inherited(struct unwind_tables *u, uint32_t pid);
 
 /* Give the budget to the tables sampled most since the last call (see
  * above), and free tables of processes that could not get a set. Called

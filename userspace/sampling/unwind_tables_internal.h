@@ -78,7 +78,13 @@ struct unwind_tables {
 	 * rather than another layout, for as long as possible. */
 	uint32_t *fifo, fifo_head, fifo_len;
 	struct hashmap *pid_set; /* pid -> set index + 1 (as a pointer) */
-	char *cache_dir;	 /* NULL: no disk cache */
+	/* pid -> CLOCK_MONOTONIC time just after userspace last wrote its
+	 * entry in unwind_pids (what a later fork copies) */
+	struct hashmap *since;
+	/* pids whose entry only the BPF program wrote: their parent's set,
+	 * copied at their fork (unwind_tables_inherit()) */
+	struct hashmap *inherited;
+	char *cache_dir; /* NULL: no disk cache */
 	uint64_t budget;
 	struct hashmap *bins;	   /* struct ut_bin, by (dev, inode) */
 	struct hashmap *by_build;  /* struct ut_table, by build-id string (owned key) */
