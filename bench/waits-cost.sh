@@ -21,8 +21,11 @@
 # read and per thread looked at per read (us: per target process on
 # "processes", per host thread on "host"); for pg_wait_sampling its
 # collector's CPU. Then medians. IDLE=N adds N idle connections (waiting for their
-# client) to every phase (max_connections raised to fit).
+# client) to every phase (max_connections raised to fit). PHASES picks
+# the phases (processes, kfunc, host; base: the kfunc visit of the build
+# in BASE, e.g. main's, in the same rounds).
 #   bench/waits-cost.sh [ROUNDS [PHASE]]     (default 3 rounds of 15 s)
+#   PHASES="kfunc base" KBUILD=build BASE=../main/build bench/waits-cost.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -74,9 +77,10 @@ waits_ns() {
 # (waits_record_start's VISITS), "TPS BPF%-of-a-core recorder% sampler%
 # threads-looked-at-per-read"
 rec_phase() {
-	local b=$BUILD
+	local b=$BUILD v=$1
 	[ "$1" != kfunc ] || b=$KBUILD
-	BUILD=$b waits_record_start "$1" "--offcpu-rate $RATE -p $(postmaster)" $((PHASE * 4)) \
+	[ "$1" != base ] || { b=$BASE; v=kfunc; }
+	BUILD=$b waits_record_start "$v" "--offcpu-rate $RATE -p $(postmaster)" $((PHASE * 4)) \
 		"$work/w.pb.gz" "$work/rec.log"
 	read -r ns1 _ < <(waits_iter_stats)
 	c1=$(cpu_ns "$agent_pid")
@@ -88,7 +92,7 @@ rec_phase() {
 	s2=$(waits_ns "$agent_pid")
 	t2=$(date +%s.%N)
 	offcpu_record_stop
-	per=$(waits_per_read "$1" "$work/rec.log")
+	per=$(waits_per_read "$v" "$work/rec.log")
 	awk -v on="$on" -v ns1="$ns1" -v ns2="$ns2" -v c1="$c1" -v c2="$c2" -v t1="$t1" \
 		-v t2="$t2" -v per="$per" -v s1="$s1" -v s2="$s2" 'BEGIN { w = t2 - t1
 		printf "%.0f %.4f %.3f %.4f %s\n", on, 100 * (ns2 - ns1) / 1e9 / w,
@@ -98,6 +102,9 @@ rec_phase() {
 phases="processes"
 [ -z "$KBUILD" ] || phases="$phases kfunc"
 phases="$phases host"
+# PHASES="kfunc base" BASE=DIR: the kfunc visit of $KBUILD against that of
+# the build in DIR (main's, say: before and after in the same rounds)
+phases=${PHASES:-$phases}
 hdr="| round | none TPS |"
 sep="|---|---|"
 for p in $phases; do

@@ -17,18 +17,22 @@
  * user registers found with bpf_task_pt_regs(), so the statement, the wait
  * event, the PL/pgSQL functions (plpgsql.bpf.h) and the CFI unwind
  * (unwind.bpf.h) are those of the perf_event programs with another
- * reader. What costs is the unwind, so a visit
- * takes no stacks when it need not (`waits_threads`):
+ * reader. What costs is reading the thread's memory (the labels) and the
+ * unwind, so a visit reads no more than it must (`waits_threads`):
  *  - a thread whose switch count has not moved since its last visit has
  *    not run: its last key again (statement, wait event, PL/pgSQL
  *    functions and stacks), its state read anew;
  *  - a backend idle for its client (no statement, Client/ClientRead)
- *    takes the stacks of its last idle visit when it waits where it
- *    waited then (the same user pc and sp: the password exchange of a new
- *    connection carries the same labels elsewhere).
- * The targets' walk does the first check under RCU as it finds a thread
- * (waits_quick()), so that a thread that has not run costs two hash
- * lookups (its entry, its count) and no more.
+ *    where it was idle last (those registers: the password exchange of a
+ *    new connection carries the same labels elsewhere), asleep or woken
+ *    and not yet back, reads nothing: its idle labels and stacks again
+ *    (its kernel stack anew when woken).
+ * The targets' walk does the first and last checks under RCU as it finds
+ * a thread (waits_quick()), so that such a thread costs one hash lookup.
+ * A thread's visits under one key add up in its entry (its run) and go to
+ * the counts when the key changes (waits_add()) or at the drain, where
+ * userspace takes the runs of the epoch ending (waits_epoch), so that an
+ * unchanged thread updates no count at a visit.
  * The program sleeps (a page of the target faulting in), so it keeps its
  * scratch to itself: the perf_event and switch programs run meanwhile on
  * its CPU and use theirs.
@@ -42,6 +46,10 @@ const volatile bool waits_user_fp = false; /* --unwind fp: user stacks into `sta
 /* What a visit counts: the time since the last one (1 s / rate, more when
  * the reader was held up), set by userspace before each. */
 __u64 waits_ns = 0;
+/* The runs of visits counted since the last drain (struct waits_thread's
+ * run_epoch): userspace takes the runs of this epoch at a drain, visits
+ * paused, and moves it on; a run of another epoch is already taken. */
+__u32 waits_epoch = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -55,6 +63,7 @@ struct waits_scratch {
 	struct waits_thread t;
 	struct stack_trace frames;
 	struct ebprof_query q;
+	__u64 pc, sp, bp; /* the visited thread's user registers (not on the stack: full) */
 };
 
 struct {
@@ -81,8 +90,7 @@ struct {
 
 /* PG_WAIT_CLIENT | WAIT_EVENT_CLIENT_READ: the same value in 12..17 */
 #define WAITS_CLIENT_READ 0x06000000u
-#define WAITS_STACK_FLAGS                                                                          \
-	(SAMPLE_KSTACK_LOST | SAMPLE_USTACK_LOST | SAMPLE_USTACK_DWARF | SAMPLE_USER_EXACT)
+#define WAITS_USTACK_FLAGS (SAMPLE_USTACK_LOST | SAMPLE_USTACK_DWARF | SAMPLE_USER_EXACT)
 
 /* A process of a thread visited: announced as a sample announces it
  * (note_sampled()), its title left to the CPU sampler (it reads the
@@ -156,18 +164,21 @@ static __always_inline bool waits_user_regs(struct task_struct *task, struct uw_
 #endif
 }
 
-/* The user pc and sp the thread entered the kernel with (0, 0: none, or
- * not x86), where the stacks of an idle visit were taken. */
-static __always_inline void waits_user_pcsp(struct task_struct *task, __u64 *pc, __u64 *sp)
+/* The user pc, sp and bp the thread entered the kernel with (0: none, or
+ * not x86), where a user stack taken is taken again only if they moved. */
+static __always_inline void waits_user_pcspbp(struct task_struct *task, __u64 *pc, __u64 *sp,
+					      __u64 *bp)
 {
 #if defined(__TARGET_ARCH_x86)
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
 	*pc = regs ? regs->ip : 0;
 	*sp = regs ? regs->sp : 0;
+	*bp = regs ? regs->bp : 0;
 #else
 	*pc = 0;
 	*sp = 0;
+	*bp = 0;
 #endif
 }
 
@@ -276,23 +287,128 @@ static __always_inline long waits_task_state(struct task_struct *t)
 	return ((struct task_struct___pre514 *)t)->state;
 }
 
+/* Are two keys the same (their 80 bytes, word by word)? */
+static __always_inline bool waits_same_key(const struct offcpu_key *a, const struct offcpu_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+#pragma unroll
+	for (int i = 0; i < (int)(sizeof(*a) / 8); i++)
+		if (x[i] != y[i])
+			return false;
+	return true;
+}
+
+/* The thread's run, if of this epoch, added to the counts under its key
+ * (offcpu_count(): count and time); a run of another epoch was taken by
+ * userspace at a drain. */
+static __always_inline void waits_fold(struct waits_thread *th)
+{
+	void *counts = active_counts ? (void *)&offcpu_counts1 : (void *)&offcpu_counts0;
+	struct offcpu_value one, *v;
+	long ret;
+
+	if (!th->run_count || th->run_epoch != waits_epoch)
+		return;
+	stat_inc(STAT_WAITS_FOLDED);
+	one.count = th->run_count;
+	one.ns = th->run_ns;
+	th->run_count = 0;
+	v = bpf_map_lookup_elem(counts, &th->key);
+	if (!v) {
+		ret = bpf_map_update_elem(counts, &th->key, &one, BPF_NOEXIST);
+		if (!ret)
+			return;
+		if (ret != -EEXIST || !(v = bpf_map_lookup_elem(counts, &th->key))) {
+			stat_inc(STAT_OFFCPU_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->count, one.count);
+	__sync_fetch_and_add(&v->ns, one.ns);
+}
+
+/* A visit of ns counted under key k: one more of the thread's run when
+ * its key is the run's, else the run ended (into the counts) and another
+ * begun. Most visits so touch the thread's entry alone. */
+static __always_inline void waits_add(struct waits_thread *th, const struct offcpu_key *k, __u64 ns)
+{
+	__u32 e = waits_epoch;
+
+	if (th->run_count && th->run_epoch == e && waits_same_key(&th->key, k)) {
+		th->run_count++;
+		th->run_ns += ns;
+		return;
+	}
+	waits_fold(th);
+	th->key = *k;
+	th->state = k->state;
+	th->run_count = 1;
+	th->run_ns = ns;
+	th->run_epoch = e;
+}
+
+/* Is the thread where its last user stack was taken (the user pc, sp and
+ * bp it entered the kernel with)? */
+static __always_inline bool waits_ustack_here(const struct waits_thread *th, __u64 pc, __u64 sp,
+					      __u64 bp)
+{
+	return pc && th->ustack_pc == pc && th->ustack_sp == sp && th->ustack_bp == bp &&
+	       (th->ustack || th->ustack_flags);
+}
+
+/* ... and was idle for its client there (waits_visit_task()). */
+static __always_inline bool waits_idle_here(struct task_struct *task, const struct waits_thread *th)
+{
+	__u64 pc, sp, bp;
+
+	if (!th->idle)
+		return false;
+	waits_user_pcspbp(task, &pc, &sp, &bp);
+	return waits_ustack_here(th, pc, sp, bp);
+}
+
+/* The key of a visit idle where the thread was idle last: its labels
+ * (Client/ClientRead, no statement) and stacks, no read of its memory;
+ * state as given (runnable: woken, not yet back from the wait). */
+static __always_inline void waits_idle_key(struct offcpu_key *k, struct task_struct *task,
+					   const struct waits_thread *th, __u8 state)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->s.tgid = task->tgid;
+	k->s.tid = task->pid;
+	BPF_CORE_READ_STR_INTO(&k->s.comm, task, comm);
+	k->s.kstack = th->idle_kstack;
+	k->s.ustack = th->ustack;
+	k->s.flags = th->idle_kflags | th->ustack_flags;
+	k->wait_event = WAITS_CLIENT_READ;
+	k->state = state;
+	k->has_wait = 1;
+	k->pg_major = th->idle_major;
+}
+
 /*
  * What a visit of a thread needs no more than its entry in waits_threads
- * for: a thread on a CPU or exiting (nothing to count), or one that has not
+ * for: a thread on a CPU or exiting (nothing to count); one that has not
  * run since its last visit (its switch count unchanged), counted again
  * under its last key (statement, wait event, PL/pgSQL functions and
- * stacks), its state read anew. True when that was all; false: the
- * thread ran since, or is new, and takes a whole visit. It does not
- * sleep: the targets' walk runs it under RCU, so that most threads cost
- * no reference taken and no turn of the visit's loop.
+ * stacks), its state read anew; one that ran but sleeps where its last
+ * idle visit found it (the same user pc and sp: waiting for its client's
+ * next statement, as between two transactions of a busy client), counted
+ * under its idle key with no read of its memory. True when that was all;
+ * false: the thread takes a whole visit. It does not sleep: the targets'
+ * walk runs it under RCU, so that most threads cost no reference taken
+ * and no turn of the visit's loop.
  */
 static __always_inline bool waits_quick(struct task_struct *task, __u32 tid)
 {
 	struct waits_thread *th;
 	struct waits_scratch *sc;
-	struct offcpu_taken *o;
+	struct offcpu_key *k;
 	__u32 zero = 0;
+	__u64 nsw;
 	long state;
+	__u8 st;
 
 	if (task->exit_state)
 		return true;
@@ -308,20 +424,39 @@ static __always_inline bool waits_quick(struct task_struct *task, __u32 tid)
 		return true;
 	}
 	th = bpf_map_lookup_elem(&waits_threads, &tid);
-	if (!th || th->start != task->start_time || th->nsw != task->nvcsw + task->nivcsw ||
-	    th->gen != query_gen || th->pl_epoch != plpgsql_epoch)
+	if (!th || th->start != task->start_time)
 		return false;
+	nsw = task->nvcsw + task->nivcsw;
+	st = offcpu_state_of(state, false);
+	if (th->nsw == nsw && th->gen == query_gen && th->pl_epoch == plpgsql_epoch) {
+		/* not run since: where it was, as it was, only woken perhaps */
+		stat_inc(STAT_WAITS_VISITS);
+		stat_inc(STAT_WAITS_SAME);
+		if (st == th->state && th->run_count && th->run_epoch == waits_epoch) {
+			th->run_count++;
+			th->run_ns += waits_ns;
+			return true;
+		}
+		sc = bpf_map_lookup_elem(&waits_scratch, &zero);
+		if (!sc)
+			return true;
+		sc->o.key = th->key;
+		sc->o.key.state = st;
+		waits_add(th, &sc->o.key, waits_ns);
+		return true;
+	}
+	if (st != OFFCPU_SLEEPING || !waits_idle_here(task, th))
+		return false;
+	/* ran, and waits for its client where it waited idle last */
 	sc = bpf_map_lookup_elem(&waits_scratch, &zero);
 	if (!sc)
-		return true;
+		return false;
 	stat_inc(STAT_WAITS_VISITS);
-	/* not run since: where it was, as it was, only woken perhaps */
-	o = &sc->o;
-	o->ns = waits_ns;
-	o->key = th->key;
-	o->key.state = offcpu_state_of(state, false);
-	offcpu_count(o);
-	stat_inc(STAT_WAITS_SAME);
+	stat_inc(STAT_WAITS_IDLE_SAME);
+	k = &sc->o.key;
+	waits_idle_key(k, task, th, OFFCPU_SLEEPING);
+	waits_add(th, k, waits_ns);
+	th->nsw = nsw;
 	return true;
 }
 
@@ -339,14 +474,16 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 	struct offcpu_taken *o;
 	struct seen_state *seen;
 	__u32 tgid, tid, zero = 0, gen = query_gen, pl_epoch = plpgsql_epoch;
-	__u64 nsw, start, pc = 0, sp = 0;
-	bool idle, lost;
+	__u64 nsw, start;
+	bool idle, lost, same_u, reuse;
 	long state;
 
 	tgid = task->tgid;
 	tid = task->pid;
 	if (!listed) {
 		stat_inc(STAT_WAITS_SEEN);
+		if (task->exit_state)
+			return; /* a zombie: of no process now, targeted or not */
 		if (filter_targets && !bpf_map_lookup_elem(&targets, &tgid)) {
 			stat_inc(STAT_WAITS_OTHERS);
 			return;
@@ -374,8 +511,27 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 	nsw = task->nvcsw + task->nivcsw;
 	start = task->start_time;
 	th = bpf_map_lookup_elem(&waits_threads, &tid);
-	if (th && th->start != start)
-		th = NULL; /* another thread of this tid */
+	if (th && th->start != start) { /* another thread of this tid: its run ends */
+		waits_fold(th);
+		th = NULL;
+	}
+
+	waits_user_pcspbp(task, &sc->pc, &sc->sp, &sc->bp);
+	same_u = th && waits_ustack_here(th, sc->pc, sc->sp, sc->bp);
+	if (state == 0 && same_u && th->idle) {
+		/* woken where it waited idle, not yet back: the idle labels
+		 * and user stack, its kernel stack anew (preempted maybe) */
+		stat_inc(STAT_WAITS_IDLE_SAME);
+		waits_idle_key(&o->key, task, th, OFFCPU_RUNNABLE);
+		if (want_kernel) {
+			o->key.s.kstack = waits_kstack(task, &sc->frames, &lost);
+			o->key.s.flags &= ~SAMPLE_KSTACK_LOST;
+			o->key.s.flags |= lost ? SAMPLE_KSTACK_LOST : 0;
+		}
+		waits_add(th, &o->key, o->ns);
+		th->nsw = nsw;
+		return;
+	}
 
 	__builtin_memset(&o->key, 0, sizeof(o->key));
 	o->key.state = offcpu_state_of(state, false);
@@ -388,18 +544,22 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 
 		bpf_loop(1, waits_read_labels, &c, 0);
 	}
+	/* idle: its whole key is that of waits_idle_key() */
 	idle = o->key.has_wait && o->key.wait_event == WAITS_CLIENT_READ && !o->key.s.query &&
-	       !(o->key.s.flags & SAMPLE_QUERY_GAP) && o->key.state == OFFCPU_SLEEPING;
+	       !o->key.s.query_id && !o->key.s.plpgsql &&
+	       !(o->key.s.flags & (SAMPLE_QUERY_GAP | SAMPLE_QUERY_LOST)) &&
+	       o->key.state == OFFCPU_SLEEPING;
 	/* its last idle stacks where it waits as it waited then: the same
-	 * user pc and sp (another way to wait for the client, such as the
-	 * password exchange before the first statement, is not the same) */
-	if (idle)
-		waits_user_pcsp(task, &pc, &sp);
-	if (idle && th && (th->idle_kstack || th->idle_ustack) && th->idle_pc == pc &&
-	    th->idle_sp == sp) {
+	 * user registers (another way to wait for the client, such as the
+	 * password exchange before the first statement, is not the same).
+	 * Only then: the same registers under other labels can be another
+	 * caller of the same wait at the same depth (a test fixture's two
+	 * functions calling nanosleep() from main), whose stack differs. */
+	reuse = idle && same_u && th->idle;
+	if (reuse) {
 		o->key.s.kstack = th->idle_kstack;
-		o->key.s.ustack = th->idle_ustack;
-		o->key.s.flags |= th->idle_flags;
+		o->key.s.ustack = th->ustack;
+		o->key.s.flags |= th->idle_kflags | th->ustack_flags;
 		stat_inc(STAT_WAITS_IDLE);
 	} else {
 		if (want_kernel) {
@@ -409,23 +569,35 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
 		if (want_user && task->mm)
 			waits_ustack(task, &o->key.s, &sc->frames);
 	}
-	offcpu_count(o);
 
-	if (!th) { /* a new entry, of its idle stacks too when idle */
+	if (th) {
+		waits_add(th, &o->key, o->ns);
+	} else { /* a new entry */
 		th = &sc->t;
 		__builtin_memset(th, 0, sizeof(*th));
 		th->start = start;
+		th->key = o->key;
+		th->state = o->key.state;
+		th->run_count = 1;
+		th->run_ns = o->ns;
+		th->run_epoch = waits_epoch;
 	}
 	th->nsw = nsw;
 	th->gen = gen;
 	th->pl_epoch = pl_epoch;
-	th->key = o->key;
+	if (!reuse) { /* the user stack taken now, and where */
+		th->ustack = o->key.s.ustack;
+		th->ustack_flags = o->key.s.flags & WAITS_USTACK_FLAGS;
+		th->ustack_pc = sc->pc;
+		th->ustack_sp = sc->sp;
+		th->ustack_bp = sc->bp;
+	}
+	/* idle now: its stacks are those of its next idle visits there */
+	th->idle = idle;
 	if (idle) {
 		th->idle_kstack = o->key.s.kstack;
-		th->idle_ustack = o->key.s.ustack;
-		th->idle_flags = o->key.s.flags & WAITS_STACK_FLAGS;
-		th->idle_pc = pc;
-		th->idle_sp = sp;
+		th->idle_kflags = o->key.s.flags & SAMPLE_KSTACK_LOST;
+		th->idle_major = o->key.pg_major;
 	}
 	if (th == &sc->t && bpf_map_update_elem(&waits_threads, &tid, th, BPF_ANY))
 		stat_inc(STAT_OFFCPU_FULL);

@@ -142,19 +142,31 @@ struct offcpu_cut_rec {
  * found off the CPU counts as a wait of one period under its key. What it
  * keeps of a thread between visits (`waits_threads`, by tid), so that one
  * that has not run since (its switch count unchanged) costs one lookup;
- * userspace keeps the stacks named here alive. */
+ * userspace keeps the stacks named here alive. Its visits under one key
+ * are a run, added to the counts when the key changes (by the program)
+ * or at a drain (by userspace, the runs of waits_epoch then, which it
+ * moves on): most threads count nothing in the counts map at a visit. */
 struct waits_thread {
+	/* what a visit of a thread not run since reads, in one cache line */
 	__u64 start;	       /* the thread's start_time: a tid taken again differs */
 	__u64 nsw;	       /* nvcsw + nivcsw at the last visit */
-	struct offcpu_key key; /* what the last visit counted */
-	__u64 idle_kstack;     /* the stacks of its last visit idle for its */
-	__u64 idle_ustack;     /* client (0: none yet) */
-	__u32 idle_flags;      /* their SAMPLE_* stack flags */
+	__u64 run_ns;	       /* its run: time counted under key, not yet in */
+	__u32 run_count;       /* the counts (0: none), of visits, */
+	__u32 run_epoch;       /* of waits_epoch then (another: drained) */
 	__u32 gen;	       /* query_gen of key's statement */
 	__u32 pl_epoch;	       /* plpgsql_epoch of key's PL/pgSQL chain */
+	__u8 state;	       /* key.state */
+	__u8 idle;	       /* ustack and idle_kstack: of a visit idle for its client */
+	__u16 idle_major;      /* pg_major of its idle visit */
+	__u32 idle_kflags;     /* SAMPLE_KSTACK_LOST of idle_kstack */
+	struct offcpu_key key; /* what the last visit counted: its run's key */
+	__u64 idle_kstack;     /* the kernel stack of its last idle visit */
+	__u64 ustack;	       /* the user stack last taken (0: none) */
+	__u64 ustack_pc;       /* ... at these user registers: reused */
+	__u64 ustack_sp;       /* where they are the same (0: none) */
+	__u64 ustack_bp;
+	__u32 ustack_flags; /* its SAMPLE_* user stack flags */
 	__u32 pad;
-	__u64 idle_pc; /* the user pc and sp the idle stacks were */
-	__u64 idle_sp; /* taken at: reused only where they match */
 };
 
 /* Value of the `stacks` map, keyed by a 64-bit hash of its frames:
@@ -294,6 +306,8 @@ enum ebprof_stat {
 	STAT_WAITS_CUT,			  /* switch path: waits in progress cut at a drain */
 	STAT_WAITS_SEEN,		  /* wait sampler: threads looked at, targets or not */
 	STAT_WAITS_OTHERS,		  /* ... of processes not targeted (the host walk) */
+	STAT_WAITS_IDLE_SAME,		  /* wait sampler: ran, but idle where last idle: no read */
+	STAT_WAITS_FOLDED,		  /* ... runs of visits added to the counts by BPF */
 	STAT_MAX,
 };
 

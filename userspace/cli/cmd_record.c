@@ -182,6 +182,13 @@ static void waits_summary(const struct session_stats *st)
 		(unsigned long long)st->bpf.v[STAT_WAITS_SEEN],
 		(unsigned long long)st->bpf.v[STAT_WAITS_OTHERS],
 		(unsigned long long)st->bpf.v[STAT_WAITS_VISITS], o->cpu_ns / 1e6);
+	fprintf(stderr,
+		"ebprof: wait sampler visits: %llu of threads not run since, %llu idle where they "
+		"were idle last (no memory read), %llu runs of visits into the counts at a "
+		"change\n",
+		(unsigned long long)st->bpf.v[STAT_WAITS_SAME],
+		(unsigned long long)st->bpf.v[STAT_WAITS_IDLE_SAME],
+		(unsigned long long)st->bpf.v[STAT_WAITS_FOLDED]);
 	if (o->links_max) /* a link per target process */
 		fprintf(stderr,
 			"ebprof: wait sampler links: %llu made, %llu closed, at most %llu; %llu "

@@ -139,6 +139,14 @@ void waits_configure(struct sampler *s);
 int waits_attach(struct sampler *s, char *err, size_t errlen);
 void waits_detach(struct sampler *s);
 void waits_mark_live(struct sampler *s);
+/* The runs of visits the program has not added to the counts (struct
+ * waits_thread), taken at a drain with the visits paused and handed to fn
+ * as off-CPU samples: their number, or a negative errno. */
+int waits_take_runs(struct sampler *s, raw_sample_fn fn, void *ctx);
+/* One off-CPU count (key, its value) resolved and handed to fn
+ * (sampler_offcpu.c); its stacks marked in use. */
+int offcpu_deliver(struct sampler *s, const struct offcpu_key *key,
+		   const struct offcpu_value *value, raw_sample_fn fn, void *ctx);
 
 /* Page faults (sampler_faults.c): before load, which programs load and
  * the size of their counts; attach the page-fault event of every CPU,

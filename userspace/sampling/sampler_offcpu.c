@@ -209,6 +209,16 @@ static int with_offcpu(const struct raw_sample *rs, void *ctx)
 	return o->fn(&s, o->ctx);
 }
 
+int offcpu_deliver(struct sampler *s, const struct offcpu_key *key,
+		   const struct offcpu_value *value, raw_sample_fn fn, void *ctx)
+{
+	struct offcpu_fn o = { fn, ctx, key, value, s->offcpu_scale };
+
+	sampler_mark_stack(s, key->s.kstack);
+	sampler_mark_stack(s, key->s.ustack);
+	return s->stacks->resolve(s->stacks, &key->s, value->count, with_offcpu, &o);
+}
+
 /* Read and delete every entry of one off-CPU counts map. */
 static int drain_one(struct sampler *s, struct bpf_map *map, raw_sample_fn fn, void *ctx)
 {
@@ -235,12 +245,7 @@ static int drain_one(struct sampler *s, struct bpf_map *map, raw_sample_fn fn, v
 			keys[count++] = keys[i];
 		}
 		for (uint32_t i = 0; i < count; i++) {
-			struct offcpu_fn o = { fn, ctx, &keys[i], &vals[i], s->offcpu_scale };
-
-			sampler_mark_stack(s, keys[i].s.kstack);
-			sampler_mark_stack(s, keys[i].s.ustack);
-			ret = s->stacks->resolve(s->stacks, &keys[i].s, vals[i].count, with_offcpu,
-						 &o);
+			ret = offcpu_deliver(s, &keys[i], &vals[i], fn, ctx);
 			if (ret < 0)
 				return ret;
 		}
@@ -262,7 +267,12 @@ int offcpu_drain(struct sampler *s, uint32_t old, bool both, raw_sample_fn fn, v
 		if (!s->okeys || !s->ovalues)
 			return -ENOMEM;
 	}
+	/* the wait sampler's runs first, as near the flip as can be */
+	total = waits_take_runs(s, fn, ctx);
+	if (total < 0)
+		return total;
 	ret = drain_one(s, maps[old], fn, ctx);
+	ret = ret < 0 ? ret : total + ret;
 	if (ret >= 0 && both) {
 		total = ret;
 		ret = drain_one(s, maps[!old], fn, ctx);

@@ -76,6 +76,9 @@ const char *sampler_stat_name(enum ebprof_stat stat)
 		[STAT_WAITS_CUT] = "waits in progress cut at a drain",
 		[STAT_WAITS_SEEN] = "threads looked at by the wait sampler",
 		[STAT_WAITS_OTHERS] = "... of processes not targeted",
+		[STAT_WAITS_IDLE_SAME] = "threads idle where they were idle, ran since: labels "
+					 "and stacks again",
+		[STAT_WAITS_FOLDED] = "runs of wait visits added to the counts",
 	};
 
 	return stat < STAT_MAX ? names[stat] : "?";

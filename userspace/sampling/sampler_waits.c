@@ -45,6 +45,8 @@ struct waits {
 	size_t links_max;
 	bool links_forced; /* ... EBPROF_WAITS_LINKS_MAX: no cost limit */
 	_Atomic bool over; /* ... visiting the host's now */
+	size_t worth;	   /* ... waits_links_worth(), read once a second */
+	int rate;
 	int64_t period_ns;
 	_Atomic uint64_t ticks, late, cpu_ns;
 	_Atomic uint64_t nlinks, made, closed, nover;
@@ -204,9 +206,14 @@ static void visit(int link_fd)
  * each way; back to links under four fifths of the limit). */
 static void visit_procs(struct waits *w)
 {
-	size_t limit = w->links_forced ? SIZE_MAX : waits_links_worth(), nt = 0;
+	size_t limit, nt = 0;
 	uint64_t made, closed;
 	int ret;
+
+	/* the host's threads (/proc/loadavg) once a second, not every read */
+	if (!w->links_forced && (!w->worth || atomic_load(&w->ticks) % w->rate == 0))
+		w->worth = waits_links_worth();
+	limit = w->links_forced ? SIZE_MAX : w->worth;
 
 	if (w->over && limit != SIZE_MAX)
 		limit = limit / 5 * 4;
@@ -265,7 +272,8 @@ static void *tick(void *arg)
 		at.tv_nsec = next % NSEC;
 		if (pthread_cond_timedwait(&w->wake, &w->lock, &at) != ETIMEDOUT)
 			continue; /* told to stop (or woken for nothing) */
-		pthread_mutex_unlock(&w->lock);
+		/* the visit under the lock: a drain taking the runs of the
+		 * threads (waits_take_runs()) waits for it to end */
 		/* a visit stands for the time since the last one: a late one
 		 * (the thread held up on a busy host) for more than a period */
 		now = mono_ns();
@@ -285,7 +293,6 @@ static void *tick(void *arg)
 			atomic_fetch_add(&w->late, (uint64_t)((now - next) / w->period_ns));
 			next += (now - next) / w->period_ns * w->period_ns;
 		}
-		pthread_mutex_lock(&w->lock);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -339,6 +346,7 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 		w->link_fd = bpf_link__fd(s->waits_link);
 	w->skel = s->skel;
 	w->period_ns = NSEC / s->offcpu_rate;
+	w->rate = s->offcpu_rate;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -425,10 +433,77 @@ void waits_mark_live(struct sampler *s)
 			sampler_mark_stack(s, vals[i].key.s.kstack);
 			sampler_mark_stack(s, vals[i].key.s.ustack);
 			sampler_mark_stack(s, vals[i].idle_kstack);
-			sampler_mark_stack(s, vals[i].idle_ustack);
+			sampler_mark_stack(s, vals[i].ustack);
 		}
 	}
 	free(vals);
+}
+
+/*
+ * The runs of visits the program keeps in the threads' entries (struct
+ * waits_thread), handed to fn as the counts map's entries are: those of
+ * the epoch ending, read with the visits paused (the reader holds w->lock
+ * through a visit), then the epoch moved on, so that the program leaves
+ * them behind (waits_fold()). A wait in progress is so counted up to the
+ * drain, as it was when every visit went to the counts.
+ */
+int waits_take_runs(struct sampler *s, raw_sample_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(s->skel->maps.waits_threads), ret = 0, total = 0;
+	uint32_t keys[MARK_CHUNK], out = 0, n, epoch;
+	struct waits_thread *vals = NULL, *runs = NULL, *more;
+	size_t nruns = 0, cap = 0;
+	struct waits *w = s->waits;
+	void *in = NULL;
+	bool done = false;
+
+	if (s->offcpu_path != SAMPLER_OFFCPU_ITER)
+		return 0;
+	vals = calloc(MARK_CHUNK, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (w)
+		pthread_mutex_lock(&w->lock);
+	epoch = s->skel->bss->waits_epoch;
+	while (!done) {
+		n = MARK_CHUNK;
+		if (bpf_map_lookup_batch(fd, in, &out, keys, vals, &n, NULL)) {
+			if (errno != ENOENT) {
+				ret = -errno;
+				break;
+			}
+			done = true;
+		}
+		in = &out;
+		for (uint32_t i = 0; i < n; i++) {
+			if (!vals[i].run_count || vals[i].run_epoch != epoch)
+				continue;
+			if (nruns == cap) {
+				cap = cap ? cap * 2 : MARK_CHUNK;
+				more = realloc(runs, cap * sizeof(*runs));
+				if (!more) {
+					ret = -ENOMEM;
+					done = true;
+					break;
+				}
+				runs = more;
+			}
+			runs[nruns++] = vals[i];
+		}
+	}
+	/* taken (or lost: a failed read): the program leaves them */
+	s->skel->bss->waits_epoch = epoch + 1;
+	if (w)
+		pthread_mutex_unlock(&w->lock);
+	for (size_t i = 0; i < nruns && !ret; i++) {
+		struct offcpu_value v = { .count = runs[i].run_count, .ns = runs[i].run_ns };
+
+		ret = offcpu_deliver(s, &runs[i].key, &v, fn, ctx);
+		total++;
+	}
+	free(runs);
+	free(vals);
+	return ret < 0 ? ret : total;
 }
 
 void sampler_offcpu_info(const struct sampler *s, struct sampler_offcpu_info *out)
