@@ -220,3 +220,47 @@ Test(hashmap, integer_keys_are_kept_by_the_map)
 	cr_expect_eq(hm_find_u64(hm, 7919 * 3, NULL), 0);
 	hm_free(hm);
 }
+
+/* hm_put_u64 hands back what it replaced; hm_find_or_new makes an entry
+ * once and finds it after, under insert/remove churn. */
+Test(hashmap, put_returns_old_and_find_or_new_under_churn)
+{
+	struct hashmap *hm = hm_new_u64(), *procs = hm_new(hm_hash_u32, hm_equal_u32);
+	struct rec {
+		uint32_t pid;
+		int n;
+	} * r, *again;
+	void *old = (void *)1;
+
+	cr_assert_not_null(hm);
+	cr_assert_not_null(procs);
+	cr_assert_eq(hm_put_u64(hm, 5, (void *)10, &old), 0);
+	cr_expect_null(old);
+	cr_assert_eq(hm_put_u64(hm, 5, (void *)11, &old), 0);
+	cr_expect_eq((uintptr_t)old, 10);
+	cr_assert_eq(hm_find_u64(hm, 5, &old), 0);
+	cr_expect_eq((uintptr_t)old, 11);
+	cr_expect_eq(hm_size(hm), 1);
+	for (uint32_t pid = 1000; pid < 50000; pid++) {
+		r = hm_find_or_new(procs, &pid, sizeof(pid), sizeof(*r));
+		cr_assert_not_null(r);
+		cr_assert_eq(r->pid, pid);
+		r->n++;
+		again = hm_find_or_new(procs, &pid, sizeof(pid), sizeof(*r));
+		cr_assert_eq(again, r);
+		cr_assert_eq(again->n, 1);
+		if (pid >= 1100) { /* a hundred live, the oldest goes */
+			uint32_t gone = pid - 100;
+			void *v;
+
+			cr_assert_eq(hm_remove(procs, &gone, NULL, &v), 0);
+			cr_assert_eq(((struct rec *)v)->pid, gone);
+			free(v);
+		}
+	}
+	cr_expect_eq(hm_size(procs), 100);
+	for (size_t it = 0; hm_next(procs, &it, NULL, &old);)
+		free(old);
+	hm_free(procs);
+	hm_free(hm);
+}

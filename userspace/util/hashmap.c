@@ -232,20 +232,30 @@ int hm_remove(struct hashmap *hm, const void *key, const void **old_key, void **
 	return 0;
 }
 
+/* One probe for both the look and the insertion (a new process's entry
+ * under churn: the lookup that misses found the slot already). */
 void *hm_find_or_new(struct hashmap *hm, const void *key, size_t key_size, size_t size)
 {
+	struct hm_probe p = probe_of(hm, key);
+	struct hm_entry *e;
+	bool fresh;
 	void *v;
 
-	if (!hm_find(hm, key, &v))
-		return v;
-	v = calloc(1, size);
-	if (!v)
+	e = upsert(hm, &p, &fresh);
+	if (!e)
 		return NULL;
-	memcpy(v, key, key_size);
-	if (hm_set(hm, v, v, NULL)) {
-		free(v);
+	if (!fresh)
+		return e->value;
+	v = calloc(1, size);
+	if (!v) {
+		/* the entry is in the index: take it out again */
+		e->key = key;
+		hm_remove(hm, key, NULL, NULL);
 		return NULL;
 	}
+	memcpy(v, key, key_size);
+	e->key = v;
+	e->value = v;
 	return v;
 }
 
@@ -286,7 +296,7 @@ int hm_find_u64(const struct hashmap *hm, uint64_t key, void **value)
 	return hm_find(hm, &key, value);
 }
 
-int hm_set_u64(struct hashmap *hm, uint64_t key, void *value)
+int hm_put_u64(struct hashmap *hm, uint64_t key, void *value, void **old)
 {
 	struct hm_probe p = probe_of(hm, &key);
 	struct hm_entry *e;
@@ -295,12 +305,19 @@ int hm_set_u64(struct hashmap *hm, uint64_t key, void *value)
 	e = upsert(hm, &p, &fresh);
 	if (!e)
 		return -ENOMEM;
+	if (old)
+		*old = fresh ? NULL : e->value;
 	if (fresh) {
 		e->ukey = key;
 		e->key = &e->ukey;
 	}
 	e->value = value;
 	return 0;
+}
+
+int hm_set_u64(struct hashmap *hm, uint64_t key, void *value)
+{
+	return hm_put_u64(hm, key, value, NULL);
 }
 
 /* ---- hash functions ---- */

@@ -48,6 +48,10 @@ void *hm_find_or_new(struct hashmap *hm, const void *key, size_t key_size, size_
 /* Integer keys of a hm_new_u64() map: insert or replace, find. */
 int hm_set_u64(struct hashmap *hm, uint64_t key, void *value);
 int hm_find_u64(const struct hashmap *hm, uint64_t key, void **value);
+/* hm_set_u64() that hands back the value it replaced in *old (NULL when
+ * the key was new; old may be NULL): one probe where a look and a set
+ * would take two. */
+int hm_put_u64(struct hashmap *hm, uint64_t key, void *value, void **old);
 
 /* Iteration: for (size_t it = 0; hm_next(hm, &it, &k, &v);) { ... }
  * Removing the current entry during iteration is allowed; inserting is not. */
