@@ -285,14 +285,14 @@ static int mark(struct pg_attach *pa, uint32_t pid, const struct pg_pid *p)
 	if (!copy)
 		return -ENOMEM;
 	*copy = *p;
-	if (!hm_find_u64(pa->procs, pid, &old)) {
-		free(old);
-		hm_remove(pa->procs, &key, NULL, NULL);
-	}
-	if (hm_set_u64(pa->procs, pid, copy)) {
+	/* one probe: a fork's child is new under churn */
+	if (hm_put_u64(pa->procs, pid, copy, &old)) {
 		free(copy);
+		if (!hm_remove(pa->procs, &key, NULL, &old)) /* nothing stale stays */
+			free(old);
 		return -ENOMEM;
 	}
+	free(old);
 	return 0;
 }
 
