@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -58,11 +59,9 @@ int unwind_tables_new(const struct unwind_tables_opts *o, const struct unwind_ta
 	u->fifo = calloc(nsets ? nsets : 1, sizeof(*u->fifo));
 	u->pid_set = hm_new_u64();
 	u->since = hm_new_u64();
-	u->inherited = hm_new_u64();
 	u->bins = hm_new(bin_hash, bin_equal);
 	u->by_build = hm_new(hm_hash_str, hm_equal_str);
-	if (!u->sets || !u->fifo || !u->pid_set || !u->since || !u->inherited || !u->bins ||
-	    !u->by_build)
+	if (!u->sets || !u->fifo || !u->pid_set || !u->since || !u->bins || !u->by_build)
 		goto fail;
 	if (*dir && !(u->cache_dir = strdup(dir)))
 		goto fail;
@@ -110,7 +109,6 @@ void unwind_tables_free(struct unwind_tables *u)
 	hm_free(u->by_build);
 	hm_free(u->pid_set);
 	hm_free(u->since);
-	hm_free(u->inherited);
 	free(u->sets);
 	free(u->fifo);
 	sym_free(u->sym);
@@ -315,19 +313,31 @@ static int find_set(struct unwind_tables *u, uint64_t h, uint32_t *out)
 	return 0;
 }
 
+/* The set index + 1 of a pid_set value (0: none), and its mark. */
+static uint32_t set_plus1(const void *v)
+{
+	_Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t), "the mark is above 32 bits");
+	return (uint32_t)(uintptr_t)v;
+}
+
+static bool inherited_mark(const void *v)
+{
+	return (uintptr_t)v & PID_INHERITED;
+}
+
 /* What userspace knows of pid's entry goes; the entry too unless only
  * the BPF program wrote it and it is gone with the process (exited). */
 static void forget(struct unwind_tables *u, uint32_t pid, bool exited)
 {
 	uint64_t key = pid;
 	void *old = NULL;
-	bool bpf_only = !hm_remove(u->inherited, &key, NULL, NULL);
+	bool known = !hm_remove(u->pid_set, &key, NULL, &old);
 
 	hm_remove(u->since, &key, NULL, NULL);
-	if (!(exited && bpf_only))
+	if (!(exited && known && inherited_mark(old)))
 		bpf_map_delete_elem(u->pids_fd, &pid);
-	if (!hm_remove(u->pid_set, &key, NULL, &old) && old)
-		release_set(u, (uint32_t)((uintptr_t)old - 1));
+	if (known && set_plus1(old))
+		release_set(u, set_plus1(old) - 1);
 }
 
 void unwind_tables_forget(struct unwind_tables *u, uint32_t pid)
@@ -346,48 +356,67 @@ int unwind_tables_inherit(struct unwind_tables *u, uint32_t child, uint32_t pare
 	void *set = NULL, *since = NULL, *old = NULL;
 	uint32_t i;
 
-	if (hm_find_u64(u->pid_set, parent, &set) || !set ||
+	if (hm_find_u64(u->pid_set, parent, &set) || !set_plus1(set) ||
 	    hm_find_u64(u->since, parent, &since) ||
 	    (uint64_t)(uintptr_t)since + UNWIND_INHERIT_MARGIN_NS >= fork_ns)
 		return -ENOENT;
-	i = (uint32_t)((uintptr_t)set - 1);
+	i = set_plus1(set) - 1;
 	if (i >= u->nsets || !u->sets[i].refs)
 		return -ENOENT;
-	if (!hm_find_u64(u->pid_set, child, &old) && old == set)
-		return -EEXIST; /* written since (its parent's set) */
-	u->sets[i].refs++;
-	if (hm_set_u64(u->pid_set, child, set)) {
-		release_set(u, i);
+	/* marked and looked at in one probe (the child is new, as a rule) */
+	if (hm_put_u64(u->pid_set, child, (void *)(uintptr_t)((i + 1u) | PID_INHERITED), &old))
 		return -ENOMEM;
+	if (old && set_plus1(old) == i + 1u) {
+		hm_set_u64(u->pid_set, child, old); /* as it was */
+		return -EEXIST;			    /* written since (its parent's set) */
 	}
-	if (old)
-		release_set(u, (uint32_t)((uintptr_t)old - 1));
+	u->sets[i].refs++;
+	if (old && set_plus1(old))
+		release_set(u, set_plus1(old) - 1);
 	hm_remove(u->since, &(uint64_t){ child }, NULL, NULL);
-	if (hm_set_u64(u->inherited, child, (void *)(uintptr_t)1))
-		return -ENOMEM; /* not marked: its entry is handled as written */
 	u->st.procs_inherited++;
 	return 0;
 }
 
-bool unwind_tables_inherited(struct unwind_tables *u, uint32_t pid)
+/* Has pid's process been reaped? A pidfd's look (a pid lookup, where
+ * /proc/PID is a path walk and a proc inode); /proc where pidfds are not
+ * (before 5.3, or refused). A zombie is there, as in /proc. */
+static bool gone(uint32_t pid)
 {
 	char path[32];
+
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	if (errno == ESRCH)
+		return true;
+	if (errno == EINVAL) /* a thread's id: a process under a reused pid */
+		return false;
+#endif
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+bool unwind_tables_inherited(struct unwind_tables *u, uint32_t pid)
+{
 	void *set = NULL;
 	uint32_t cur;
 
-	if (hm_find_u64(u->inherited, pid, NULL) || hm_find_u64(u->pid_set, pid, &set) || !set)
+	if (hm_find_u64(u->pid_set, pid, &set) || !inherited_mark(set) || !set_plus1(set))
 		return false;
 	/* its entry as the fork left it: not replaced since (an exec's mark,
 	 * a reused pid) */
 	if (!bpf_map_lookup_elem(u->pids_fd, &pid, &cur))
-		return cur == (uint32_t)((uintptr_t)set - 1);
+		return cur == set_plus1(set) - 1;
 	if (errno != ENOENT)
 		return false;
 	/* none: the exit hook deleted it (a short-lived process, its first
 	 * sample read late), or the copy failed (a full map: it may have
 	 * room now for a process that lives) */
-	snprintf(path, sizeof(path), "/proc/%u", pid);
-	return access(path, F_OK) && errno == ENOENT;
+	return gone(pid);
 }
 
 static int load(struct unwind_tables *u, uint32_t pid, const struct proc_maps *maps, bool execd);
@@ -412,6 +441,15 @@ int unwind_tables_load(struct unwind_tables *u, uint32_t pid, const struct proc_
 	return ret;
 }
 
+/* pid's entry is userspace's from now on: no longer as its fork left it. */
+static void unmark(struct unwind_tables *u, uint32_t pid)
+{
+	void *v;
+
+	if (!hm_find_u64(u->pid_set, pid, &v) && inherited_mark(v))
+		hm_set_u64(u->pid_set, pid, (void *)((uintptr_t)v & ~PID_INHERITED));
+}
+
 /* pid's entry in unwind_pids: set, unless an exec the caller does not
  * know of marked it since (-ESTALE). An absent entry is only created (an
  * exec's mark made meanwhile wins) and a present one only replaced (an
@@ -430,7 +468,7 @@ static int set_pid(struct unwind_tables *u, uint32_t pid, uint32_t set, bool exe
 			return 0;
 		how = BPF_EXIST;
 	}
-	hm_remove(u->inherited, &(uint64_t){ pid }, NULL, NULL); /* written from here on */
+	unmark(u, pid); /* written from here on */
 	if (bpf_map_update_elem(u->pids_fd, &pid, &set, how)) {
 		hm_remove(u->since, &(uint64_t){ pid }, NULL, NULL);
 		return errno == EEXIST || errno == ENOENT ? -ESTALE : -errno;
@@ -445,14 +483,16 @@ static int use_set(struct unwind_tables *u, uint32_t pid, uint32_t set, bool exe
 {
 	void *old = NULL;
 
-	if (hm_find_u64(u->pid_set, pid, &old) || (uintptr_t)old != set + 1u) {
+	if (hm_find_u64(u->pid_set, pid, &old) || set_plus1(old) != set + 1u) {
 		u->sets[set].refs++;
-		if (hm_set_u64(u->pid_set, pid, (void *)(uintptr_t)(set + 1u))) {
+		/* the mark stays until set_pid() writes the entry */
+		if (hm_set_u64(u->pid_set, pid,
+			       (void *)(((uintptr_t)old & PID_INHERITED) | (set + 1u)))) {
 			release_set(u, set);
 			return -ENOMEM;
 		}
-		if (old)
-			release_set(u, (uint32_t)((uintptr_t)old - 1));
+		if (set_plus1(old))
+			release_set(u, set_plus1(old) - 1);
 	}
 	return set_pid(u, pid, set, execd);
 }

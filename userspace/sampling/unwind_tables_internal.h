@@ -67,6 +67,9 @@ struct ut_set {
 	uint32_t refs; /* 0: free */
 };
 
+/* In a pid_set value: the entry is the one its fork copied. */
+#define PID_INHERITED (1ull << 32)
+
 struct unwind_tables {
 	struct symbolizer *sym;
 	int outer_fd, pids_fd, sets_fd;
@@ -77,13 +80,14 @@ struct unwind_tables {
 	 * a set userspace freed since reads it cleared (frame pointers)
 	 * rather than another layout, for as long as possible. */
 	uint32_t *fifo, fifo_head, fifo_len;
-	struct hashmap *pid_set; /* pid -> set index + 1 (as a pointer) */
+	/* pid -> set index + 1 (as a pointer), | PID_INHERITED when only
+	 * the BPF program wrote its entry: its parent's set, copied at its
+	 * fork (unwind_tables_inherit()). One map, so that a forked
+	 * process's inherit, look and exit probe it once each. */
+	struct hashmap *pid_set;
 	/* pid -> CLOCK_MONOTONIC time just after userspace last wrote its
 	 * entry in unwind_pids (what a later fork copies) */
 	struct hashmap *since;
-	/* pids whose entry only the BPF program wrote: their parent's set,
-	 * copied at their fork (unwind_tables_inherit()) */
-	struct hashmap *inherited;
 	char *cache_dir; /* NULL: no disk cache */
 	uint64_t budget;
 	struct hashmap *bins;	   /* struct ut_bin, by (dev, inode) */
