@@ -328,10 +328,11 @@ void procs_on_exit(struct proc_registry *reg, uint32_t pid, uint64_t time_ns)
 		procs_remove(reg, pid);
 }
 
-/* The nearest snapshot across forks without exec, and whose it is. */
-static struct proc_info *maps_owner(struct proc_registry *reg, uint32_t pid)
+/* The nearest snapshot across forks without exec, and whose it is, from
+ * pi (NULL: none) up: the caller has pi's entry already. */
+static struct proc_info *maps_owner(struct proc_registry *reg, struct proc_info *pi)
 {
-	struct proc_info *pi = procs_get(reg, pid), *pp;
+	struct proc_info *pp;
 
 	/* Bounded against cycles from pid reuse. */
 	for (int depth = 0; pi && depth < 64; depth++) {
@@ -367,7 +368,7 @@ int procs_on_sampled(struct proc_registry *reg, uint32_t pid, uint64_t exec_page
 	if (!pi)
 		return -ENOMEM;
 	pi->sampled = true;
-	owner = maps_owner(reg, pid);
+	owner = maps_owner(reg, pi);
 	if (owner && owner != pi && exec_pages && owner->exec_pages == exec_pages) {
 		jit_check(reg, pi, NULL);   /* JIT code is its own */
 		if (!pi->exe && owner->exe) /* forked before its ancestor's was read */
@@ -387,7 +388,7 @@ uint32_t procs_unread_parent(struct proc_registry *reg, uint32_t pid)
 {
 	struct proc_info *pi = procs_get(reg, pid), *pp;
 
-	if (!pi || pi->execd || maps_owner(reg, pid) || !(pp = fork_parent(reg, pi)))
+	if (!pi || pi->execd || maps_owner(reg, pi) || !(pp = fork_parent(reg, pi)))
 		return 0;
 	return pp->exited ? 0 : pp->pid;
 }
@@ -399,18 +400,19 @@ int procs_on_maps_changed(struct proc_registry *reg, uint32_t pid)
 
 const struct proc_maps *procs_maps(struct proc_registry *reg, uint32_t pid)
 {
-	struct proc_info *owner = maps_owner(reg, pid);
+	struct proc_info *owner = maps_owner(reg, procs_get(reg, pid));
 
 	return owner ? owner->maps : NULL;
 }
 
 uint32_t procs_open_via(struct proc_registry *reg, uint32_t pid)
 {
-	const struct proc_info *pi = procs_get(reg, pid), *owner, *pp;
+	struct proc_info *pi = procs_get(reg, pid);
+	const struct proc_info *owner, *pp;
 
 	if (!pi || !pi->exited)
 		return pid;
-	owner = maps_owner(reg, pid);
+	owner = maps_owner(reg, pi);
 	if (owner && !owner->exited)
 		return owner->pid;
 	if (owner == pi && (pp = procs_get(reg, pi->ppid)) && !pp->exited && pp->pid != pid)
@@ -425,7 +427,7 @@ const struct proc_maps *procs_maps_before_exec(struct proc_registry *reg, uint32
 
 	if (!pi || !pi->execd || !pi->counted || !(pp = fork_parent(reg, pi)))
 		return NULL;
-	owner = maps_owner(reg, pp->pid);
+	owner = maps_owner(reg, pp);
 	if (!owner)
 		return NULL;
 	*via = !owner->exited ? owner->pid : pp->pid;
