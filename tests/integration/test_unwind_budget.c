@@ -322,6 +322,8 @@ Test(unwind_budget, a_fork_inherits_only_the_entry_its_parent_had_before)
 	/* no entry: the exit hook deleted it (CHILD names no process) */
 	cr_assert_eq(bpf_map_delete_elem(e.fds[2], &(uint32_t){ CHILD }), 0);
 	cr_expect(unwind_tables_inherited(e.u, CHILD), "exited: nothing to load either");
+	cr_expect(unwind_tables_inherited_gone(e.u, CHILD), "known exited: its mark alone");
+	cr_expect(!unwind_tables_inherited_gone(e.u, CHILD + 1), "never inherited");
 	/* no entry for a process that lives: the fork's copy failed */
 	bpf_fork(&e, pid, (uint32_t)getpid());
 	cr_assert_eq(unwind_tables_inherit(e.u, (uint32_t)getpid(), pid, later), 0);
@@ -331,6 +333,7 @@ Test(unwind_budget, a_fork_inherits_only_the_entry_its_parent_had_before)
 		  "alive without an entry: its fork's copy failed, it loads its own");
 	unwind_tables_forget(e.u, (uint32_t)getpid());
 	unwind_tables_forget(e.u, CHILD);
+	cr_expect(!unwind_tables_inherited_gone(e.u, CHILD), "forgotten");
 	unwind_tables_forget(e.u, pid);
 	env_free(&e);
 }

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "process/processes.h"
@@ -143,6 +145,43 @@ Test(processes, sampled_children_share_their_parent_snapshot)
 	cr_expect_eq(procs_on_sampled(reg, d, pages + 3), -ENOENT, "its own maps were read");
 	cr_expect_eq(procs_on_maps_changed(reg, c), -ENOENT);
 	cr_expect_eq(procs_maps(reg, d), procs_get(reg, me)->maps, "the fallback stays");
+	procs_free(reg);
+}
+
+/* A forked child's first sample looks at its /proc (for a perf map): a
+ * process that exited (a reaped one, a zombie) is found gone there, and
+ * the session needs no other look to know it; a living one is not. */
+Test(processes, a_child_gone_at_its_first_sample_is_known_gone)
+{
+	struct proc_registry *reg;
+	uint32_t me = (uint32_t)getpid(), c;
+	uint64_t pages = 0;
+	pid_t child = fork();
+	int status;
+
+	cr_assert_geq(child, 0);
+	if (!child)
+		_exit(0);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	c = (uint32_t)child;
+	cr_assert_eq(procs_new(&reg), 0);
+	cr_assert_eq(procs_snapshot(reg, me, false), 0);
+	cr_assert_eq(proc_read_exec_pages(me, &pages), 0);
+	procs_on_fork(reg, c, me, 1000);
+	cr_expect_eq(procs_on_sampled(reg, c, pages), 0);
+	cr_expect(procs_get(reg, c)->gone, "reaped before its first sample was read");
+	child = fork(); /* alive */
+	cr_assert_geq(child, 0);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	c = (uint32_t)child;
+	procs_on_fork(reg, c, me, 2000);
+	cr_expect_eq(procs_on_sampled(reg, c, pages), 0);
+	cr_expect_not(procs_get(reg, c)->gone, "alive");
+	kill(child, SIGKILL);
+	cr_assert_eq(waitpid(child, &status, 0), child);
 	procs_free(reg);
 }
 

@@ -61,7 +61,7 @@ static bool as_forked(struct session *s, uint32_t pid)
 	struct proc_info *pi = procs_get(s->procs, pid);
 
 	if (!pi || pi->maps || pi->execd || !procs_maps(s->procs, pid) ||
-	    !sampler_unwind_inherited(s->sampler, pid))
+	    !sampler_unwind_inherited(s->sampler, pid, pi->gone))
 		return false;
 	if (pi->image_ns && !pi->ready_ns)
 		pi->ready_ns = (uint64_t)mono_ns();

@@ -70,6 +70,9 @@ int jitsyms_stamp(uint32_t pid, const struct proc_maps *maps, uint64_t *stamp);
 bool jitsyms_mapped(const struct proc_maps *maps);
 /* Has the process a perf map (/tmp/perf-NSPID.map inside its root)? */
 bool jitsyms_perfmap_exists(uint32_t pid);
+/* The same look: 1 (a perf map), 0 (none), -ESRCH when its root is gone
+ * (the process exited: its exit hooks ran, it is a zombie or reaped). */
+int jitsyms_perfmap_look(uint32_t pid);
 
 /* The name of the range holding addr, or NULL. O(log n). */
 const char *jitsyms_find(const struct jit_syms *js, uint64_t addr);

@@ -205,7 +205,7 @@ static int walk(uint32_t pid, const struct proc_maps *maps, struct jit_syms *js,
 	return err;
 }
 
-bool jitsyms_perfmap_exists(uint32_t pid)
+int jitsyms_perfmap_look(uint32_t pid)
 {
 	char path[64];
 	int rootfd, fd;
@@ -213,14 +213,19 @@ bool jitsyms_perfmap_exists(uint32_t pid)
 	snprintf(path, sizeof(path), "/proc/%u/root", pid);
 	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
-		return false;
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : 0;
 	perfmap_name(pid, path, sizeof(path));
 	fd = open_in_root(rootfd, path, O_PATH);
 	close(rootfd);
 	if (fd < 0)
-		return false;
+		return 0;
 	close(fd);
-	return true;
+	return 1;
+}
+
+bool jitsyms_perfmap_exists(uint32_t pid)
+{
+	return jitsyms_perfmap_look(pid) > 0;
 }
 
 int jitsyms_load(uint32_t pid, const struct proc_maps *maps, struct jit_syms **out)

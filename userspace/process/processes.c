@@ -204,8 +204,16 @@ static void jit_cache_refresh(struct jit_cache *jc, uint32_t pid);
  * by the time their profile is built. maps: its fresh snapshot, or NULL. */
 static void jit_check(struct proc_registry *reg, struct proc_info *pi, const struct proc_maps *maps)
 {
-	if (!pi->jit && !(maps && jitsyms_mapped(maps)) && !jitsyms_perfmap_exists(pi->pid))
-		return;
+	int look;
+
+	if (!pi->jit && !(maps && jitsyms_mapped(maps))) {
+		/* a short-lived process is often gone by its first sample's
+		 * event: that look says so (procs_gone()) */
+		look = jitsyms_perfmap_look(pi->pid);
+		pi->gone = look == -ESRCH;
+		if (look <= 0)
+			return;
+	}
 	if (!pi->jit && !(pi->jit = jit_cache_new(reg)))
 		return;
 	pi->jit->checked_ns = (uint64_t)mono_ns();
@@ -272,6 +280,7 @@ void procs_on_fork(struct proc_registry *reg, uint32_t child, uint32_t parent, u
 	pi->start_ns = time_ns;
 	pi->image_ns = time_ns;
 	pi->ready_ns = 0;
+	pi->gone = false;
 	if (pi->ppid == parent && pi->counted)
 		return; /* seen already */
 	pi->ppid = parent;
@@ -296,6 +305,7 @@ void procs_on_exec(struct proc_registry *reg, uint32_t pid, uint64_t time_ns)
 		proc_info_reset(reg, pi);
 	pi->execd = true;
 	pi->sampled = false;
+	pi->gone = false;
 	pi->image_ns = time_ns;
 	pi->ready_ns = 0;
 	if (!pi->start_ns) /* a new program, for grouping: only when its fork was not seen */

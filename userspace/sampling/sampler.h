@@ -218,8 +218,9 @@ void sampler_unwind_forget(struct sampler *s, uint32_t pid);
 int sampler_unwind_inherit(struct sampler *s, uint32_t child, uint32_t parent, uint64_t fork_ns);
 
 /* Does pid still have the set it inherited at its fork
- * (unwind_tables_inherited())? false with frame pointers. */
-bool sampler_unwind_inherited(struct sampler *s, uint32_t pid);
+ * (unwind_tables_inherited())? false with frame pointers. gone: its
+ * process is known to have exited (unwind_tables_inherited_gone()). */
+bool sampler_unwind_inherited(struct sampler *s, uint32_t pid, bool gone);
 
 /* What the unwinder did (zeros with frame pointers). */
 struct sampler_unwind_info {

@@ -146,9 +146,12 @@ int sampler_unwind_inherit(struct sampler *s, uint32_t child, uint32_t parent, u
 	return s->tables ? unwind_tables_inherit(s->tables, child, parent, fork_ns) : -ENOENT;
 }
 
-bool sampler_unwind_inherited(struct sampler *s, uint32_t pid)
+bool sampler_unwind_inherited(struct sampler *s, uint32_t pid, bool gone)
 {
-	return s->tables && unwind_tables_inherited(s->tables, pid);
+	if (!s->tables)
+		return false;
+	return gone ? unwind_tables_inherited_gone(s->tables, pid)
+		    : unwind_tables_inherited(s->tables, pid);
 }
 
 void sampler_unwind_info(const struct sampler *s, struct sampler_unwind_info *out)

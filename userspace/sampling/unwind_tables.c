@@ -400,6 +400,13 @@ static bool gone(uint32_t pid)
 	return access(path, F_OK) && errno == ENOENT;
 }
 
+bool unwind_tables_inherited_gone(struct unwind_tables *u, uint32_t pid)
+{
+	void *set = NULL;
+
+	return !hm_find_u64(u->pid_set, pid, &set) && inherited_mark(set) && set_plus1(set);
+}
+
 bool unwind_tables_inherited(struct unwind_tables *u, uint32_t pid)
 {
 	void *set = NULL;

@@ -113,6 +113,11 @@ int unwind_tables_inherit(struct unwind_tables *u, uint32_t child, uint32_t pare
  * Then loading its maps, when they are its parent's, gives the same or
  * nothing: one system call (two for a process gone). */
 bool unwind_tables_inherited(struct unwind_tables *u, uint32_t pid);
+/* The same for a pid whose process is known to have exited (its exit
+ * hook deleted its entry, and a new process under its pid would have
+ * been announced first): whether it holds an inherited set, no system
+ * call. */
+bool unwind_tables_inherited_gone(struct unwind_tables *u, uint32_t pid);
 
 /* Give the budget to the tables sampled most since the last call (see
  * above), and free tables of processes that could not get a set. Called
