@@ -316,7 +316,12 @@ static int find_guarded(struct sym_elf *e, uint64_t vaddr, uint64_t *start, uint
 	symg_enter(&g);
 	err = fdex_find(e->fdes, vaddr, start, end);
 	cut = symc_leave(e, &g);
-	return cut ? cut : err;
+	if (cut)
+		return cut;
+	/* the pages it read go back with the others' (sym_drop_file_pages()):
+	 * unmarked, they stayed until the entry was evicted */
+	e->touched = true;
+	return err;
 }
 
 int sym_elf_function_start(struct symbolizer *sym, struct sym_elf *elf, uint64_t file_offset,

@@ -453,8 +453,16 @@ int symc_entry_create(struct symbolizer *sym, const struct sym_binary *bin, int 
 	sym->ndebug_cut += e->debug_cut;
 	e->id = *id; /* take over the arrays */
 	memset(id, 0, sizeof(*id));
-	e->file_bytes = (size_t)st->st_size;
-	e->file_bytes += debug_bytes;
+	/* What the entry holds is what libdw and libelf parse into the heap:
+	 * the DWARF (decompressed when its sections are), in proportion to
+	 * the file it comes from. The binary's own mapping is not counted
+	 * when its DWARF lies in a debug file: its pages are clean file
+	 * pages, given back (sym_drop_file_pages()), and counting them let
+	 * a large one few frames hit (libicudata's 31 MiB of data, mapped by
+	 * every backend) push the cache over its bound at every drain, so
+	 * the binaries of the next frames (libc with its debug file among
+	 * them) were evicted and parsed again each interval. */
+	e->file_bytes = debug_bytes ? debug_bytes : e->id.has_dwarf ? (size_t)st->st_size : 0;
 	free(debug);
 	e->hash = symc_hash_bytes(key, key_len);
 	if (symc_table_insert(sym->by_key, e, &(struct bytes_key){ key, key_len }, e->hash)) {

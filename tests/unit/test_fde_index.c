@@ -314,3 +314,26 @@ Test(fde_index, search_table_pointing_at_another_fde_names_nothing)
 	cr_expect_eq(start_of(sym, e, beta + 1), beta);
 	close_copy(&c, sym, e);
 }
+
+/* A function start read from .eh_frame reads the file's mapping: its
+ * pages go back with the others' at sym_drop_file_pages(), not only when
+ * the entry is evicted. */
+Test(fde_index, pages_read_given_back)
+{
+	const char *lib = fx("libsym_static.so");
+	struct symbolizer *sym = new_sym("/nonexistent", 0, false);
+	struct sym_elf *e = get_path(sym, lib);
+	size_t n;
+	struct fdo_range *r = fdo_ranges(lib, &n);
+
+	start_of(sym, e, r[0].start); /* the index: read whole, given back */
+	sym_drop_file_pages(sym);
+	cr_assert_eq(dwfl_rss(lib), 0);
+	start_of(sym, e, r[n - 1].start);
+	cr_expect_gt(dwfl_rss(lib), 0, "the FDE was read from the mapping");
+	sym_drop_file_pages(sym);
+	cr_expect_eq(dwfl_rss(lib), 0, "the FDE's page stays resident");
+	sym_elf_put(sym, e);
+	sym_free(sym);
+	free(r);
+}

@@ -545,3 +545,35 @@ Test(symbolizer, file_pages_given_back)
 	sym_elf_put(sym, e);
 	sym_free(sym);
 }
+
+/* A binary without DWARF of its own or a debug file weighs what the
+ * symbolizer holds of it, not its file's size: its pages are clean file
+ * pages, given back. Counted by size, one large binary few frames hit
+ * (libicudata: 31 MiB of data) pushed the cache over its bound at every
+ * drain, evicting the others, parsed again each interval. */
+Test(symbolizer, stripped_binary_size_not_held)
+{
+	const char *a_path = fx("sym_prog_dynsym"), *b_path = fx("sym_pgdata_stripped");
+	struct stat sa, sb;
+	struct symbolizer *sym;
+	struct sym_elf *a, *b;
+	struct sym_stats st;
+
+	cr_assert_eq(stat(a_path, &sa), 0);
+	cr_assert_eq(stat(b_path, &sb), 0);
+	/* a bound below either file's size, far above an entry's own */
+	sym = new_sym("/nonexistent", 4096, false);
+	cr_assert_gt(sa.st_size, 4096);
+	cr_assert_gt(sb.st_size, 4096);
+	a = get_path(sym, a_path);
+	sym_elf_put(sym, a);
+	b = get_path(sym, b_path);
+	sym_elf_put(sym, b);
+	a = get_path(sym, a_path);
+	sym_elf_put(sym, a);
+	sym_get_stats(sym, &st);
+	cr_expect_eq(st.evictions, 0);
+	cr_expect_eq(st.binaries_opened, 2);
+	cr_expect_eq(st.binaries_cached, 2);
+	sym_free(sym);
+}
