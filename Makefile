@@ -147,8 +147,14 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/ebprof/bpf_shared.h $(
 	$(STEP) BPF $<
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(BPF_DEFINES) -Iinclude -I$(BUILD) -c $< -o $@.tmp
 	llvm-strip -g $@.tmp && mv $@.tmp $@
-# the wait sampler's one-run visit: profile.bpf.c again, with it
+# the wait sampler's one-run visit: profile.bpf.c again, with it; embedded
+# compressed (.incbin in sampling/waits_targets.c: the disk image's limit)
 $(BUILD)/waits_targets.bpf.o: bpf/profile.bpf.c
+$(BUILD)/waits_targets.bpf.o.gz: $(BUILD)/waits_targets.bpf.o
+	gzip -9nc $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/userspace/sampling/waits_targets.o: $(BUILD)/waits_targets.bpf.o.gz
+$(BUILD)/userspace/sampling/waits_targets.o: override CFLAGS += \
+	-DWAITS_TARGETS_GZ='"$(BUILD)/waits_targets.bpf.o.gz"'
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(STEP) GEN $@

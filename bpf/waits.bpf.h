@@ -606,6 +606,7 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
  * process (a link per process, 6.1+: userspace keeps one for each), or
  * every thread of the host (5.18-6.0, -a, past the links' limit).
  */
+#ifndef EBPROF_WAITS_ONLY /* the session's object's alone */
 SEC("iter.s/task")
 int waits_visit(struct bpf_iter__task *ctx)
 {
@@ -615,6 +616,7 @@ int waits_visit(struct bpf_iter__task *ctx)
 		waits_visit_task(task, false);
 	return 0;
 }
+#endif
 
 #ifdef EBPROF_WAITS_TARGETS /* waits_targets.bpf.c: the object of its own */
 #include "waits_targets.bpf.h"

@@ -12,4 +12,5 @@
  * source, so the same layout, which userspace checks before.
  */
 #define EBPROF_WAITS_TARGETS 1
+#define EBPROF_WAITS_ONLY 1 /* no other program: offcpu.bpf.h, process.bpf.h, sample.bpf.h */
 #include "profile.bpf.c"
