@@ -137,6 +137,7 @@ void offcpu_cut_detach(struct sampler *s);
 int offcpu_cut(struct sampler *s, raw_sample_fn fn, void *ctx);
 int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen);
 void waits_configure(struct sampler *s);
+void waits_load(struct sampler *s);
 int waits_attach(struct sampler *s, char *err, size_t errlen);
 void waits_detach(struct sampler *s);
 void waits_mark_live(struct sampler *s);

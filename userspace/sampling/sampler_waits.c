@@ -289,6 +289,28 @@ static void *tick(void *arg)
 	return NULL;
 }
 
+/* The one-run visit's program loaded and linked with the session's
+ * (sampler_open(): its load, the kernel's whole BTF read and a verifier
+ * run, is the start's, not the first visits'); should it fail, the next
+ * way this kernel has (-v says which). */
+void waits_load(struct sampler *s)
+{
+	char why[256];
+
+	if (s->offcpu_path != SAMPLER_OFFCPU_ITER || s->waits_visit != WAITS_VISIT_TARGETS ||
+	    s->waits_link)
+		return;
+	if (!waits_targets_attach(s, &s->waits_link, why, sizeof(why)))
+		return;
+	s->waits_visit = features_have_task_iter_pid() && waits_links_usable() ? WAITS_VISIT_PROCS
+									       : WAITS_VISIT_HOST;
+	log_warn("wait sampler: cannot visit the targets' threads in one run (%s): visiting %s "
+		 "instead",
+		 why,
+		 s->waits_visit == WAITS_VISIT_PROCS ? "theirs a link per process"
+						     : "every thread of the host");
+}
+
 int waits_attach(struct sampler *s, char *err, size_t errlen)
 {
 	pthread_condattr_t ca;
@@ -301,21 +323,7 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 	if (!w)
 		return -ENOMEM;
 	w->link_fd = w->host_fd = -1;
-	if (s->waits_visit == WAITS_VISIT_TARGETS) {
-		char why[256];
-
-		ret = waits_targets_attach(s, &s->waits_link, why, sizeof(why));
-		if (ret) { /* the next way this kernel has (-v says which) */
-			s->waits_visit = features_have_task_iter_pid() && waits_links_usable()
-						 ? WAITS_VISIT_PROCS
-						 : WAITS_VISIT_HOST;
-			log_warn("wait sampler: cannot visit the targets' threads in one run (%s): "
-				 "visiting %s instead",
-				 why,
-				 s->waits_visit == WAITS_VISIT_PROCS ? "theirs a link per process"
-								     : "every thread of the host");
-		}
-	}
+	waits_load(s); /* again after a detach (its link destroyed) */
 	if (s->waits_visit == WAITS_VISIT_PROCS) {
 		w->links_max = waits_links_max(&w->links_forced);
 		ret = waits_links_new(bpf_program__fd(s->skel->progs.waits_visit),
