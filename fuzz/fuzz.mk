@@ -17,7 +17,7 @@ FUZZ_CC := clang
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
-FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link \
+FUZZ_CFLAGS := -std=gnu11 -D_GNU_SOURCE -MMD -MP $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link \
 	-DEBPROF_VERSION='"fuzz"' -DEBPROF_GIT_REV='"fuzz"'
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 FUZZ_NAMES := $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
