@@ -22,12 +22,6 @@ CLANG ?= clang
 # Extra -D for the BPF program: bench/query-capture.sh builds with
 # -DEBPROF_QUERY_TIMING (the cost of statement capture, to the ns).
 BPF_DEFINES ?=
-# WAITS_TARGETS=1: the wait sampler's visit of the targets' threads alone
-# built in whatever the libbpf (include/ebprof/waits_visit.h)
-ifneq ($(WAITS_TARGETS),)
-BPF_DEFINES += -DEBPROF_WAITS_TARGETS=$(WAITS_TARGETS)
-WAITS_DEFINES := -DEBPROF_WAITS_TARGETS=$(WAITS_TARGETS)
-endif
 BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
@@ -47,7 +41,7 @@ STEP ?= @:
 
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
-override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP $(SAN_FLAGS) $(WAITS_DEFINES)
+override CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP $(SAN_FLAGS)
 # Include paths by layer: the symbolizer library sees include/ only (it
 # builds without anything of userspace/); the program sees include/,
 # userspace/ (headers named by folder: "util/log.h") and the generated
@@ -153,6 +147,14 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/ebprof/bpf_shared.h $(
 	$(STEP) BPF $<
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(BPF_DEFINES) -Iinclude -I$(BUILD) -c $< -o $@.tmp
 	llvm-strip -g $@.tmp && mv $@.tmp $@
+# the wait sampler's one-run visit: profile.bpf.c again, with it; embedded
+# compressed (.incbin in sampling/waits_targets.c: the disk image's limit)
+$(BUILD)/waits_targets.bpf.o: bpf/profile.bpf.c
+$(BUILD)/waits_targets.bpf.o.gz: $(BUILD)/waits_targets.bpf.o
+	gzip -9nc $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/userspace/sampling/waits_targets.o: $(BUILD)/waits_targets.bpf.o.gz
+$(BUILD)/userspace/sampling/waits_targets.o: override CFLAGS += \
+	-DWAITS_TARGETS_GZ='"$(BUILD)/waits_targets.bpf.o.gz"'
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(STEP) GEN $@

@@ -6,8 +6,8 @@
 # with CLIENTS clients: no profiler; `ebprof record --type offcpu` (the
 # iterator at RATE Hz, default targets: the postgres processes) visiting
 # the targets' threads a link per process ("processes", 6.1+, $BUILD),
-# the same in one run of the kfunc program ("kfunc", 6.7+, $KBUILD: a
-# `make BUILD=build-k WAITS_TARGETS=1` build; KBUILD= leaves it out), then
+# the same in one run of the kfunc program ("kfunc", 6.7+, $KBUILD: any
+# build since the program has its own object; KBUILD= leaves it out), then
 # walking every thread of the host ("host"; EBPROF_WAITS_VISIT forces
 # each); the cluster restarted with pg_wait_sampling preloaded. Per phase:
 # TPS, and its ratio to the "none" phase of the same round; for ebprof the
@@ -23,13 +23,15 @@
 # collector's CPU. Then medians. IDLE=N adds N idle connections (waiting for their
 # client) to every phase (max_connections raised to fit). PHASES picks
 # the phases (processes, kfunc, host; base: the kfunc visit of the build
-# in BASE, e.g. main's, in the same rounds).
+# in BASE, e.g. main's, in the same rounds; auto and main: $KBUILD's and
+# $BASE's own choice, forcing none, e.g. main's default build against
+# this one's).
 #   bench/waits-cost.sh [ROUNDS [PHASE]]     (default 3 rounds of 15 s)
 #   PHASES="kfunc base" KBUILD=build BASE=../main/build bench/waits-cost.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-KBUILD=${KBUILD-build-k}
+KBUILD=${KBUILD-build}
 ROUNDS=${1:-3}
 PHASE=${2:-15}
 CLIENTS=${CLIENTS:-8}
@@ -80,6 +82,8 @@ rec_phase() {
 	local b=$BUILD v=$1
 	[ "$1" != kfunc ] || b=$KBUILD
 	[ "$1" != base ] || { b=$BASE; v=kfunc; }
+	[ "$1" != auto ] || { b=$KBUILD; v=targets; }
+	[ "$1" != main ] || { b=$BASE; v=targets; }
 	BUILD=$b waits_record_start "$v" "--offcpu-rate $RATE -p $(postmaster)" $((PHASE * 4)) \
 		"$work/w.pb.gz" "$work/rec.log"
 	read -r ns1 _ < <(waits_iter_stats)
@@ -92,6 +96,8 @@ rec_phase() {
 	s2=$(waits_ns "$agent_pid")
 	t2=$(date +%s.%N)
 	offcpu_record_stop
+	# the session's own choice: whichever visit it logged
+	[ "$v" != targets ] || v=$(sed -n 's/.*wait sampler (\([a-z]*\)).*/\1/p' "$work/rec.log" | head -1)
 	per=$(waits_per_read "$v" "$work/rec.log")
 	awk -v on="$on" -v ns1="$ns1" -v ns2="$ns2" -v c1="$c1" -v c2="$c2" -v t1="$t1" \
 		-v t2="$t2" -v per="$per" -v s1="$s1" -v s2="$s2" 'BEGIN { w = t2 - t1

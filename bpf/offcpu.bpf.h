@@ -151,6 +151,7 @@ static __always_inline void offcpu_forget(__u32 tid)
 /* Every switch of the host, in the thread leaving. The kernels since 5.18
  * pass prev's state as a fourth argument: on_switch_state reads it there
  * (its attachment fails before 5.18, where on_switch is attached). */
+#ifndef EBPROF_WAITS_ONLY /* not in waits_targets.bpf.c's object */
 SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch_state, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -165,6 +166,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	offcpu_leaves(prev, preempt, false, 0);
 	return 0;
 }
+#endif /* EBPROF_WAITS_ONLY */
 
 /* Where the switch ends, the thread that resumed (current): if it was
  * away and its wait is taken, the scratch entry with its key filled up to
@@ -336,6 +338,7 @@ struct offcpu_tail_progs offcpu_unwind_kp SEC(".maps");
  * finish_task_switch, where the switch ends in that thread. One program
  * of each unwinder for each (userspace loads the pair it attaches).
  */
+#ifndef EBPROF_WAITS_ONLY /* not in waits_targets.bpf.c's object */
 SEC("raw_tp/sched_exit_tp")
 int offcpu_tp(void *ctx)
 {
@@ -391,6 +394,7 @@ int offcpu_kp_more(struct pt_regs *ctx)
 	offcpu_unwind_more(ctx, &offcpu_unwind_kp);
 	return 0;
 }
+#endif /* EBPROF_WAITS_ONLY */
 
 /* The record of a wait cut (a scratch per CPU: the program does not
  * sleep). */
@@ -431,6 +435,7 @@ static __always_inline void offcpu_seed(struct task_struct *task, __u32 tid, __u
  * One away that the switch program never saw leave (it left before the
  * start) is away from now on.
  */
+#ifndef EBPROF_WAITS_ONLY /* not in waits_targets.bpf.c's object */
 SEC("iter/task")
 int offcpu_cut(struct bpf_iter__task *ctx)
 {
@@ -482,5 +487,6 @@ int offcpu_cut(struct bpf_iter__task *ctx)
 	stat_inc(STAT_WAITS_CUT);
 	return 0;
 }
+#endif /* EBPROF_WAITS_ONLY */
 
 #endif /* EBPROF_OFFCPU_BPF_H */

@@ -43,6 +43,7 @@ static __always_inline bool in_target_cgroup(void)
  * load them even with an external --btf file; raw tracepoints (4.17) only
  * need the relocations, which --btf serves.
  */
+#ifndef EBPROF_WAITS_ONLY /* not in waits_targets.bpf.c's object */
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -158,5 +159,6 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	emit(EVENT_EXIT, tgid, 0, 0, 0, false);
 	return 0;
 }
+#endif /* EBPROF_WAITS_ONLY */
 
 #endif /* EBPROF_PROCESS_BPF_H */

@@ -202,6 +202,7 @@ struct {
 	__type(value, __u32);
 } fault_unwind_prog SEC(".maps");
 
+#ifndef EBPROF_WAITS_ONLY /* not in the one-run visit's object (waits_targets.bpf.c) */
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
@@ -250,4 +251,5 @@ int fault_unwind_tail(struct bpf_perf_event_data *ctx)
 	return unwind_more(ctx, &fault_unwind_prog, true);
 }
 
+#endif /* EBPROF_WAITS_ONLY */
 #endif /* EBPROF_SAMPLE_BPF_H */

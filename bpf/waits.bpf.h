@@ -4,8 +4,8 @@
  * iterator, 5.18+), included by profile.bpf.c after offcpu.bpf.h. Nothing
  * runs at a switch: userspace reads the iterator `waits_visit` at a fixed
  * rate (sampling/sampler_waits.c), and each read visits the targets'
- * threads once (waits_visit_targets, 6.7+, where built in; waits_visit
- * over a link per target process, 6.1+), or every thread of the host
+ * threads once (waits_visit_targets, 6.7+: its own object, below;
+ * waits_visit over a link per target process, 6.1+), or every thread of the host
  * (waits_visit: older kernels, -a). A thread of a
  * target found off the CPU counts as a wait of one period (waits_ns)
  * under the same key as a wait the switch
@@ -39,8 +39,6 @@
  */
 #ifndef EBPROF_WAITS_BPF_H
 #define EBPROF_WAITS_BPF_H
-
-#include "ebprof/waits_visit.h"
 
 const volatile bool waits_user_fp = false; /* --unwind fp: user stacks into `stacks` */
 /* What a visit counts: the time since the last one (1 s / rate, more when
@@ -608,6 +606,7 @@ static __always_inline void waits_visit_task(struct task_struct *task, bool list
  * process (a link per process, 6.1+: userspace keeps one for each), or
  * every thread of the host (5.18-6.0, -a, past the links' limit).
  */
+#ifndef EBPROF_WAITS_ONLY /* the session's object's alone */
 SEC("iter.s/task")
 int waits_visit(struct bpf_iter__task *ctx)
 {
@@ -617,9 +616,10 @@ int waits_visit(struct bpf_iter__task *ctx)
 		waits_visit_task(task, false);
 	return 0;
 }
+#endif
 
-#if EBPROF_WAITS_TARGETS /* include/ebprof/waits_visit.h */
+#ifdef EBPROF_WAITS_TARGETS /* waits_targets.bpf.c: the object of its own */
 #include "waits_targets.bpf.h"
-#endif /* EBPROF_WAITS_TARGETS */
+#endif
 
 #endif /* EBPROF_WAITS_BPF_H */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The wait sampler's visit of the targets' threads in one run
- * (waits_visit_targets: kfuncs, Linux 6.7+), included by waits.bpf.h
- * where it is built in (EBPROF_WAITS_TARGETS, include/ebprof/waits_visit.h).
- * It visits each thread it lists with waits_visit_task() of waits.bpf.h.
+ * (waits_visit_targets: kfuncs, Linux 6.7+), included by waits.bpf.h in
+ * the object of its own, waits_targets.bpf.c (EBPROF_WAITS_TARGETS), not
+ * in profile.bpf.c's. It visits each thread it lists with
+ * waits_visit_task() of waits.bpf.h.
  */
 #ifndef EBPROF_WAITS_TARGETS_BPF_H
 #define EBPROF_WAITS_TARGETS_BPF_H
@@ -49,8 +50,10 @@ struct {
 } waits_list SEC(".maps");
 
 /* Entries of waits_list in use (kept in memory, not a register: the
- * verifier then sees each turn of a loop that adds one as the same) */
-__u32 waits_n = 0;
+ * verifier then sees each turn of a loop that adds one as the same), in
+ * a section of its own: .bss, .data and .rodata are profile.bpf.c's,
+ * shared, so they must be laid out as there (sampling/waits_targets.c) */
+__u32 waits_n SEC(".data.waits_n") = 0;
 
 static __always_inline void waits_list_add(__u32 v)
 {

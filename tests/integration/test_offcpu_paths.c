@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ebprof/waits_visit.h"
 #include "record_env.h"
 #include "testlib.h"
 
@@ -46,13 +45,14 @@ Test(offcpu_paths, bad_options_are_refused, .timeout = 60)
 	expect_refused("--type offcpu --offcpu-path sched", "offcpu-path");
 }
 
-/* Which threads this kernel and build visit: "targets" (one run, 6.7+
- * where built in), "processes" (a link per process, 6.1+), "host". */
+/* Which threads this kernel visits: "targets" (one run, 6.7+, whatever
+ * the libbpf: its own object), "processes" (a link per process, 6.1+),
+ * "host". */
 static const char *visits_expected(void)
 {
-	return EBPROF_WAITS_TARGETS && tl_kernel_at_least(6, 7) ? "targets"
-	       : tl_kernel_at_least(6, 1)			? "processes"
-								: "host";
+	return tl_kernel_at_least(6, 7)	  ? "targets"
+	       : tl_kernel_at_least(6, 1) ? "processes"
+					  : "host";
 }
 
 /* Each kernel takes the path it should, and says which: the sampled
@@ -117,8 +117,8 @@ static bool waits_line(const char *log, struct waits_line *w)
 }
 
 /*
- * From 6.1 (a link per process; from 6.7 in one run where the build has
- * it: include/ebprof/waits_visit.h) a visit looks at the targets' threads
+ * From 6.1 (a link per process; from 6.7 in one run, its own object:
+ * sampling/waits_targets.c) a visit looks at the targets' threads
  * and no other: a target of two threads, both asleep (offcpu_split
  * waiting for its "go"), is looked at twice a visit, and a thread of any
  * other process never (before 6.1 the visit walks the host, every thread

@@ -495,7 +495,7 @@ int session_run(struct session *s, const struct session_run_opts *r, enum sessio
 		maybe_flush(s, r);
 		if (s->o.split == SESSION_ONE_PROFILE && mono_ns() >= s->early_mono_ns) {
 			if (drain_in_time(s, r))
-				session_drain_early(s);
+				session_drain_counts(s);
 			s->early_mono_ns = mono_ns() + EARLY_DRAIN_NS;
 		}
 		if (s->drain_mono_ns && mono_ns() >= s->drain_mono_ns) {

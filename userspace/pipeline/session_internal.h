@@ -220,5 +220,6 @@ uint64_t session_taps_thinned(struct session *s, uint64_t most);
  * the interval (a recording's samples symbolized as they come, a tap's
  * window). */
 void session_drain_early(struct session *s);
+void session_drain_counts(struct session *s);
 
 #endif /* EBPROF_SESSION_INTERNAL_H */

@@ -340,6 +340,18 @@ void session_drain_early(struct session *s)
 		log_warn("cannot drain the samples: %s", strerror(-ret));
 }
 
+/* The same every second of a recording (session.c): the wait sampler's
+ * runs left to the next other drain (sampler_drain_counts()). */
+void session_drain_counts(struct session *s)
+{
+	int ret;
+
+	sampler_poll(s->sampler, 0);
+	ret = sampler_drain_counts(s->sampler, session_tap_add, s);
+	if (ret < 0)
+		log_warn("cannot drain the samples: %s", strerror(-ret));
+}
+
 /* Open t's window: what came before it is the continuous profile's. */
 static void tap_start(struct session *s, struct session_tap *t)
 {

@@ -112,10 +112,12 @@ static void probe_task_iters(struct features *f)
 	f->task_iter_s = f->task_iter && f->loop &&
 			 has_helper(btf, "BPF_FUNC_copy_from_user_task") &&
 			 has_helper(btf, "BPF_FUNC_task_pt_regs");
-	f->task_iter_targets = f->task_iter_s && has_func(btf, "bpf_task_from_pid") &&
-			       has_func(btf, "bpf_task_release") &&
-			       has_func(btf, "bpf_rcu_read_lock") &&
-			       has_func(btf, "bpf_iter_task_new");
+	f->task_iter_targets =
+		f->task_iter_s && has_func(btf, "bpf_task_from_pid") &&
+		has_func(btf, "bpf_task_release") && has_func(btf, "bpf_rcu_read_lock") &&
+		has_func(btf, "bpf_rcu_read_unlock") && has_func(btf, "bpf_iter_task_new") &&
+		has_func(btf, "bpf_iter_task_next") && has_func(btf, "bpf_iter_task_destroy") &&
+		has_func(btf, "bpf_iter_num_new");
 	f->task_iter_pid = f->task_iter_s && has_union_member(btf, "bpf_iter_link_info", "task");
 	btf__free(btf);
 }

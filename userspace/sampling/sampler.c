@@ -236,6 +236,7 @@ int sampler_open(const struct sampler_opts *opts, sampler_event_fn on_event, voi
 	btf_cache_close(&min);
 	if (ret)
 		goto fail;
+	waits_load(s); /* the wait sampler's one-run visit: its own object */
 	log_info("BPF maps for %d CPUs at %d Hz every %d s: %u counts, %u stacks, %u processes, "
 		 "%u off-CPU counts, %u fault counts (about %.1f MiB at most, %s); event ring "
 		 "%u KiB",

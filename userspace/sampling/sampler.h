@@ -184,6 +184,12 @@ int sampler_drain(struct sampler *s, bool both, raw_sample_fn fn, void *ctx);
  * drain, leaving the once-per-interval work (the unwind tables' budget)
  * to sampler_drain(). The entries drained or a negative errno. */
 int sampler_drain_early(struct sampler *s, raw_sample_fn fn, void *ctx);
+/* The same, the wait sampler's runs of visits left in its threads'
+ * entries (they fill no map; taken at the next other drain): a
+ * recording's drain every second, so that an idle thread's run is not
+ * delivered once a second (bench/waits-perf.sh: most of the recorder's
+ * CPU outside the wait sampler's thread with 200 idle backends). */
+int sampler_drain_counts(struct sampler *s, raw_sample_fn fn, void *ctx);
 
 /* Sample the CPUs at hz from now on (1..10000), the programs as they
  * are: the frequency of the running perf events changed in place. 0 or

@@ -177,6 +177,16 @@ int sampler_drain_early(struct sampler *s, raw_sample_fn fn, void *ctx)
 	return drain(s, false, false, fn, ctx);
 }
 
+int sampler_drain_counts(struct sampler *s, raw_sample_fn fn, void *ctx)
+{
+	int ret;
+
+	s->waits_keep_runs = true;
+	ret = drain(s, false, false, fn, ctx);
+	s->waits_keep_runs = false;
+	return ret;
+}
+
 void sampler_mark_counts(struct sampler *s, struct bpf_map *map)
 {
 	int fd = bpf_map__fd(map);

@@ -68,6 +68,7 @@ struct sampler {
 	uint64_t waits_ticks, waits_late, waits_cpu_ns;		  /* once it stopped */
 	uint64_t waits_over, waits_made, waits_closed, waits_max; /* ... and of its links */
 	bool waits_host_end;	   /* ... walking the host at the end (links not worth it) */
+	bool waits_keep_runs;	   /* a drain that leaves the runs (sampler_drain_counts()) */
 	struct bpf_link *cut_link; /* switch path: waits in progress cut at drains */
 	/* Page faults (sampler_faults.c) */
 	uint32_t faults_period; /* one sample every N faults */
@@ -136,6 +137,7 @@ void offcpu_cut_detach(struct sampler *s);
 int offcpu_cut(struct sampler *s, raw_sample_fn fn, void *ctx);
 int offcpu_choose(struct sampler *s, const struct sampler_opts *opts, char *err, size_t errlen);
 void waits_configure(struct sampler *s);
+void waits_load(struct sampler *s);
 int waits_attach(struct sampler *s, char *err, size_t errlen);
 void waits_detach(struct sampler *s);
 void waits_mark_live(struct sampler *s);

@@ -267,8 +267,9 @@ int offcpu_drain(struct sampler *s, uint32_t old, bool both, raw_sample_fn fn, v
 		if (!s->okeys || !s->ovalues)
 			return -ENOMEM;
 	}
-	/* the wait sampler's runs first, as near the flip as can be */
-	total = waits_take_runs(s, fn, ctx);
+	/* the wait sampler's runs first, as near the flip as can be (not at
+	 * a recording's drain every second: sampler_drain_counts()) */
+	total = s->waits_keep_runs ? 0 : waits_take_runs(s, fn, ctx);
 	if (total < 0)
 		return total;
 	ret = drain_one(s, maps[old], fn, ctx);

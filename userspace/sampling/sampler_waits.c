@@ -5,8 +5,8 @@
  * (5.18+). Which of the two ways a session takes (sampler.h's
  * enum sampler_offcpu_path), the iterator's links, and the thread that
  * reads them at the rate. Which threads a read visits (waits_visit_mode):
- *  - the targets', in one run of waits_visit_targets (6.7+, built in
- *    with libbpf 1.3+ or WAITS_TARGETS=1: include/ebprof/waits_visit.h);
+ *  - the targets', in one run of waits_visit_targets (6.7+: the kfuncs
+ *    it calls; loaded from an object of its own, waits_targets.h);
  *  - the targets', a link of waits_visit per target process (6.1+:
  *    waits_links.h), each read in turn; past the links' limit the host's;
  *  - every thread of the host, one link of waits_visit (5.18-6.0, -a).
@@ -26,10 +26,10 @@
 #include <bpf/bpf.h>
 
 #include "bpf_features.h"
-#include "ebprof/waits_visit.h"
 #include "sampler_internal.h"
 #include "util/log.h"
 #include "waits_links.h"
+#include "waits_targets.h"
 
 #define NSEC 1000000000LL
 
@@ -65,8 +65,8 @@ int sampler_offcpu_path_parse(const char *name, enum sampler_offcpu_path *out)
 }
 
 /*
- * Which threads a visit looks at: the targets' in one run (6.7+, where
- * built in), else theirs a link per process (6.1+), else the host's (and
+ * Which threads a visit looks at: the targets' in one run (6.7+: the
+ * kernel has its kfuncs), else theirs a link per process (6.1+), else the host's (and
  * with -a). EBPROF_WAITS_VISIT=host|processes|targets forces one (an
  * error where it cannot be): for bench/waits-cost.sh to measure each
  * in one run.
@@ -76,7 +76,7 @@ static int choose_visit(struct sampler *s, const struct sampler_opts *opts, cons
 {
 	static const char *const names[] = { "host", "processes", "targets" };
 	const char *force = getenv("EBPROF_WAITS_VISIT");
-	bool targets = EBPROF_WAITS_TARGETS && features_have_task_iter_targets();
+	bool targets = features_have_task_iter_targets();
 	bool procs = features_have_task_iter_pid() && waits_links_usable();
 	size_t i;
 
@@ -88,8 +88,7 @@ static int choose_visit(struct sampler *s, const struct sampler_opts *opts, cons
 			snprintf(err, errlen,
 				 "EBPROF_WAITS_VISIT=%s: not a way this build, kernel or session "
 				 "can visit (host; processes: Linux 6.1+, the host's PID "
-				 "namespace; targets: 6.7+, built with libbpf 1.3+ or "
-				 "WAITS_TARGETS=1; -a: host alone)",
+				 "namespace; targets: 6.7+; -a: host alone)",
 				 force);
 			return -ENOTSUP;
 		}
@@ -159,20 +158,12 @@ void waits_configure(struct sampler *s)
 	struct profile_bpf *sk = s->skel;
 	bool on = s->offcpu_path == SAMPLER_OFFCPU_ITER;
 
-	bpf_program__set_autoload(sk->progs.waits_visit,
-				  on && s->waits_visit != WAITS_VISIT_TARGETS);
+	/* also when the targets are visited in one run (its own object,
+	 * waits_targets.h): the links' way, should that one not load */
+	bpf_program__set_autoload(sk->progs.waits_visit, on);
 	sk->rodata->waits_user_fp = s->unwind == SAMPLER_UNWIND_FP;
 	if (!on)
 		bpf_map__set_max_entries(sk->maps.waits_threads, 1);
-#if EBPROF_WAITS_TARGETS
-	bpf_program__set_autoload(sk->progs.waits_visit_targets,
-				  on && s->waits_visit == WAITS_VISIT_TARGETS);
-	/* the targets' tgids and tids: as many as the threads it keeps */
-	bpf_map__set_max_entries(sk->maps.waits_list,
-				 s->waits_visit == WAITS_VISIT_TARGETS
-					 ? bpf_map__max_entries(sk->maps.waits_threads)
-					 : 1);
-#endif
 }
 
 static int64_t mono_ns(void)
@@ -298,6 +289,28 @@ static void *tick(void *arg)
 	return NULL;
 }
 
+/* The one-run visit's program loaded and linked with the session's
+ * (sampler_open(): its load, the kernel's whole BTF read and a verifier
+ * run, is the start's, not the first visits'); should it fail, the next
+ * way this kernel has (-v says which). */
+void waits_load(struct sampler *s)
+{
+	char why[256];
+
+	if (s->offcpu_path != SAMPLER_OFFCPU_ITER || s->waits_visit != WAITS_VISIT_TARGETS ||
+	    s->waits_link)
+		return;
+	if (!waits_targets_attach(s, &s->waits_link, why, sizeof(why)))
+		return;
+	s->waits_visit = features_have_task_iter_pid() && waits_links_usable() ? WAITS_VISIT_PROCS
+									       : WAITS_VISIT_HOST;
+	log_warn("wait sampler: cannot visit the targets' threads in one run (%s): visiting %s "
+		 "instead",
+		 why,
+		 s->waits_visit == WAITS_VISIT_PROCS ? "theirs a link per process"
+						     : "every thread of the host");
+}
+
 int waits_attach(struct sampler *s, char *err, size_t errlen)
 {
 	pthread_condattr_t ca;
@@ -310,6 +323,7 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 	if (!w)
 		return -ENOMEM;
 	w->link_fd = w->host_fd = -1;
+	waits_load(s); /* again after a detach (its link destroyed) */
 	if (s->waits_visit == WAITS_VISIT_PROCS) {
 		w->links_max = waits_links_max(&w->links_forced);
 		ret = waits_links_new(bpf_program__fd(s->skel->progs.waits_visit),
@@ -319,22 +333,9 @@ int waits_attach(struct sampler *s, char *err, size_t errlen)
 			free(w);
 			return ret;
 		}
-	}
-#if EBPROF_WAITS_TARGETS
-	else if (s->waits_visit == WAITS_VISIT_TARGETS) {
-		/* one task, this process's main thread (its leader: 6.1's
-		 * tid filter finds no other), whose one visit finds the
-		 * targets' threads */
-		DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, io);
-		union bpf_iter_link_info li = { .task.tid = (uint32_t)getpid() };
-
-		io.link_info = &li;
-		io.link_info_len = sizeof(li);
-		s->waits_link = bpf_program__attach_iter(s->skel->progs.waits_visit_targets, &io);
-	}
-#endif
-	else
+	} else if (s->waits_visit == WAITS_VISIT_HOST) {
 		s->waits_link = bpf_program__attach_iter(s->skel->progs.waits_visit, NULL);
+	}
 	if (!w->links && !s->waits_link) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot attach the wait sampler's task iterator: %s",
