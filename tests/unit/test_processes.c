@@ -93,6 +93,32 @@ Test(processes, unsampled_processes_leave_at_exit)
 	procs_free(reg);
 }
 
+/* pid_max is 32768 on small hosts: under connection churn a pid comes round
+ * within an interval. A sampled backend's samples are profiled by its entry
+ * at the flush; a new backend under its pid that exits unsampled must not
+ * take that entry along (its samples went to an "unknown" profile of their
+ * own, not grouped as young). */
+Test(processes, sampled_entry_outlives_a_reused_pid)
+{
+	struct proc_registry *reg;
+	uint32_t me = (uint32_t)getpid(), pid = 0x3ffff0;
+	struct proc_info *pi;
+
+	cr_assert_eq(procs_new(&reg), 0);
+	cr_assert_eq(procs_snapshot(reg, me, false), 0);
+	procs_on_fork(reg, pid, me, 1000);
+	procs_on_sampled(reg, pid, procs_get(reg, me)->exec_pages);
+	procs_on_exit(reg, pid, 2000);
+	procs_on_fork(reg, pid, me, 3000); /* another backend, the same pid */
+	procs_on_exit(reg, pid, 4000);	   /* never sampled */
+	pi = procs_get(reg, pid);
+	cr_assert_not_null(pi, "the entry its predecessor's samples need went with it");
+	cr_expect_eq(pi->start_ns, 3000);
+	cr_expect(pi->exited);
+	cr_expect_str_eq(pi->comm, procs_get(reg, me)->comm);
+	procs_free(reg);
+}
+
 /* A process that exited keeps its entry while a child of its is known (the
  * child may inherit its snapshot); the last child takes it along. */
 Test(processes, exited_parent_goes_with_its_last_child)

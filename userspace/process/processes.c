@@ -257,6 +257,7 @@ static void proc_info_reset(struct proc_registry *reg, struct proc_info *pi)
 {
 	struct proc_info *pp = pi->counted ? procs_get(reg, pi->ppid) : NULL;
 	uint32_t pid = pi->pid, nchildren = pi->nchildren;
+	bool held = pi->sampled || pi->held;
 
 	if (pp && pp->nchildren)
 		pp->nchildren--;
@@ -266,6 +267,12 @@ static void proc_info_reset(struct proc_registry *reg, struct proc_info *pi)
 	memset(pi, 0, sizeof(*pi));
 	pi->pid = pid;
 	pi->nchildren = nchildren; /* the old one's children still name it */
+	/* Its samples are counted under the pid until the flush: the new
+	 * process's exit must not drop the entry they are profiled by (pid_max
+	 * is 32768 on small hosts; under connection churn pids come round
+	 * within an interval, and the old backend's samples went to a
+	 * profile of their own, named "unknown" and not grouped as young). */
+	pi->held = held;
 }
 
 void procs_on_fork(struct proc_registry *reg, uint32_t child, uint32_t parent, uint64_t time_ns)
@@ -323,7 +330,7 @@ void procs_on_exec(struct proc_registry *reg, uint32_t pid, uint64_t time_ns)
 /* Nothing will ask for it: never sampled, exited, no children named. */
 static bool unused(const struct proc_info *pi)
 {
-	return pi->exited && !pi->sampled && !pi->nchildren;
+	return pi->exited && !pi->sampled && !pi->held && !pi->nchildren;
 }
 
 void procs_on_exit(struct proc_registry *reg, uint32_t pid, uint64_t time_ns)

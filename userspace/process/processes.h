@@ -36,6 +36,8 @@ struct proc_info {
 	bool execd;	     /* exec'd after the fork we saw: don't inherit maps */
 	bool sampled;	     /* procs_on_sampled() since its fork or exec */
 	bool counted;	     /* it counts in its parent's nchildren */
+	bool held;	     /* an earlier process under its pid was sampled: the entry
+				its samples are profiled by stays to the flush */
 	bool gone;	     /* its /proc found without a root since its fork or exec:
 				it exited (its exit event may not be read yet) */
 	uint32_t nchildren;  /* registered processes forked from it */
