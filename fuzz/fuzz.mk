@@ -52,3 +52,8 @@ fuzz: deps
 	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_TARGETS)
 
 $(FUZZ_DIR)/obj/userspace/serve/ui_assets.o: $(wildcard userspace/serve/ui/*)
+
+# the wait sampler's one-run object, embedded as in the program's build
+$(FUZZ_DIR)/obj/userspace/sampling/waits_targets.o: $(BUILD)/waits_targets.bpf.o.gz
+$(FUZZ_DIR)/obj/userspace/sampling/waits_targets.o: FUZZ_CFLAGS += \
+	-DWAITS_TARGETS_GZ='"$(BUILD)/waits_targets.bpf.o.gz"'
