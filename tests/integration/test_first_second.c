@@ -270,8 +270,8 @@ static void under_record(bool exec)
 	 * not understood yet: see the stop's note); none without the copy. */
 	if (!exec)
 		cr_expect_geq(count_forked(log, pids, n), n - 1,
-			     "%d of %d forks loaded their parent's unwind set again",
-			     n - count_forked(log, pids, n), n);
+			      "%d of %d forks loaded their parent's unwind set again",
+			      n - count_forked(log, pids, n), n);
 	gp_free(p);
 	free(log);
 	tl_log_free(&rec.log);
