@@ -329,27 +329,28 @@ uint64_t session_taps_thinned(struct session *s, uint64_t most)
 	return n;
 }
 
-/* Everything counted so far into the builders (and the running tap's). */
-void session_drain_early(struct session *s)
+/* Processes first, then the samples by drain (sampler.h). */
+static void drain_by(struct session *s, int (*drain)(struct sampler *, raw_sample_fn, void *))
 {
 	int ret;
 
-	sampler_poll(s->sampler, 0); /* processes first */
-	ret = sampler_drain_early(s->sampler, session_tap_add, s);
+	sampler_poll(s->sampler, 0);
+	ret = drain(s->sampler, session_tap_add, s);
 	if (ret < 0)
 		log_warn("cannot drain the samples: %s", strerror(-ret));
+}
+
+/* Everything counted so far into the builders (and the running tap's). */
+void session_drain_early(struct session *s)
+{
+	drain_by(s, sampler_drain_early);
 }
 
 /* The same every second of a recording (session.c): the wait sampler's
  * runs left to the next other drain (sampler_drain_counts()). */
 void session_drain_counts(struct session *s)
 {
-	int ret;
-
-	sampler_poll(s->sampler, 0);
-	ret = sampler_drain_counts(s->sampler, session_tap_add, s);
-	if (ret < 0)
-		log_warn("cannot drain the samples: %s", strerror(-ret));
+	drain_by(s, sampler_drain_counts);
 }
 
 /* Open t's window: what came before it is the continuous profile's. */
